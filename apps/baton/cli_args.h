@@ -1,0 +1,38 @@
+// A small command-line parser: positional words, `--flag`, `--key value`, `--key=value`,
+// and repeatable `--set key=value`. Unknown options are errors with a suggestion.
+#pragma once
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace baton_app {
+
+class CliArgs {
+ public:
+  // `value_options`: options that take a value; `flag_options`: options that don't.
+  CliArgs(const std::vector<std::string>& args, const std::vector<std::string>& value_options,
+          const std::vector<std::string>& flag_options);
+
+  const std::vector<std::string>& positional() const { return positional_; }
+  bool flag(const std::string& name) const;
+  bool has(const std::string& name) const { return values_.count(name) != 0; }
+  // The last value of an option, or `fallback`.
+  std::string value(const std::string& name, const std::string& fallback = {}) const;
+  // Every value of a repeatable option (--set).
+  std::vector<std::string> values(const std::string& name) const;
+
+ private:
+  std::vector<std::string> positional_;
+  std::map<std::string, std::vector<std::string>> values_;
+  std::vector<std::string> flags_;
+};
+
+// Thrown for a wrong command line; main() prints it with the usage and exits 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace baton_app

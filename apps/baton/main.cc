@@ -1,0 +1,60 @@
+// baton: pipeline-parallel training on LibTorch, with schedules and transports as plugins.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "baton/error.h"
+#include "baton/plugin.h"
+#include "baton/suggest.h"
+#include "cli_args.h"
+#include "commands.h"
+
+namespace {
+
+const char* const kUsage = R"(usage: baton <command> [options]
+
+commands:
+  plugins [--format table|json]        list every plugin found, with viability
+  config check [FILE] [--set k=v]...   validate a run configuration and print it resolved
+                                       (no FILE: the embedded default)
+  config defaults                      print every option with its type, default and doc
+  version                              print versions (baton, plugin ABI, LibTorch)
+
+Plugins are searched in plugins.path (YAML), BATON_PLUGIN_PATH, next to this program,
+<prefix>/lib/baton, and the install folder. Configuration: docs/configuration.md.
+)";
+
+int dispatch(const std::vector<std::string>& args) {
+  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
+    std::cout << kUsage;
+    return args.empty() ? 2 : 0;
+  }
+  const std::string command = args[0];
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (command == "plugins") return baton_app::run_plugins_command(rest);
+  if (command == "config") return baton_app::run_config_command(rest);
+  if (command == "version" || command == "--version") {
+    std::cout << "baton " << BATON_VERSION << " (plugin ABI " << BATON_ABI_MAJOR << "."
+              << BATON_ABI_MINOR << ", LibTorch " << TORCH_VERSION
+              << ", _GLIBCXX_USE_CXX11_ABI=" << BATON_CXX11_ABI << ")\n";
+    return 0;
+  }
+  throw baton_app::UsageError(
+      "unknown command '" + command + "'" +
+      baton::did_you_mean(command, {"plugins", "config", "version", "help"}));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    return dispatch(args);
+  } catch (const baton_app::UsageError& error) {
+    std::cerr << "baton: " << error.what() << "\n\n" << kUsage;
+    return 2;
+  } catch (const std::exception& error) {
+    std::cerr << "baton: error: " << error.what() << "\n";
+    return 1;
+  }
+}

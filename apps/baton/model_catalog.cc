@@ -1,0 +1,58 @@
+#include "model_catalog.h"
+
+#include "baton/error.h"
+#include "baton/suggest.h"
+
+namespace baton_app {
+namespace {
+
+using baton::ParamSpec;
+using baton::ParamType;
+
+const ParamSpec kMlpParams[] = {
+    {"in_features", ParamType::kInt, "64", "Input width."},
+    {"hidden", ParamType::kInt, "256", "Width of every hidden layer."},
+    {"layers", ParamType::kInt, "8", "Hidden layers (each Linear + ReLU is one child)."},
+    {"out_features", ParamType::kInt, "10", "Output width (classes)."},
+};
+
+const ParamSpec kGptParams[] = {
+    {"vocab_size", ParamType::kInt, "256", "Vocabulary size (256: bytes)."},
+    {"seq_len", ParamType::kInt, "64", "Tokens per sample (context length)."},
+    {"d_model", ParamType::kInt, "128", "Embedding width."},
+    {"heads", ParamType::kInt, "4", "Attention heads per block."},
+    {"layers", ParamType::kInt, "4", "Decoder blocks."},
+};
+
+const ParamSpec kTorchScriptParams[] = {
+    {"input_shape", ParamType::kIntList, "[]",
+     "Shape of one sample's input (without the batch dimension), for synthetic data."},
+};
+
+}  // namespace
+
+const std::vector<ModelEntry>& model_catalog() {
+  static const std::vector<ModelEntry> catalog = {
+      {"mlp", "Multi-layer perceptron (Linear + ReLU blocks), classification loss.", kMlpParams,
+       baton::param_table_size(kMlpParams)},
+      {"gpt", "Small GPT-style decoder: embedding, attention blocks, layer norm, head.", kGptParams,
+       baton::param_table_size(kGptParams)},
+      {"torchscript", "A scripted model saved from Python (torch.jit.save), named by model.path.",
+       kTorchScriptParams, baton::param_table_size(kTorchScriptParams)},
+  };
+  return catalog;
+}
+
+const ModelEntry& find_model(const baton::ParamValue& model_name) {
+  std::vector<std::string> names;
+  for (const auto& entry : model_catalog()) {
+    if (model_name.as_string() == entry.name) return entry;
+    names.emplace_back(entry.name);
+  }
+  throw baton::ConfigError(model_name.origin().description + ": model.name: unknown model '" +
+                           model_name.as_string() + "'" +
+                           baton::did_you_mean(model_name.as_string(), names) +
+                           "; built-in models: mlp, gpt, torchscript");
+}
+
+}  // namespace baton_app

@@ -1,0 +1,48 @@
+# Optional backends take AUTO (build when found), ON (required: configuration fails with
+# the reason when it cannot be built) or OFF.
+
+function(baton_backend_option variable doc)
+  set(${variable} AUTO CACHE STRING "${doc}: AUTO, ON or OFF")
+  set_property(CACHE ${variable} PROPERTY STRINGS AUTO ON OFF)
+  set_property(GLOBAL APPEND PROPERTY BATON_BACKENDS ${variable})
+endfunction()
+
+# Sets ${variable}_ENABLED and records why for the summary. `package` is the name of a
+# Find<package>.cmake module in cmake/.
+function(baton_resolve_backend variable package hint)
+  string(TOUPPER "${${variable}}" mode)
+  if(NOT mode MATCHES "^(AUTO|ON|OFF)$")
+    message(FATAL_ERROR "${variable}=${${variable}}: use AUTO, ON or OFF")
+  endif()
+  if(mode STREQUAL "OFF")
+    set(${variable}_ENABLED OFF PARENT_SCOPE)
+    set_property(GLOBAL PROPERTY ${variable}_REASON "disabled (${variable}=OFF)")
+    return()
+  endif()
+  find_package(${package} QUIET)
+  if(${package}_FOUND)
+    set(${variable}_ENABLED ON PARENT_SCOPE)
+    set_property(GLOBAL PROPERTY ${variable}_REASON "found ${${package}_DESCRIPTION}")
+    return()
+  endif()
+  set(reason "not found: ${${package}_NOT_FOUND_REASON} (install ${hint})")
+  if(mode STREQUAL "ON")
+    message(FATAL_ERROR "${variable}=ON but it cannot be built: ${reason}. "
+                        "Install it, or configure with -D${variable}=AUTO or OFF.")
+  endif()
+  set(${variable}_ENABLED OFF PARENT_SCOPE)
+  set_property(GLOBAL PROPERTY ${variable}_REASON "${reason}")
+endfunction()
+
+function(baton_print_backend_summary)
+  get_property(backends GLOBAL PROPERTY BATON_BACKENDS)
+  message(STATUS "baton backends:")
+  foreach(backend IN LISTS backends)
+    get_property(reason GLOBAL PROPERTY ${backend}_REASON)
+    if(${backend}_ENABLED)
+      message(STATUS "  ${backend}: building — ${reason}")
+    else()
+      message(STATUS "  ${backend}: not building — ${reason}")
+    endif()
+  endforeach()
+endfunction()

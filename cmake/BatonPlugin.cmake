@@ -1,0 +1,37 @@
+# baton_add_plugin(NAME <name> KIND <schedule|transport|validator> SOURCES <files…>
+#                  [LIBRARIES <targets…>] [OUTPUT_DIRECTORY <dir>] [NO_INSTALL])
+#
+# Builds libbaton-<kind>-<name>.so against the core's SDK: hidden visibility (only the
+# entry point declared by BATON_PLUGIN is exported), LibTorch's ABI flags, and output into
+# the plugin folder the loader searches.
+function(baton_add_plugin)
+  cmake_parse_arguments(PLUGIN "NO_INSTALL" "NAME;KIND;OUTPUT_DIRECTORY" "SOURCES;LIBRARIES" ${ARGN})
+  if(NOT PLUGIN_NAME OR NOT PLUGIN_KIND OR NOT PLUGIN_SOURCES)
+    message(FATAL_ERROR "baton_add_plugin needs NAME, KIND and SOURCES")
+  endif()
+  if(NOT PLUGIN_KIND MATCHES "^(schedule|transport|validator)$")
+    message(FATAL_ERROR "baton_add_plugin(${PLUGIN_NAME}): KIND must be schedule, transport "
+                        "or validator, got '${PLUGIN_KIND}'")
+  endif()
+  set(target baton-${PLUGIN_KIND}-${PLUGIN_NAME})
+  add_library(${target} MODULE ${PLUGIN_SOURCES})
+  target_link_libraries(${target} PRIVATE baton::core ${PLUGIN_LIBRARIES})
+  set_target_properties(${target} PROPERTIES
+    PREFIX "lib"
+    OUTPUT_NAME "baton-${PLUGIN_KIND}-${PLUGIN_NAME}"
+    CXX_VISIBILITY_PRESET hidden
+    VISIBILITY_INLINES_HIDDEN ON)
+  if(PLUGIN_OUTPUT_DIRECTORY)
+    set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${PLUGIN_OUTPUT_DIRECTORY})
+  elseif(DEFINED BATON_PLUGIN_OUTPUT_DIRECTORY)
+    set_target_properties(${target} PROPERTIES
+      LIBRARY_OUTPUT_DIRECTORY ${BATON_PLUGIN_OUTPUT_DIRECTORY})
+  endif()
+  if(DEFINED BATON_INSTALL_PLUGIN_DIR AND NOT PLUGIN_NO_INSTALL)
+    install(TARGETS ${target} LIBRARY DESTINATION ${BATON_INSTALL_PLUGIN_DIR})
+  endif()
+  if(COMMAND baton_target_warnings)
+    baton_target_warnings(${target})
+  endif()
+  set(BATON_LAST_PLUGIN_TARGET ${target} PARENT_SCOPE)
+endfunction()

@@ -1,0 +1,102 @@
+// The run configuration: one YAML file, then environment overrides (BATON_<SECTION>_<KEY>),
+// then command-line overrides (--set section.key=value). Every key is declared in a table
+// (the core's sections, or the selected plugin's parameters); unknown keys are errors that
+// name the key path, the file:line:column, and the nearest valid key.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "baton/params.h"
+
+namespace baton {
+
+// One value as written, before it is checked against a table.
+struct RawValue {
+  bool is_list = false;
+  std::string scalar;              // when !is_list
+  std::vector<std::string> items;  // when is_list
+  ValueOrigin origin;              // "run.yaml:7:3", "env BATON_…", "--set …"
+  ValueOrigin key_origin;          // where the key was written (same as origin for overrides)
+};
+
+// The unchecked subtree of a plugin's (or model's) `params:` key, in file order.
+struct RawParams {
+  std::string key_path;  // "schedule.params", for messages
+  ValueOrigin origin;    // where the `params:` key itself is, or "default"
+  std::vector<std::pair<std::string, RawValue>> entries;
+};
+
+// One declared configuration section ("run", "world", …).
+struct SectionSpec {
+  const char* name;
+  const char* doc;
+  std::vector<ParamSpec> keys;
+  // Whether the section has a `params:` subtree validated against a plugin's table.
+  bool has_plugin_params;
+};
+
+// The core's sections, in the order they are printed.
+const std::vector<SectionSpec>& config_sections();
+
+// Overrides given on the command line: "schedule.microbatches=8".
+struct ConfigOverrides {
+  std::vector<std::string> set;  // each "key.path=value"
+  bool use_environment = true;   // read BATON_<SECTION>_<KEY>
+};
+
+class Config {
+ public:
+  // Path of the YAML file, or "<embedded default>".
+  const std::string& source() const { return source_; }
+
+  // Every declared key of `section` (given or default). Throws ConfigError for an unknown
+  // section name.
+  const ParamValues& section(const std::string& name) const;
+
+  // The raw `params:` subtree of a section that has one, not yet checked.
+  const RawParams& raw_params(const std::string& section) const;
+
+  // The checked parameters of a section's plugin, once resolve_plugin_params() ran.
+  const ParamValues& plugin_params(const std::string& section) const;
+  void set_plugin_params(const std::string& section, ParamValues values);
+
+  // Internal: used by the loader.
+  std::map<std::string, ParamValues>& mutable_sections() { return sections_; }
+  std::map<std::string, RawParams>& mutable_raw_params() { return raw_params_; }
+  void set_source(std::string source) { source_ = std::move(source); }
+
+ private:
+  std::string source_;
+  std::map<std::string, ParamValues> sections_;
+  std::map<std::string, RawParams> raw_params_;
+  std::map<std::string, ParamValues> plugin_params_;
+};
+
+// Loads and checks a YAML file plus overrides. Throws ConfigError.
+Config load_config_file(const std::string& path, const ConfigOverrides& overrides = {});
+// Same, from YAML text; `source_name` is used in messages ("<embedded default>").
+Config load_config_text(const std::string& yaml_text, const std::string& source_name,
+                        const ConfigOverrides& overrides = {});
+
+// Checks `raw` against a plugin's table: unknown keys (with a suggestion), wrong types,
+// missing required keys. Every declared key is present in the result.
+ParamValues resolve_params(const RawParams& raw, const ParamSpec* table, std::size_t table_size,
+                           const std::string& owner);  // owner: "schedule plugin '1f1b'"
+
+// The environment variable that overrides `section.key`: BATON_SCHEDULE_MICROBATCHES.
+std::string environment_variable_for(const std::string& section, const std::string& key);
+
+// YAML text of the resolved configuration, each value annotated with where it came from.
+std::string format_resolved_config(const Config& config);
+
+// Every option of every section, with type, default and doc.
+std::string format_config_defaults();
+
+// One parameter table as text: "  <prefix>name (type, default x)\n      doc\n      env …".
+// `env_section` empty: no environment variable line.
+std::string format_param_table(const ParamSpec* table, std::size_t size,
+                               const std::string& key_prefix, const std::string& env_section);
+
+}  // namespace baton

@@ -1,0 +1,25 @@
+// Resolving the plugins a configuration names: load the schedule and transport plugins
+// (plugins.path first) and check their `params:` subtrees against their tables.
+#pragma once
+
+#include <memory>
+
+#include "baton/config.h"
+#include "baton/plugin_loader.h"
+
+namespace baton {
+
+struct ConfiguredPlugins {
+  std::shared_ptr<LoadedPlugin> schedule;
+  std::shared_ptr<LoadedPlugin> transport;
+};
+
+// A loader searching the configuration's plugins.path first.
+PluginLoader plugin_loader_for(const Config& config);
+
+// Loads schedule.name and transport.name and stores their checked parameters in `config`
+// (Config::plugin_params). Throws PluginError or ConfigError; a plugin that cannot be
+// found is reported with the origin of the name ("run.yaml:9:9: schedule.name: …").
+ConfiguredPlugins resolve_plugins(Config& config, const PluginLoader& loader);
+
+}  // namespace baton

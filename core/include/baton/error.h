@@ -1,0 +1,36 @@
+// The error hierarchy every part of baton throws. Messages say what went wrong, where
+// (rank, stage, step, microbatch, file:line of the YAML) and what to do about it.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "baton/export.h"
+
+namespace baton {
+
+// Base of everything baton throws on purpose.
+class BATON_API Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& message) : std::runtime_error(message) {}
+};
+
+// A configuration file, override or plugin parameter is wrong.
+class BATON_API ConfigError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A plugin could not be found, loaded, or is incompatible.
+class BATON_API PluginError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A plan (schedule output, CSV, action text) is malformed, invalid or cannot progress.
+class BATON_API PlanError : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace baton

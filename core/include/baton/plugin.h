@@ -1,0 +1,106 @@
+// The plugin ABI: the one surface third-party plugins compile against and the only thing
+// the core reads from a shared library before trusting it.
+//
+// A plugin exports exactly one C symbol, `baton_plugin_info`, returning a descriptor. The
+// loader reads the fixed leading fields (struct size, ABI major/minor) first, refuses a
+// plugin built for another ABI major, another plugin kind, another LibTorch version or
+// another `_GLIBCXX_USE_CXX11_ABI`, and only then calls the factory. Because LibTorch
+// version and C++ ABI must match, C++ types (std::string, std::unique_ptr, at::Tensor) may
+// cross the boundary through the factory and the interfaces it returns.
+//
+// Stability: within one ABI major, fields are only appended (minor bumps) and existing
+// fields keep their meaning. See docs/plugin-abi.md.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <torch/version.h>  // macros only; costs nothing to include
+
+#include "baton/export.h"
+#include "baton/params.h"
+
+#define BATON_ABI_MAJOR 1
+#define BATON_ABI_MINOR 0
+
+#define BATON_PLUGIN_ENTRY_POINT baton_plugin_info
+#define BATON_PLUGIN_ENTRY_POINT_NAME "baton_plugin_info"
+
+#if defined(_GLIBCXX_USE_CXX11_ABI)
+#define BATON_CXX11_ABI _GLIBCXX_USE_CXX11_ABI
+#else
+#define BATON_CXX11_ABI -1
+#endif
+
+namespace baton {
+
+enum class PluginKind : std::uint32_t {
+  kSchedule = 1,
+  kTransport = 2,
+  kValidator = 3,
+};
+
+BATON_API const char* plugin_kind_name(PluginKind kind);
+
+// Can this plugin run on this machine? A transport whose hardware or library is absent
+// says why (e.g. "no CUDA device visible: cudaGetDeviceCount returned 0").
+struct Viability {
+  bool viable = true;
+  std::string reason;  // empty when viable
+
+  static Viability yes() { return {}; }
+  static Viability no(std::string why) { return {false, std::move(why)}; }
+};
+
+// Base of every object a plugin factory creates. Kind-specific interfaces
+// (baton::Schedule, baton::Transport, baton::Validator) derive from it.
+class BATON_API PluginObject {
+ public:
+  virtual ~PluginObject();  // defined in the core: one typeinfo for dynamic_cast
+};
+
+// The descriptor. Leading fields up to `kind` are frozen across every ABI version.
+struct PluginDescriptor {
+  std::uint32_t struct_size;  // sizeof(PluginDescriptor) in the plugin's build
+  std::uint32_t abi_major;
+  std::uint32_t abi_minor;
+  PluginKind kind;
+  const char* name;         // "gloo", "1f1b"
+  const char* version;      // the plugin's own version, "1.0.0"
+  const char* description;  // one line for `baton plugins`
+  const char* torch_version;
+  int cxx11_abi;            // _GLIBCXX_USE_CXX11_ABI of the plugin's build, -1 if not libstdc++
+  const ParamSpec* params;  // the plugin's parameter table
+  std::size_t num_params;
+  // Whether the plugin can run here. May be null: always viable.
+  Viability (*viability)();
+  // Creates the object implementing the kind's interface; `params` were validated against
+  // the table above. May throw baton::Error (or anything); the loader wraps it.
+  std::unique_ptr<PluginObject> (*create)(const ParamValues& params);
+};
+
+}  // namespace baton
+
+// Declares the plugin's entry point. Use once per shared library:
+//   BATON_PLUGIN(baton::PluginKind::kSchedule, "1f1b", "1.0.0", "One forward, one backward",
+//                kParams /* or nullptr */, &viability /* or nullptr */, &create);
+#define BATON_PLUGIN(KIND, NAME, VERSION, DESCRIPTION, PARAMS, VIABILITY, CREATE)        \
+  extern "C" __attribute__((visibility("default"))) const ::baton::PluginDescriptor*     \
+  BATON_PLUGIN_ENTRY_POINT() {                                                           \
+    static const ::baton::PluginDescriptor descriptor{sizeof(::baton::PluginDescriptor), \
+                                                      BATON_ABI_MAJOR,                   \
+                                                      BATON_ABI_MINOR,                   \
+                                                      KIND,                              \
+                                                      NAME,                              \
+                                                      VERSION,                           \
+                                                      DESCRIPTION,                       \
+                                                      TORCH_VERSION,                     \
+                                                      BATON_CXX11_ABI,                   \
+                                                      PARAMS,                            \
+                                                      ::baton::param_table_size(PARAMS), \
+                                                      VIABILITY,                         \
+                                                      CREATE};                           \
+    return &descriptor;                                                                  \
+  }

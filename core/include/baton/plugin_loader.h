@@ -1,0 +1,85 @@
+// Finding, loading and checking plugins.
+//
+// A plugin is named (`gloo`, looked up as libbaton-<kind>-<name>.so) or given by path. The
+// search order is: folders from the YAML (plugins.path), BATON_PLUGIN_PATH (colon
+// separated), next to the executable and <exe>/../lib/baton (the build tree and an install
+// tree), next to libbaton_core (<core dir>/baton), and the install folder.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "baton/plugin.h"
+
+namespace baton {
+
+// A loaded, checked plugin. Keeps the shared library open while any copy lives; objects
+// created from it must not outlive it (hold the shared_ptr alongside them).
+class LoadedPlugin {
+ public:
+  LoadedPlugin(std::shared_ptr<void> handle, const PluginDescriptor* descriptor, std::string path);
+
+  const PluginDescriptor& descriptor() const { return *descriptor_; }
+  const std::string& path() const { return path_; }
+  std::string name() const { return descriptor_->name; }
+  PluginKind kind() const { return descriptor_->kind; }
+  Viability viability() const;
+
+  // Calls the factory; an exception from it is rethrown as PluginError naming the plugin.
+  std::unique_ptr<PluginObject> create(const ParamValues& params) const;
+
+  // create() and check that the object implements `Interface`.
+  template <typename Interface>
+  std::unique_ptr<Interface> create_as(const ParamValues& params) const {
+    std::unique_ptr<PluginObject> object = create(params);
+    auto* typed = dynamic_cast<Interface*>(object.get());
+    if (typed == nullptr) throw_wrong_interface();
+    object.release();
+    return std::unique_ptr<Interface>(typed);
+  }
+
+ private:
+  [[noreturn]] void throw_wrong_interface() const;
+
+  std::shared_ptr<void> handle_;
+  const PluginDescriptor* descriptor_;
+  std::string path_;
+};
+
+// One entry of `baton plugins`: a file that looked like a plugin, and what became of it.
+struct PluginListing {
+  std::string path;
+  bool loaded = false;
+  std::string error;                     // why it could not be loaded or was refused
+  std::shared_ptr<LoadedPlugin> plugin;  // when loaded
+};
+
+class PluginLoader {
+ public:
+  // `config_paths`: folders from the YAML, searched first.
+  explicit PluginLoader(std::vector<std::string> config_paths = {});
+
+  // The folders searched, in order, without duplicates.
+  const std::vector<std::string>& search_dirs() const { return search_dirs_; }
+
+  // Loads `name_or_path` as a plugin of `kind`. Throws PluginError listing every path
+  // tried (missing, or the dlerror() text), and the plugins of that kind that were found.
+  std::shared_ptr<LoadedPlugin> load(PluginKind kind, const std::string& name_or_path) const;
+
+  // Every file named libbaton-*.so in the search folders (first one wins per file name).
+  std::vector<PluginListing> discover() const;
+
+ private:
+  std::vector<std::string> search_dirs_;
+};
+
+// libbaton-<kind>-<name>.so
+std::string plugin_file_name(PluginKind kind, const std::string& name);
+
+// Opens and checks one file as a plugin of `expected_kind` (or of any kind when null).
+// Throws PluginError naming the file and both sides of any mismatch.
+std::shared_ptr<LoadedPlugin> load_plugin_file(const std::string& path,
+                                               const PluginKind* expected_kind);
+
+}  // namespace baton

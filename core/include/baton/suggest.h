@@ -1,0 +1,16 @@
+// "Did you mean …?" for typos in keys, plugin names and CLI words.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace baton {
+
+// The candidate closest to `word` by edit distance (with transpositions), if it is close
+// enough to be a plausible typo; empty otherwise.
+std::string nearest_word(const std::string& word, const std::vector<std::string>& candidates);
+
+// " (did you mean 'x'?)" or "" — ready to append to a message.
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates);
+
+}  // namespace baton

@@ -1,0 +1,9 @@
+// Out-of-line destructors anchor each interface's vtable and type information in
+// libbaton_core, so plugins and the core agree on one type for dynamic_cast.
+#include "baton/schedule.h"
+
+namespace baton {
+
+Schedule::~Schedule() = default;
+
+}  // namespace baton

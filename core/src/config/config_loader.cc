@@ -1,0 +1,390 @@
+// Reading a YAML file into a Config: structure and key checks with file:line:column, then
+// environment and --set overrides, then typing against the section tables.
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "baton/config.h"
+#include "baton/error.h"
+#include "baton/suggest.h"
+#include "value_typing.h"
+
+extern char** environ;
+
+namespace baton {
+namespace {
+
+using config_internal::raw_value_from_text;
+using config_internal::typed_value;
+
+const SectionSpec* find_section(const std::string& name) {
+  for (const auto& section : config_sections()) {
+    if (name == section.name) return &section;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> section_names() {
+  std::vector<std::string> names;
+  for (const auto& section : config_sections()) names.emplace_back(section.name);
+  return names;
+}
+
+std::vector<std::string> key_names(const SectionSpec& section) {
+  std::vector<std::string> names;
+  for (const auto& key : section.keys) names.emplace_back(key.name);
+  if (section.has_plugin_params) names.emplace_back("params");
+  return names;
+}
+
+const ParamSpec* find_key(const SectionSpec& section, const std::string& key) {
+  for (const auto& spec : section.keys) {
+    if (key == spec.name) return &spec;
+  }
+  return nullptr;
+}
+
+ValueOrigin origin_of(const std::string& source, const YAML::Mark& mark) {
+  return {source + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1)};
+}
+
+std::string describe_node(const YAML::Node& node) {
+  if (node.IsMap()) return "a mapping";
+  if (node.IsSequence()) return "a list";
+  return "'" + node.Scalar() + "'";
+}
+
+RawValue raw_value_from_node(const YAML::Node& node, const std::string& source,
+                             const std::string& key_path) {
+  RawValue raw;
+  raw.origin = origin_of(source, node.Mark());
+  if (node.IsSequence()) {
+    raw.is_list = true;
+    for (const auto& item : node) {
+      if (!item.IsScalar()) {
+        throw ConfigError(origin_of(source, item.Mark()).description + ": " + key_path +
+                          ": list items must be plain values, got " + describe_node(item));
+      }
+      raw.items.push_back(item.Scalar());
+    }
+  } else if (node.IsMap()) {
+    throw ConfigError(raw.origin.description + ": " + key_path +
+                      ": expected a value, got a mapping");
+  } else {
+    raw.scalar = node.IsScalar() ? node.Scalar() : std::string();
+  }
+  return raw;
+}
+
+// What the file said, before overrides and typing.
+struct WrittenConfig {
+  std::map<std::string, std::map<std::string, RawValue>> sections;
+  std::map<std::string, RawParams> params;
+};
+
+RawParams& params_of(WrittenConfig& written, const std::string& section) {
+  auto& params = written.params[section];
+  if (params.key_path.empty()) {
+    params.key_path = section + ".params";
+    params.origin = {"default"};
+  }
+  return params;
+}
+
+void set_param(RawParams& params, const std::string& key, RawValue value) {
+  for (auto& entry : params.entries) {
+    if (entry.first == key) {
+      entry.second = std::move(value);
+      return;
+    }
+  }
+  params.entries.emplace_back(key, std::move(value));
+}
+
+void read_params_node(const YAML::Node& node, const std::string& source, RawParams& params) {
+  params.origin = origin_of(source, node.Mark());
+  if (node.IsNull()) return;
+  if (!node.IsMap()) {
+    throw ConfigError(params.origin.description + ": " + params.key_path +
+                      ": expected a mapping of parameters, got " + describe_node(node));
+  }
+  for (const auto& entry : node) {
+    const std::string key = entry.first.Scalar();
+    const std::string key_path = params.key_path + "." + key;
+    RawValue value = raw_value_from_node(entry.second, source, key_path);
+    value.key_origin = origin_of(source, entry.first.Mark());
+    set_param(params, key, std::move(value));
+  }
+}
+
+WrittenConfig read_yaml(const std::string& text, const std::string& source) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& error) {
+    throw ConfigError(origin_of(source, error.mark).description +
+                      ": YAML syntax error: " + error.msg);
+  }
+  WrittenConfig written;
+  if (root.IsNull()) return written;
+  if (!root.IsMap()) {
+    throw ConfigError(origin_of(source, root.Mark()).description +
+                      ": the configuration must be a mapping of sections (" +
+                      "run, world, model, …), got " + describe_node(root));
+  }
+  for (const auto& section_entry : root) {
+    const std::string section_name = section_entry.first.Scalar();
+    const SectionSpec* section = find_section(section_name);
+    if (section == nullptr) {
+      throw ConfigError(origin_of(source, section_entry.first.Mark()).description +
+                        ": unknown section '" + section_name + "'" +
+                        did_you_mean(section_name, section_names()) +
+                        "; sections: run, world, model, data, schedule, transport, validation, "
+                        "optimizer, checkpoint, trace, plugins");
+    }
+    const YAML::Node& body = section_entry.second;
+    if (body.IsNull()) continue;
+    if (!body.IsMap()) {
+      throw ConfigError(origin_of(source, body.Mark()).description + ": section '" + section_name +
+                        "' must be a mapping of keys, got " + describe_node(body));
+    }
+    for (const auto& key_entry : body) {
+      const std::string key = key_entry.first.Scalar();
+      const std::string key_path = section_name + "." + key;
+      if (key == "params" && section->has_plugin_params) {
+        read_params_node(key_entry.second, source, params_of(written, section_name));
+        continue;
+      }
+      if (find_key(*section, key) == nullptr) {
+        std::string listing;
+        for (const auto& name : key_names(*section))
+          listing += (listing.empty() ? "" : ", ") + name;
+        throw ConfigError(origin_of(source, key_entry.first.Mark()).description +
+                          ": unknown key '" + key_path + "'" +
+                          did_you_mean(key, key_names(*section)) + "; '" + section_name +
+                          "' accepts: " + listing);
+      }
+      written.sections[section_name][key] = raw_value_from_node(key_entry.second, source, key_path);
+    }
+  }
+  return written;
+}
+
+std::string uppercase(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  return text;
+}
+
+std::string lowercase(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+// Applies one override "section.key" or "section.params.key".
+void apply_override(WrittenConfig& written, const std::string& key_path, const std::string& text,
+                    const ValueOrigin& origin) {
+  const auto dot = key_path.find('.');
+  const std::string section_name = key_path.substr(0, dot);
+  const SectionSpec* section = find_section(section_name);
+  if (section == nullptr || dot == std::string::npos) {
+    throw ConfigError(origin.description + ": '" + key_path + "' is not section.key" +
+                      did_you_mean(section_name, section_names()));
+  }
+  const std::string key = key_path.substr(dot + 1);
+  const std::string params_prefix = "params.";
+  if (section->has_plugin_params && key.rfind(params_prefix, 0) == 0 &&
+      key.size() > params_prefix.size()) {
+    set_param(params_of(written, section_name), key.substr(params_prefix.size()),
+              raw_value_from_text(text, origin, key_path));
+    return;
+  }
+  if (find_key(*section, key) == nullptr) {
+    throw ConfigError(origin.description + ": unknown key '" + key_path + "'" +
+                      did_you_mean(key, key_names(*section)));
+  }
+  written.sections[section_name][key] = raw_value_from_text(text, origin, key_path);
+}
+
+void apply_environment(WrittenConfig& written) {
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    const std::string assignment = *entry;
+    const auto equals = assignment.find('=');
+    const std::string name = assignment.substr(0, equals);
+    const std::string value = equals == std::string::npos ? "" : assignment.substr(equals + 1);
+    if (name.rfind("BATON_", 0) != 0) continue;
+    for (const auto& section : config_sections()) {
+      const std::string prefix = "BATON_" + uppercase(section.name) + "_";
+      if (name.rfind(prefix, 0) != 0) continue;
+      const std::string rest = name.substr(prefix.size());
+      const ValueOrigin origin{"env " + name};
+      if (section.has_plugin_params && rest.rfind("PARAMS_", 0) == 0) {
+        apply_override(written, std::string(section.name) + ".params." + lowercase(rest.substr(7)),
+                       value, origin);
+        continue;
+      }
+      std::vector<std::string> variables;
+      for (const auto& key : section.keys) {
+        variables.push_back(environment_variable_for(section.name, key.name));
+      }
+      if (std::find(variables.begin(), variables.end(), name) == variables.end()) {
+        throw ConfigError(origin.description + ": no configuration key '" + section.name + "." +
+                          lowercase(rest) + "'" + did_you_mean(name, variables));
+      }
+      apply_override(written, std::string(section.name) + "." + lowercase(rest), value, origin);
+    }
+  }
+}
+
+void check_ranges(const Config& config) {
+  auto positive = [&](const char* section, const char* key) {
+    const ParamValue& value = config.section(section).at(key);
+    if (value.as_int() < 1) {
+      throw ConfigError(value.origin().description + ": " + section + "." + key +
+                        " must be at least 1, got " + value.text());
+    }
+  };
+  positive("run", "steps");
+  positive("world", "ranks");
+  positive("schedule", "microbatches");
+  positive("schedule", "stages_per_rank");
+  positive("data", "batch_size");
+  positive("run", "log_every");
+  const ParamValue& rendezvous = config.section("world").at("rendezvous");
+  if (rendezvous.as_string() != "tcp" && rendezvous.as_string() != "file") {
+    throw ConfigError(rendezvous.origin().description +
+                      ": world.rendezvous must be tcp or file, got '" + rendezvous.as_string() +
+                      "'" + did_you_mean(rendezvous.as_string(), {"tcp", "file"}));
+  }
+  const ParamValue& port = config.section("world").at("port");
+  if (port.as_int() < 0 || port.as_int() > 65535) {
+    throw ConfigError(port.origin().description + ": world.port must be in 0..65535, got " +
+                      port.text());
+  }
+}
+
+Config build_config(WrittenConfig written, const std::string& source,
+                    const ConfigOverrides& overrides) {
+  if (overrides.use_environment) apply_environment(written);
+  for (const auto& assignment : overrides.set) {
+    const auto equals = assignment.find('=');
+    if (equals == std::string::npos || equals == 0) {
+      throw ConfigError("--set " + assignment + ": expected key.path=value");
+    }
+    apply_override(written, assignment.substr(0, equals), assignment.substr(equals + 1),
+                   {"--set " + assignment});
+  }
+  Config config;
+  config.set_source(source);
+  for (const auto& section : config_sections()) {
+    ParamValues values;
+    const auto& given = written.sections[section.name];
+    for (const auto& spec : section.keys) {
+      const std::string key_path = std::string(section.name) + "." + spec.name;
+      auto found = given.find(spec.name);
+      values.set(spec.name, found != given.end() ? typed_value(spec, found->second, key_path)
+                                                 : config_internal::default_value(spec, key_path));
+    }
+    config.mutable_sections()[section.name] = std::move(values);
+    if (section.has_plugin_params) {
+      config.mutable_raw_params()[section.name] = params_of(written, section.name);
+    }
+  }
+  check_ranges(config);
+  return config;
+}
+
+}  // namespace
+
+std::string environment_variable_for(const std::string& section, const std::string& key) {
+  return "BATON_" + uppercase(section) + "_" + uppercase(key);
+}
+
+const ParamValues& Config::section(const std::string& name) const {
+  auto found = sections_.find(name);
+  if (found == sections_.end()) {
+    throw ConfigError("no configuration section '" + name + "'" +
+                      did_you_mean(name, section_names()));
+  }
+  return found->second;
+}
+
+const RawParams& Config::raw_params(const std::string& section) const {
+  auto found = raw_params_.find(section);
+  if (found == raw_params_.end()) {
+    throw ConfigError("section '" + section + "' has no params subtree");
+  }
+  return found->second;
+}
+
+const ParamValues& Config::plugin_params(const std::string& section) const {
+  auto found = plugin_params_.find(section);
+  if (found == plugin_params_.end()) {
+    throw ConfigError("the parameters of " + section +
+                      ".params were not checked against a plugin yet");
+  }
+  return found->second;
+}
+
+void Config::set_plugin_params(const std::string& section, ParamValues values) {
+  plugin_params_[section] = std::move(values);
+}
+
+Config load_config_text(const std::string& yaml_text, const std::string& source_name,
+                        const ConfigOverrides& overrides) {
+  return build_config(read_yaml(yaml_text, source_name), source_name, overrides);
+}
+
+Config load_config_file(const std::string& path, const ConfigOverrides& overrides) {
+  std::ifstream file(path);
+  if (!file) {
+    throw ConfigError("cannot read configuration file '" + path +
+                      "': no such file or not readable");
+  }
+  std::stringstream text;
+  text << file.rdbuf();
+  return load_config_text(text.str(), path, overrides);
+}
+
+ParamValues resolve_params(const RawParams& raw, const ParamSpec* table, std::size_t table_size,
+                           const std::string& owner) {
+  std::vector<std::string> declared;
+  for (std::size_t i = 0; i < table_size; ++i) declared.emplace_back(table[i].name);
+  ParamValues values;
+  for (const auto& entry : raw.entries) {
+    const std::string key_path = raw.key_path + "." + entry.first;
+    const ParamSpec* spec = nullptr;
+    for (std::size_t i = 0; i < table_size; ++i) {
+      if (entry.first == table[i].name) spec = &table[i];
+    }
+    if (spec == nullptr) {
+      std::string listing;
+      for (const auto& name : declared) listing += (listing.empty() ? "" : ", ") + name;
+      const ValueOrigin& where = entry.second.key_origin.description.empty()
+                                     ? entry.second.origin
+                                     : entry.second.key_origin;
+      throw ConfigError(where.description + ": unknown key '" + key_path + "'" +
+                        did_you_mean(entry.first, declared) + "; " + owner +
+                        " accepts: " + (listing.empty() ? "no parameters" : listing));
+    }
+    values.set(spec->name, typed_value(*spec, entry.second, key_path));
+  }
+  for (std::size_t i = 0; i < table_size; ++i) {
+    const ParamSpec& spec = table[i];
+    if (values.has(spec.name)) continue;
+    const std::string key_path = raw.key_path + "." + spec.name;
+    if (spec.default_value == nullptr) {
+      throw ConfigError(raw.origin.description + ": " + key_path + " is required by " + owner +
+                        ": " + spec.doc);
+    }
+    values.set(spec.name, config_internal::default_value(spec, key_path));
+  }
+  return values;
+}
+
+}  // namespace baton

@@ -1,0 +1,38 @@
+#include "baton/config_plugins.h"
+
+#include "baton/error.h"
+
+namespace baton {
+namespace {
+
+std::shared_ptr<LoadedPlugin> resolve_one(Config& config, const PluginLoader& loader,
+                                          const std::string& section, PluginKind kind) {
+  const ParamValue& name = config.section(section).at("name");
+  std::shared_ptr<LoadedPlugin> plugin;
+  try {
+    plugin = loader.load(kind, name.as_string());
+  } catch (const PluginError& error) {
+    throw PluginError(name.origin().description + ": " + section + ".name: " + error.what());
+  }
+  const PluginDescriptor& descriptor = plugin->descriptor();
+  config.set_plugin_params(
+      section,
+      resolve_params(config.raw_params(section), descriptor.params, descriptor.num_params,
+                     std::string(plugin_kind_name(kind)) + " plugin '" + plugin->name() + "'"));
+  return plugin;
+}
+
+}  // namespace
+
+PluginLoader plugin_loader_for(const Config& config) {
+  return PluginLoader(config.section("plugins").at("path").as_string_list());
+}
+
+ConfiguredPlugins resolve_plugins(Config& config, const PluginLoader& loader) {
+  ConfiguredPlugins plugins;
+  plugins.schedule = resolve_one(config, loader, "schedule", PluginKind::kSchedule);
+  plugins.transport = resolve_one(config, loader, "transport", PluginKind::kTransport);
+  return plugins;
+}
+
+}  // namespace baton

@@ -1,0 +1,439 @@
+// Static plan checks; see validate.h for the rules and why each exists.
+#include "baton/plan/validate.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "baton/error.h"
+#include "baton/plan/format.h"
+
+namespace baton {
+namespace {
+
+struct Occurrence {
+  int rank = 0;
+  int step = 0;
+};
+
+// The action types that are counted per (stage, microbatch).
+enum Kind { kF, kB, kI, kW, kSendF, kRecvF, kSendB, kRecvB, kNumKinds };
+
+int kind_of(ActionType type) {
+  switch (type) {
+    case ActionType::kForward:
+      return kF;
+    case ActionType::kBackward:
+      return kB;
+    case ActionType::kBackwardInput:
+      return kI;
+    case ActionType::kBackwardWeight:
+      return kW;
+    case ActionType::kSendForward:
+      return kSendF;
+    case ActionType::kRecvForward:
+      return kRecvF;
+    case ActionType::kSendBackward:
+      return kSendB;
+    case ActionType::kRecvBackward:
+      return kRecvB;
+    default:
+      return -1;
+  }
+}
+
+constexpr ActionType kKindTypes[kNumKinds] = {
+    ActionType::kForward,        ActionType::kBackward,     ActionType::kBackwardInput,
+    ActionType::kBackwardWeight, ActionType::kSendForward,  ActionType::kRecvForward,
+    ActionType::kSendBackward,   ActionType::kRecvBackward,
+};
+
+bool takes_microbatch(ActionType type) {
+  return kind_of(type) >= 0;
+}
+
+std::string action_text(int stage, int kind, int microbatch) {
+  Action action;
+  action.stage = stage;
+  action.type = kKindTypes[kind];
+  action.microbatch = microbatch;
+  return to_string(action);
+}
+
+std::string at(const Occurrence& occurrence) {
+  return "rank " + std::to_string(occurrence.rank) + " step " + std::to_string(occurrence.step);
+}
+
+class PlanChecker {
+ public:
+  explicit PlanChecker(const Plan& plan) : plan_(plan) {}
+
+  std::vector<PlanIssue> run() {
+    if (!check_shape()) return issues_;
+    collect();
+    check_counts();
+    check_rank_order();
+    if (plan_.has_comms()) check_comms();
+    // Earliest step first: that is where a reader of the table starts looking.
+    std::stable_sort(issues_.begin(), issues_.end(), [](const PlanIssue& a, const PlanIssue& b) {
+      const bool a_stepless = a.step < 0;
+      const bool b_stepless = b.step < 0;
+      if (a_stepless != b_stepless) return b_stepless;
+      if (a.step != b.step) return a.step < b.step;
+      return a.rank < b.rank;
+    });
+    return issues_;
+  }
+
+ private:
+  int stages() const { return plan_.num_stages; }
+  int microbatches() const { return plan_.num_microbatches; }
+  int rank_of(int stage) const { return plan_.stage_to_rank[stage]; }
+
+  void add(int rank, int step, std::string message) {
+    PlanIssue issue;
+    issue.rank = rank;
+    issue.step = step;
+    if (rank >= 0 && step >= 0) {
+      const PlanSlot& slot = plan_.rank_steps[rank][step];
+      if (slot) issue.action = to_string(*slot);
+    }
+    issue.message = std::move(message);
+    issues_.push_back(std::move(issue));
+  }
+  void add(const Occurrence& where, std::string message) {
+    add(where.rank, where.step, std::move(message));
+  }
+
+  bool check_shape() {
+    const size_t issues_before = issues_.size();
+    if (plan_.num_ranks <= 0) add(-1, -1, "the plan has no ranks");
+    if (plan_.num_stages <= 0) add(-1, -1, "the plan has no stages");
+    if (plan_.num_microbatches <= 0) add(-1, -1, "the plan has no microbatches");
+    // The checks keep a table per stage and microbatch; a plan this large is a typo.
+    constexpr long long kMaxStageMicrobatchPairs = 1LL << 24;
+    if (static_cast<long long>(plan_.num_stages) * plan_.num_microbatches >
+        kMaxStageMicrobatchPairs) {
+      add(-1, -1,
+          "the plan is too large to check: " + std::to_string(plan_.num_stages) + " stages x " +
+              std::to_string(plan_.num_microbatches) + " microbatches");
+    }
+    if (static_cast<int>(plan_.rank_steps.size()) != plan_.num_ranks) {
+      add(-1, -1,
+          "the plan lists actions for " + std::to_string(plan_.rank_steps.size()) +
+              " ranks but num_ranks is " + std::to_string(plan_.num_ranks));
+    }
+    if (static_cast<int>(plan_.stage_to_rank.size()) != plan_.num_stages) {
+      add(-1, -1,
+          "stage_to_rank places " + std::to_string(plan_.stage_to_rank.size()) +
+              " stages but num_stages is " + std::to_string(plan_.num_stages));
+    } else {
+      for (int stage = 0; stage < plan_.num_stages; ++stage) {
+        if (rank_of(stage) < 0 || rank_of(stage) >= plan_.num_ranks) {
+          add(-1, -1,
+              "stage " + std::to_string(stage) + " is placed on rank " +
+                  std::to_string(rank_of(stage)) + ", which does not exist (the plan has " +
+                  std::to_string(plan_.num_ranks) + " ranks)");
+        }
+      }
+    }
+    return issues_.size() == issues_before;
+  }
+
+  std::vector<Occurrence>& occurrences(int kind, int stage, int microbatch) {
+    return occurrences_[kind][static_cast<size_t>(stage) * microbatches() + microbatch];
+  }
+  const Occurrence* first(int kind, int stage, int microbatch) {
+    const std::vector<Occurrence>& found = occurrences(kind, stage, microbatch);
+    return found.empty() ? nullptr : &found.front();
+  }
+  // The first B, else the first I: the action that consumes the gradient of the next stage.
+  const Occurrence* first_backward(int stage, int microbatch) {
+    const Occurrence* full = first(kB, stage, microbatch);
+    return full ? full : first(kI, stage, microbatch);
+  }
+
+  void collect() {
+    for (std::vector<std::vector<Occurrence>>& table : occurrences_) {
+      table.assign(static_cast<size_t>(stages()) * microbatches(), {});
+    }
+    for (int rank = 0; rank < plan_.num_ranks; ++rank) {
+      const std::vector<PlanSlot>& steps = plan_.rank_steps[rank];
+      for (int step = 0; step < static_cast<int>(steps.size()); ++step) {
+        if (!steps[step]) continue;
+        const Action& action = *steps[step];
+        if (action.type == ActionType::kOverlapForwardBackward) {
+          for (const Action& part : action.sub_actions) collect_one(part, {rank, step});
+        } else {
+          collect_one(action, {rank, step});
+        }
+      }
+    }
+  }
+
+  void collect_one(const Action& action, const Occurrence& where) {
+    const std::string text = to_string(action);
+    if (action.stage < 0 || action.stage >= stages()) {
+      add(where, text + " names stage " + std::to_string(action.stage) + ", but the plan has " +
+                     std::to_string(stages()) + " stages (0.." + std::to_string(stages() - 1) +
+                     ")");
+      return;
+    }
+    if (takes_microbatch(action.type) &&
+        (action.microbatch < 0 || action.microbatch >= microbatches())) {
+      add(where, text + " names microbatch " + std::to_string(action.microbatch) +
+                     ", but the plan has " + std::to_string(microbatches()) + " microbatches (0.." +
+                     std::to_string(microbatches() - 1) + ")");
+      return;
+    }
+    if (rank_of(action.stage) != where.rank) {
+      add(where, text + " runs on rank " + std::to_string(where.rank) + ", but stage " +
+                     std::to_string(action.stage) + " is placed on rank " +
+                     std::to_string(rank_of(action.stage)) + " (placement " +
+                     std::string(placement_name(plan_.placement)) + ")");
+      // Still counted below, so a misplaced action does not also show up as a missing one.
+    }
+    const int kind = kind_of(action.type);
+    if (kind >= 0) occurrences(kind, action.stage, action.microbatch).push_back(where);
+  }
+
+  // Reports the second occurrence when there is more than one.
+  bool report_duplicate(int kind, int stage, int microbatch) {
+    const std::vector<Occurrence>& found = occurrences(kind, stage, microbatch);
+    if (found.size() < 2) return false;
+    add(found[1], action_text(stage, kind, microbatch) + " appears " +
+                      std::to_string(found.size()) + " times (" + at(found[0]) + " and " +
+                      at(found[1]) + "); it must run exactly once");
+    return true;
+  }
+
+  void check_counts() {
+    for (int stage = 0; stage < stages(); ++stage) {
+      for (int microbatch = 0; microbatch < microbatches(); ++microbatch) {
+        check_forward_count(stage, microbatch);
+        check_backward_count(stage, microbatch);
+      }
+    }
+  }
+
+  void check_forward_count(int stage, int microbatch) {
+    if (occurrences(kF, stage, microbatch).empty()) {
+      add(rank_of(stage), -1,
+          "stage " + std::to_string(stage) + " never runs F for microbatch " +
+              std::to_string(microbatch) + " (expected " + action_text(stage, kF, microbatch) +
+              " on rank " + std::to_string(rank_of(stage)) + ")");
+      return;
+    }
+    report_duplicate(kF, stage, microbatch);
+  }
+
+  void check_backward_count(int stage, int microbatch) {
+    const std::string full = action_text(stage, kB, microbatch);
+    const std::string input = action_text(stage, kI, microbatch);
+    const std::string weight = action_text(stage, kW, microbatch);
+    const Occurrence* full_at = first(kB, stage, microbatch);
+    const Occurrence* input_at = first(kI, stage, microbatch);
+    const Occurrence* weight_at = first(kW, stage, microbatch);
+    const Occurrence* split_at = input_at ? input_at : weight_at;
+    if (full_at && split_at) {
+      const Occurrence& later = std::make_pair(full_at->step, full_at->rank) >
+                                        std::make_pair(split_at->step, split_at->rank)
+                                    ? *full_at
+                                    : *split_at;
+      add(later, "stage " + std::to_string(stage) + " mixes the full backward " + full +
+                     " with the split backward (" + input + "/" + weight + ") for microbatch " +
+                     std::to_string(microbatch) + "; use either " + full + " or " + input +
+                     " and " + weight);
+      return;
+    }
+    if (report_duplicate(kB, stage, microbatch) || report_duplicate(kI, stage, microbatch) ||
+        report_duplicate(kW, stage, microbatch)) {
+      return;
+    }
+    if (!full_at && !input_at && !weight_at) {
+      add(rank_of(stage), -1,
+          "stage " + std::to_string(stage) + " never runs a backward for microbatch " +
+              std::to_string(microbatch) + " (expected " + full + ", or " + input + " and " +
+              weight + " on rank " + std::to_string(rank_of(stage)) + ")");
+    } else if (input_at && !weight_at) {
+      add(*input_at,
+          input + " has no matching " + weight + "; a split backward needs both its I and its W");
+    } else if (weight_at && !input_at) {
+      add(*weight_at,
+          weight + " has no matching " + input + "; a split backward needs both its I and its W");
+    }
+  }
+
+  // Reports `later` when it does not come after `earlier` on the same rank.
+  void require_after(const Occurrence* earlier, const Occurrence* later,
+                     const std::string& later_text, const std::string& earlier_text,
+                     const std::string& reason) {
+    if (!earlier || !later || earlier->rank != later->rank) return;
+    if (later->step > earlier->step) return;
+    const std::string relation =
+        later->step == earlier->step ? "runs in the same step as " : "runs before ";
+    add(*later, later_text + " " + relation + earlier_text + " (step " +
+                    std::to_string(earlier->step) + ") on rank " + std::to_string(later->rank) +
+                    "; " + reason);
+  }
+
+  void check_rank_order() {
+    for (int stage = 0; stage < stages(); ++stage) {
+      for (int microbatch = 0; microbatch < microbatches(); ++microbatch) {
+        auto text = [microbatch](int of_stage, int kind) {
+          return action_text(of_stage, kind, microbatch);
+        };
+        const Occurrence* forward = first(kF, stage, microbatch);
+        const Occurrence* backward = first_backward(stage, microbatch);
+        const int backward_kind = first(kB, stage, microbatch) ? kB : kI;
+        require_after(forward, backward, text(stage, backward_kind), text(stage, kF),
+                      "a backward needs the activations of its forward");
+        require_after(first(kI, stage, microbatch), first(kW, stage, microbatch), text(stage, kW),
+                      text(stage, kI), "the weight gradient W runs after its input gradient I");
+        if (stage + 1 < stages()) {
+          require_after(forward, first(kF, stage + 1, microbatch), text(stage + 1, kF),
+                        text(stage, kF), "it consumes the output of the previous stage");
+          const Occurrence* next_backward = first_backward(stage + 1, microbatch);
+          const int next_kind = first(kB, stage + 1, microbatch) ? kB : kI;
+          require_after(next_backward, backward, text(stage, backward_kind),
+                        text(stage + 1, next_kind), "it consumes the gradient of the next stage");
+        }
+      }
+    }
+  }
+
+  // One comm kind's own rules: no duplicates, a real cross-rank boundary, and the right order
+  // against the compute that produces (SEND) or consumes (RECV) its data.
+  void check_comm_kind(int kind) {
+    const bool is_send = kind == kSendF || kind == kSendB;
+    const bool is_forward = kind == kSendF || kind == kRecvF;
+    for (int stage = 0; stage < stages(); ++stage) {
+      // The stage on the other end of the transfer.
+      const int peer = is_forward == is_send ? stage + 1 : stage - 1;
+      for (int microbatch = 0; microbatch < microbatches(); ++microbatch) {
+        const Occurrence* comm = first(kind, stage, microbatch);
+        if (!comm) continue;
+        const std::string text = action_text(stage, kind, microbatch);
+        if (peer < 0 || peer >= stages()) {
+          add(*comm, text + " has no peer: stage " + std::to_string(peer) + " does not exist");
+          continue;
+        }
+        if (rank_of(peer) == rank_of(stage)) {
+          add(*comm, text + " joins stages " + std::to_string(std::min(stage, peer)) + " and " +
+                         std::to_string(std::max(stage, peer)) + ", which are both on rank " +
+                         std::to_string(rank_of(stage)) +
+                         "; stages on one rank pass tensors locally");
+          continue;
+        }
+        if (report_duplicate(kind, stage, microbatch)) continue;
+        // SEND_F follows F, SEND_B follows the backward; RECV_F precedes F, RECV_B the backward.
+        const int compute_kind = is_forward ? kF : (first(kB, stage, microbatch) ? kB : kI);
+        const Occurrence* compute =
+            is_forward ? first(kF, stage, microbatch) : first_backward(stage, microbatch);
+        const std::string compute_text = action_text(stage, compute_kind, microbatch);
+        if (is_send) {
+          require_after(compute, comm, text, compute_text, "it sends what that action produces");
+        } else {
+          require_after(comm, compute, compute_text, text, "it needs the data this RECV brings");
+        }
+      }
+    }
+  }
+
+  // Every cross-rank stage boundary needs a SEND on one side and a RECV on the other.
+  void check_comm_pairs(int send_kind, int recv_kind, int sender_stage, int receiver_stage,
+                        int microbatch) {
+    const Occurrence* send = first(send_kind, sender_stage, microbatch);
+    const Occurrence* recv = first(recv_kind, receiver_stage, microbatch);
+    const std::string send_text = action_text(sender_stage, send_kind, microbatch);
+    const std::string recv_text = action_text(receiver_stage, recv_kind, microbatch);
+    const std::string receiver_rank = std::to_string(rank_of(receiver_stage));
+    const std::string sender_rank = std::to_string(rank_of(sender_stage));
+    if (send && !recv) {
+      add(*send, send_text + " has no matching " + recv_text + " on rank " + receiver_rank);
+    } else if (recv && !send) {
+      add(*recv, recv_text + " has no matching " + send_text + " on rank " + sender_rank);
+    } else if (!send && !recv) {
+      const bool forward = send_kind == kSendF;
+      const Occurrence* consumer = forward ? first(kF, receiver_stage, microbatch)
+                                           : first_backward(receiver_stage, microbatch);
+      const std::string message = "microbatch " + std::to_string(microbatch) +
+                                  " crosses from stage " + std::to_string(sender_stage) +
+                                  " (rank " + sender_rank + ") to stage " +
+                                  std::to_string(receiver_stage) + " (rank " + receiver_rank +
+                                  ") without " + send_text + " and " + recv_text;
+      if (consumer) {
+        add(*consumer, message);
+      } else {
+        add(rank_of(receiver_stage), -1, message);
+      }
+    }
+  }
+
+  void check_comms() {
+    for (int kind : {kSendF, kRecvF, kSendB, kRecvB}) check_comm_kind(kind);
+    for (int stage = 0; stage + 1 < stages(); ++stage) {
+      if (rank_of(stage) == rank_of(stage + 1)) continue;
+      for (int microbatch = 0; microbatch < microbatches(); ++microbatch) {
+        check_comm_pairs(kSendF, kRecvF, stage, stage + 1, microbatch);
+        check_comm_pairs(kSendB, kRecvB, stage + 1, stage, microbatch);
+      }
+    }
+  }
+
+  const Plan& plan_;
+  std::vector<PlanIssue> issues_;
+  std::vector<std::vector<Occurrence>> occurrences_[kNumKinds];
+};
+
+std::string location(const PlanIssue& issue) {
+  if (issue.rank < 0) return "plan";
+  std::string text = "rank " + std::to_string(issue.rank);
+  if (issue.step >= 0) text += ", step " + std::to_string(issue.step);
+  if (!issue.action.empty()) text += ", action " + issue.action;
+  return text;
+}
+
+constexpr size_t kMaxListedIssues = 20;
+
+}  // namespace
+
+std::vector<PlanIssue> find_plan_issues(const Plan& plan) {
+  return PlanChecker(plan).run();
+}
+
+std::string describe_plan_issues(const Plan& plan, const std::vector<PlanIssue>& issues) {
+  std::string message = "invalid plan";
+  if (!plan.schedule_name.empty()) message += " \"" + plan.schedule_name + "\"";
+  message += " (" + std::to_string(plan.num_ranks) + " ranks, " + std::to_string(plan.num_stages) +
+             " stages, " + std::to_string(plan.num_microbatches) + " microbatches)";
+  if (issues.empty()) return message + ": no problems found\n";
+  message += ": " + location(issues.front()) + ": " + issues.front().message + "\n";
+  if (issues.size() > 1) {
+    message += std::to_string(issues.size() - 1) + " more problem" +
+               (issues.size() > 2 ? "s" : "") + ":\n";
+    for (size_t i = 1; i < issues.size() && i <= kMaxListedIssues; ++i) {
+      message += "  " + location(issues[i]) + ": " + issues[i].message + "\n";
+    }
+    if (issues.size() - 1 > kMaxListedIssues) {
+      message += "  ... and " + std::to_string(issues.size() - 1 - kMaxListedIssues) + " more\n";
+    }
+  }
+  // The table only makes sense when the plan has a sane shape.
+  if (static_cast<int>(plan.rank_steps.size()) == plan.num_ranks && plan.num_ranks > 0) {
+    std::vector<TableMarker> markers;
+    if (issues.front().rank >= 0 && issues.front().step >= 0) {
+      markers.push_back({issues.front().rank, issues.front().step});
+    }
+    message += format_plan_table(plan, markers);
+  }
+  return message;
+}
+
+void validate_plan(const Plan& plan) {
+  const std::vector<PlanIssue> issues = find_plan_issues(plan);
+  if (!issues.empty()) throw PlanError(describe_plan_issues(plan, issues));
+}
+
+}  // namespace baton

@@ -1,0 +1,122 @@
+// The `baton` program as a user runs it: exit codes and what it prints.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "run_command.h"
+
+namespace {
+
+using baton_test::run_command;
+using testing::HasSubstr;
+
+const std::string kBaton = BATON_BINARY;
+const std::string kTestPlugins = BATON_TEST_PLUGIN_DIR;
+
+std::string write_file(const std::string& name, const std::string& text) {
+  const std::string path = testing::TempDir() + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(Cli, PluginsListsKindNameVersionViabilityAndRefusals) {
+  const auto result = run_command(kBaton + " plugins --plugin-path " + kTestPlugins);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("KIND"));
+  EXPECT_THAT(result.output, testing::ContainsRegex("schedule +test-good +1.2.3 +yes"));
+  EXPECT_THAT(result.output, testing::ContainsRegex("transport +test-other-good +0.1.0 +no"));
+  EXPECT_THAT(result.output, HasSubstr("test hardware is absent"));
+  EXPECT_THAT(result.output, HasSubstr("refused"));
+  EXPECT_THAT(result.output, HasSubstr("searched, in order:\n  " + kTestPlugins));
+}
+
+TEST(Cli, PluginsAsJson) {
+  const auto result = run_command(kBaton + " plugins --format json --plugin-path " + kTestPlugins);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("\"name\": \"test-good\""));
+  EXPECT_THAT(result.output, HasSubstr("\"status\": \"yes\""));
+}
+
+TEST(Cli, ConfigCheckPointsAtTheTypoAndSuggests) {
+  const std::string path =
+      write_file("typo.yaml", "run:\n  steps: 2\nschedule:\n  name: 1f1b\n  microbaches: 8\n");
+  const auto result = run_command(kBaton + " config check " + path);
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_THAT(result.output, HasSubstr(path + ":5:3: unknown key 'schedule.microbaches'"));
+  EXPECT_THAT(result.output, HasSubstr("did you mean 'microbatches'?"));
+}
+
+TEST(Cli, ConfigCheckResolvesPluginParametersAndPrintsOrigins) {
+  const std::string path = write_file("plugins.yaml",
+                                      "schedule:\n"
+                                      "  name: test-good\n"
+                                      "  params: {label: x, depth: 3}\n"
+                                      "transport:\n"
+                                      "  name: test-other-good\n"
+                                      "plugins:\n"
+                                      "  path: [" +
+                                          kTestPlugins + "]\n");
+  const auto result = run_command(kBaton + " config check " + path + " --set run.steps=9");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("depth: 3"));
+  EXPECT_THAT(result.output, HasSubstr("# " + path + ":3:"));
+  EXPECT_THAT(result.output, HasSubstr("steps: 9"));
+  EXPECT_THAT(result.output, HasSubstr("# OK: " + path + " is valid"));
+}
+
+TEST(Cli, ConfigCheckRejectsUnknownPluginParameter) {
+  const std::string path = write_file("badparam.yaml",
+                                      "schedule:\n"
+                                      "  name: test-good\n"
+                                      "  params:\n"
+                                      "    label: x\n"
+                                      "    detph: 3\n"
+                                      "transport: {name: test-other-good}\n"
+                                      "plugins: {path: [" +
+                                          kTestPlugins + "]}\n");
+  const auto result = run_command(kBaton + " config check " + path);
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_THAT(result.output, HasSubstr(path + ":5:5: unknown key 'schedule.params.detph'"));
+  EXPECT_THAT(result.output, HasSubstr("did you mean 'depth'?"));
+}
+
+TEST(Cli, ConfigCheckNamesWhereAMissingPluginWasSelected) {
+  const std::string path = write_file("missing.yaml",
+                                      "schedule:\n  name: no-such-schedule\n"
+                                      "plugins: {path: [" +
+                                          kTestPlugins + "]}\n");
+  const auto result = run_command(kBaton + " config check " + path);
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_THAT(result.output, HasSubstr(path + ":2:9: schedule.name: cannot load schedule plugin "
+                                              "'no-such-schedule'"));
+  EXPECT_THAT(result.output, HasSubstr("(missing)"));
+}
+
+TEST(Cli, ConfigDefaultsPrintsEveryOptionAndPluginTables) {
+  const auto result = run_command(kBaton + " config defaults --plugin-path " + kTestPlugins);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("schedule.microbatches (int, default 4)"));
+  EXPECT_THAT(result.output, HasSubstr("BATON_SCHEDULE_MICROBATCHES"));
+  EXPECT_THAT(result.output, HasSubstr("schedule.params.depth (int, default 2)"));
+  EXPECT_THAT(result.output, HasSubstr("schedule.params.label (string, required)"));
+  EXPECT_THAT(result.output, HasSubstr("model.params.d_model"));
+}
+
+TEST(Cli, UnknownCommandAndOptionSuggest) {
+  auto result = run_command(kBaton + " plugin");
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_THAT(result.output, HasSubstr("did you mean 'plugins'?"));
+  result = run_command(kBaton + " plugins --formt json");
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_THAT(result.output, HasSubstr("unknown option --formt (did you mean 'format'?)"));
+}
+
+TEST(Cli, VersionNamesAbiAndLibTorch) {
+  const auto result = run_command(kBaton + " version");
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_THAT(result.output,
+              testing::ContainsRegex("plugin ABI [0-9]+\\.[0-9]+, LibTorch [0-9.]+"));
+}
+
+}  // namespace

@@ -1,0 +1,279 @@
+// The configuration loader: structure, types, origins, overrides, plugin tables, and the
+// messages a person sees when something is wrong.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+
+#include "baton/config.h"
+#include "baton/error.h"
+
+namespace {
+
+using testing::HasSubstr;
+
+template <typename Action>
+std::string config_error_of(Action action) {
+  try {
+    action();
+  } catch (const baton::ConfigError& error) {
+    return error.what();
+  }
+  ADD_FAILURE() << "expected a ConfigError";
+  return {};
+}
+
+baton::Config load(const std::string& text, std::vector<std::string> set = {}) {
+  baton::ConfigOverrides overrides;
+  overrides.set = std::move(set);
+  overrides.use_environment = false;
+  return baton::load_config_text(text, "run.yaml", overrides);
+}
+
+TEST(Config, EmptyFileGivesEveryDefault) {
+  const baton::Config config = load("");
+  EXPECT_EQ(config.section("schedule").get_string("name"), "1f1b");
+  EXPECT_EQ(config.section("transport").get_string("name"), "gloo");
+  EXPECT_EQ(config.section("world").get_int("ranks"), 2);
+  EXPECT_EQ(config.section("world").get_string("address"), "127.0.0.1");
+  EXPECT_EQ(config.section("validation").at("validators").as_string_list(),
+            std::vector<std::string>{"shape_dtype"});
+  EXPECT_EQ(config.section("run").at("steps").origin().description, "default");
+}
+
+TEST(Config, ReadsValuesWithTheirOrigin) {
+  const baton::Config config = load(
+      "run:\n"
+      "  steps: 7\n"
+      "schedule:\n"
+      "  name: gpipe\n"
+      "  microbatches: 8\n"
+      "optimizer: {lr: 0.5}\n"
+      "plugins:\n"
+      "  path: [/a, /b]\n");
+  EXPECT_EQ(config.section("run").get_int("steps"), 7);
+  EXPECT_EQ(config.section("run").at("steps").origin().description, "run.yaml:2:10");
+  EXPECT_EQ(config.section("schedule").get_string("name"), "gpipe");
+  EXPECT_EQ(config.section("schedule").at("microbatches").origin().description, "run.yaml:5:17");
+  EXPECT_DOUBLE_EQ(config.section("optimizer").get_float("lr"), 0.5);
+  EXPECT_EQ(config.section("plugins").at("path").as_string_list(),
+            (std::vector<std::string>{"/a", "/b"}));
+}
+
+TEST(Config, TypoInKeyNamesPathLineColumnAndSuggestion) {
+  const std::string message = config_error_of([] {
+    load(
+        "schedule:\n"
+        "  name: 1f1b\n"
+        "  microbaches: 8\n");
+  });
+  EXPECT_THAT(message, HasSubstr("run.yaml:3:3: unknown key 'schedule.microbaches'"));
+  EXPECT_THAT(message, HasSubstr("did you mean 'microbatches'?"));
+  EXPECT_THAT(message, HasSubstr("accepts: name, microbatches, stages_per_rank, params"));
+}
+
+TEST(Config, UnknownSectionIsAnError) {
+  const std::string message = config_error_of([] { load("schedul:\n  name: x\n"); });
+  EXPECT_THAT(message, HasSubstr("run.yaml:1:1: unknown section 'schedul'"));
+  EXPECT_THAT(message, HasSubstr("did you mean 'schedule'?"));
+}
+
+TEST(Config, WrongTypeNamesKeyAndLocation) {
+  const std::string message = config_error_of([] { load("schedule:\n  microbatches: eight\n"); });
+  EXPECT_THAT(message,
+              HasSubstr("run.yaml:2:17: schedule.microbatches: expected int, got 'eight'"));
+}
+
+TEST(Config, ListWhereScalarExpected) {
+  const std::string message = config_error_of([] { load("run:\n  steps: [1, 2]\n"); });
+  EXPECT_THAT(message, HasSubstr("run.steps: expected int, got a list"));
+}
+
+TEST(Config, ScalarWhereListExpected) {
+  const std::string message = config_error_of([] { load("plugins:\n  path: /opt/x\n"); });
+  EXPECT_THAT(message, HasSubstr("plugins.path: expected list of string, got '/opt/x'"));
+  EXPECT_THAT(message, HasSubstr("write a list as [a, b]"));
+}
+
+TEST(Config, RangeChecksNameTheOrigin) {
+  const std::string message = config_error_of([] { load("schedule:\n  microbatches: 0\n"); });
+  EXPECT_THAT(message, HasSubstr("run.yaml:2:17: schedule.microbatches must be at least 1, got 0"));
+  const std::string rendezvous = config_error_of([] { load("world: {rendezvous: tpc}\n"); });
+  EXPECT_THAT(rendezvous, HasSubstr("world.rendezvous must be tcp or file"));
+  EXPECT_THAT(rendezvous, HasSubstr("did you mean 'tcp'?"));
+}
+
+TEST(Config, SyntaxErrorHasLineAndColumn) {
+  const std::string message = config_error_of([] { load("run:\n  steps: [1, 2\n"); });
+  EXPECT_THAT(message, HasSubstr("run.yaml:"));
+  EXPECT_THAT(message, HasSubstr("YAML syntax error"));
+}
+
+TEST(Config, SectionMustBeAMapping) {
+  const std::string message = config_error_of([] { load("run: 5\n"); });
+  EXPECT_THAT(message, HasSubstr("run.yaml:1:6: section 'run' must be a mapping of keys"));
+}
+
+TEST(Config, SetOverridesFileValue) {
+  const baton::Config config =
+      load("schedule:\n  microbatches: 8\n", {"schedule.microbatches=16", "plugins.path=[/x]"});
+  EXPECT_EQ(config.section("schedule").get_int("microbatches"), 16);
+  EXPECT_EQ(config.section("schedule").at("microbatches").origin().description,
+            "--set schedule.microbatches=16");
+  EXPECT_EQ(config.section("plugins").at("path").as_string_list(), std::vector<std::string>{"/x"});
+}
+
+TEST(Config, SetWithTypoSuggests) {
+  const std::string message = config_error_of([] { load("", {"schedule.microbaches=4"}); });
+  EXPECT_THAT(message, HasSubstr("unknown key 'schedule.microbaches'"));
+  EXPECT_THAT(message, HasSubstr("did you mean 'microbatches'?"));
+  EXPECT_THAT(config_error_of([] { load("", {"nonsense"}); }),
+              HasSubstr("expected key.path=value"));
+}
+
+TEST(Config, EnvironmentOverridesFileAndSetOverridesEnvironment) {
+  setenv("BATON_SCHEDULE_MICROBATCHES", "12", 1);
+  setenv("BATON_RUN_STEPS", "3", 1);
+  baton::ConfigOverrides overrides;
+  overrides.set = {"run.steps=5"};
+  const baton::Config config =
+      baton::load_config_text("schedule:\n  microbatches: 8\n", "run.yaml", overrides);
+  unsetenv("BATON_SCHEDULE_MICROBATCHES");
+  unsetenv("BATON_RUN_STEPS");
+  EXPECT_EQ(config.section("schedule").get_int("microbatches"), 12);
+  EXPECT_EQ(config.section("schedule").at("microbatches").origin().description,
+            "env BATON_SCHEDULE_MICROBATCHES");
+  EXPECT_EQ(config.section("run").get_int("steps"), 5);
+}
+
+TEST(Config, UnknownEnvironmentKeyIsAnErrorWithSuggestion) {
+  setenv("BATON_SCHEDULE_MICROBACHES", "12", 1);
+  const std::string message =
+      config_error_of([] { baton::load_config_text("", "run.yaml", baton::ConfigOverrides()); });
+  unsetenv("BATON_SCHEDULE_MICROBACHES");
+  EXPECT_THAT(message, HasSubstr("env BATON_SCHEDULE_MICROBACHES"));
+  EXPECT_THAT(message, HasSubstr("did you mean 'BATON_SCHEDULE_MICROBATCHES'?"));
+}
+
+TEST(Config, EnvironmentVariableNames) {
+  EXPECT_EQ(baton::environment_variable_for("schedule", "stages_per_rank"),
+            "BATON_SCHEDULE_STAGES_PER_RANK");
+}
+
+const baton::ParamSpec kTable[] = {
+    {"timeout_s", baton::ParamType::kFloat, "60", "Seconds."},
+    {"interface", baton::ParamType::kString, "lo", "Network interface."},
+    {"token", baton::ParamType::kString, nullptr, "Required."},
+    {"sizes", baton::ParamType::kIntList, "[1, 2]", "Sizes."},
+};
+
+TEST(Config, PluginParamsAreCheckedAgainstThePluginTable) {
+  const baton::Config config = load(
+      "transport:\n"
+      "  name: gloo\n"
+      "  params:\n"
+      "    timeout_s: 5\n"
+      "    token: abc\n");
+  const baton::ParamValues values =
+      baton::resolve_params(config.raw_params("transport"), kTable, 4, "transport plugin 'gloo'");
+  EXPECT_DOUBLE_EQ(values.get_float("timeout_s"), 5.0);
+  EXPECT_EQ(values.at("timeout_s").origin().description, "run.yaml:4:16");
+  EXPECT_EQ(values.get_string("interface"), "lo");
+  EXPECT_EQ(values.at("interface").origin().description, "default");
+  EXPECT_EQ(values.at("sizes").as_int_list(), (std::vector<std::int64_t>{1, 2}));
+}
+
+TEST(Config, PluginParamTypoSuggestsFromThePluginTable) {
+  const baton::Config config = load("transport:\n  params:\n    timout_s: 5\n    token: x\n");
+  const std::string message = config_error_of([&] {
+    baton::resolve_params(config.raw_params("transport"), kTable, 4, "transport plugin 'gloo'");
+  });
+  EXPECT_THAT(message, HasSubstr("run.yaml:3:5: unknown key 'transport.params.timout_s'"));
+  EXPECT_THAT(message, HasSubstr("did you mean 'timeout_s'?"));
+  EXPECT_THAT(message, HasSubstr("transport plugin 'gloo' accepts: timeout_s, interface, token"));
+}
+
+TEST(Config, MissingRequiredPluginParam) {
+  const baton::Config config = load("transport:\n  params: {timeout_s: 1}\n");
+  const std::string message = config_error_of([&] {
+    baton::resolve_params(config.raw_params("transport"), kTable, 4, "transport plugin 'gloo'");
+  });
+  EXPECT_THAT(message, HasSubstr("transport.params.token is required by transport plugin 'gloo'"));
+}
+
+TEST(Config, PluginParamsFromEnvironmentAndSet) {
+  setenv("BATON_TRANSPORT_PARAMS_INTERFACE", "eth0", 1);
+  baton::ConfigOverrides overrides;
+  overrides.set = {"transport.params.token=t"};
+  const baton::Config config = baton::load_config_text("", "run.yaml", overrides);
+  unsetenv("BATON_TRANSPORT_PARAMS_INTERFACE");
+  const baton::ParamValues values =
+      baton::resolve_params(config.raw_params("transport"), kTable, 4, "transport plugin 'gloo'");
+  EXPECT_EQ(values.get_string("interface"), "eth0");
+  EXPECT_EQ(values.at("interface").origin().description, "env BATON_TRANSPORT_PARAMS_INTERFACE");
+  EXPECT_EQ(values.get_string("token"), "t");
+}
+
+TEST(Config, ParamsOnlyWhereASectionHasAPlugin) {
+  const std::string message = config_error_of([] { load("run:\n  params: {a: 1}\n"); });
+  EXPECT_THAT(message, HasSubstr("unknown key 'run.params'"));
+}
+
+TEST(Config, ResolvedConfigShowsOrigins) {
+  const baton::Config config = load("schedule:\n  microbatches: 8\n", {"run.steps=3"});
+  const std::string text = baton::format_resolved_config(config);
+  EXPECT_THAT(text, HasSubstr("microbatches: 8"));
+  EXPECT_THAT(text, HasSubstr("# run.yaml:2:17"));
+  EXPECT_THAT(text, HasSubstr("# --set run.steps=3"));
+  EXPECT_THAT(text, HasSubstr("validators: [shape_dtype]"));
+}
+
+TEST(Config, ResolvedConfigIsLoadableYaml) {
+  const baton::Config config = load("run:\n  name: \"my run: 1\"\n");
+  const baton::Config again = load(baton::format_resolved_config(config));
+  EXPECT_EQ(again.section("run").get_string("name"), "my run: 1");
+}
+
+TEST(Config, DefaultsListEveryKeyWithDocAndEnvironmentName) {
+  const std::string text = baton::format_config_defaults();
+  for (const auto& section : baton::config_sections()) {
+    for (const auto& key : section.keys) {
+      EXPECT_THAT(text, HasSubstr(std::string(section.name) + "." + key.name + " ("));
+      EXPECT_THAT(text, HasSubstr(key.doc));
+      EXPECT_THAT(text, HasSubstr(baton::environment_variable_for(section.name, key.name)));
+    }
+  }
+}
+
+TEST(Config, ReadsFilesAndReportsMissingOnes) {
+  const std::string path = testing::TempDir() + "/baton_config_test.yaml";
+  std::ofstream(path) << "run:\n  steps: 4\n";
+  EXPECT_EQ(baton::load_config_file(path).section("run").get_int("steps"), 4);
+  EXPECT_THAT(config_error_of([] { baton::load_config_file("/no/such.yaml"); }),
+              HasSubstr("cannot read configuration file '/no/such.yaml'"));
+}
+
+}  // namespace
+
+namespace {
+
+// docs/configuration.md is the reference users read: every declared key must be in it.
+TEST(ConfigDocs, ReferenceDocumentsEveryKey) {
+  std::ifstream file(std::string(BATON_SOURCE_DIR) + "/docs/configuration.md");
+  ASSERT_TRUE(file.good());
+  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  for (const auto& section : baton::config_sections()) {
+    EXPECT_THAT(text, HasSubstr(std::string("### ") + section.name)) << section.name;
+    for (const auto& key : section.keys) {
+      const std::string default_text =
+          key.default_value[0] ? std::string("`") + key.default_value + "`" : "`\"\"`";
+      EXPECT_THAT(text, HasSubstr("| `" + std::string(key.name) + "` |"))
+          << section.name << "." << key.name;
+      EXPECT_THAT(text, HasSubstr(default_text)) << section.name << "." << key.name;
+    }
+  }
+}
+
+}  // namespace

@@ -1,0 +1,239 @@
+#include "baton/plan/simulate.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "baton/error.h"
+#include "baton/plan/lower.h"
+#include "plan_builders.h"
+
+namespace baton {
+namespace {
+
+using testing::gpipe_plan;
+using testing::interleaved_1f1b_plan;
+using testing::one_f_one_b_plan;
+using testing::plan_from_text;
+using testing::v_gpipe_plan;
+
+std::string simulate_error(const Plan& plan) {
+  try {
+    simulate(plan);
+  } catch (const PlanError& error) {
+    return error.what();
+  }
+  ADD_FAILURE() << "simulate did not throw";
+  return {};
+}
+
+double expected_bubble(int ranks, int microbatches, int stages_per_rank = 1) {
+  return static_cast<double>(ranks - 1) / (stages_per_rank * microbatches + ranks - 1);
+}
+
+TEST(SimulateTest, GPipeBubbleMatchesFormulaOnEveryRank) {
+  for (int ranks : {1, 2, 4, 8}) {
+    for (int microbatches : {1, 4, 8, 13}) {
+      SCOPED_TRACE("ranks " + std::to_string(ranks) + ", microbatches " +
+                   std::to_string(microbatches));
+      const SimulationResult result = simulate(gpipe_plan(ranks, microbatches));
+      EXPECT_DOUBLE_EQ(result.makespan, 3.0 * (microbatches + ranks - 1));
+      EXPECT_DOUBLE_EQ(result.bubble_fraction, expected_bubble(ranks, microbatches));
+      ASSERT_EQ(result.ranks.size(), static_cast<size_t>(ranks));
+      for (const RankStatistics& stats : result.ranks) {
+        EXPECT_DOUBLE_EQ(stats.busy_time, 3.0 * microbatches);
+        EXPECT_DOUBLE_EQ(stats.idle_time, 3.0 * (ranks - 1));
+        EXPECT_DOUBLE_EQ(stats.bubble_fraction, expected_bubble(ranks, microbatches));
+        EXPECT_EQ(stats.peak_activations, microbatches);
+      }
+    }
+  }
+}
+
+TEST(SimulateTest, OneFOneBBubbleMatchesFormulaAndBoundsActivations) {
+  for (int ranks : {2, 4, 8}) {
+    for (int microbatches : {1, 2, 4, 8, 16}) {
+      SCOPED_TRACE("ranks " + std::to_string(ranks) + ", microbatches " +
+                   std::to_string(microbatches));
+      const SimulationResult result = simulate(one_f_one_b_plan(ranks, microbatches));
+      EXPECT_DOUBLE_EQ(result.makespan, 3.0 * (microbatches + ranks - 1));
+      EXPECT_DOUBLE_EQ(result.bubble_fraction, expected_bubble(ranks, microbatches));
+      for (int rank = 0; rank < ranks; ++rank) {
+        EXPECT_DOUBLE_EQ(result.ranks[rank].bubble_fraction, expected_bubble(ranks, microbatches))
+            << "rank " << rank;
+        // 1F1B's point: rank r holds at most ranks - r activations instead of all microbatches.
+        EXPECT_EQ(result.ranks[rank].peak_activations, std::min(ranks - rank, microbatches))
+            << "rank " << rank;
+      }
+    }
+  }
+}
+
+TEST(SimulateTest, InterleavedOneFOneBBubbleWithCostsScaledByStagesPerRank) {
+  for (int ranks : {2, 4}) {
+    for (int chunks : {2, 4}) {
+      for (int microbatches : {ranks, 2 * ranks, 4 * ranks}) {
+        SCOPED_TRACE("ranks " + std::to_string(ranks) + ", chunks " + std::to_string(chunks) +
+                     ", microbatches " + std::to_string(microbatches));
+        SimulationCosts costs;
+        costs.forward = 1.0 / chunks;
+        costs.backward = 2.0 / chunks;
+        const SimulationResult result =
+            simulate(interleaved_1f1b_plan(ranks, chunks, microbatches), costs);
+        EXPECT_NEAR(result.makespan, 3.0 * microbatches + 3.0 * (ranks - 1) / chunks, 1e-9);
+        EXPECT_NEAR(result.bubble_fraction, expected_bubble(ranks, microbatches, chunks), 1e-12);
+        for (const RankStatistics& stats : result.ranks) {
+          EXPECT_NEAR(stats.busy_time, 3.0 * microbatches, 1e-9);
+        }
+      }
+    }
+  }
+}
+
+TEST(SimulateTest, SplitBackwardFreesActivationsAfterW) {
+  const SimulationResult result = simulate(gpipe_plan(2, 3, /*split_backward=*/true));
+  // F=1, I=1, W=1: each rank is busy 3 per microbatch, like F=1, B=2.
+  EXPECT_DOUBLE_EQ(result.ranks[0].busy_time, 9.0);
+  EXPECT_EQ(result.ranks[0].peak_activations, 3);
+  EXPECT_EQ(result.ranks[1].peak_activations, 3);
+}
+
+TEST(SimulateTest, TimelineOfTwoRankGPipe) {
+  const SimulationResult result = simulate(gpipe_plan(2, 2));
+  // Lowered rank 0: 0F0 0SEND_F0 0F1 0SEND_F1 0RECV_B0 0B0 0RECV_B1 0B1
+  // Lowered rank 1: 1RECV_F0 1F0 1RECV_F1 1F1 1B0 1SEND_B0 1B1 1SEND_B1
+  std::string timeline;
+  for (const TimelineEntry& entry : result.timeline) {
+    timeline += std::to_string(entry.rank) + ":" + to_string(entry.action) + "@" +
+                std::to_string(static_cast<int>(entry.start)) + "-" +
+                std::to_string(static_cast<int>(entry.end)) + " ";
+  }
+  EXPECT_EQ(timeline,
+            "0:0F0@0-1 1:1RECV_F0@0-1 0:0SEND_F0@1-1 0:0F1@1-2 1:1F0@1-2 0:0SEND_F1@2-2 "
+            "0:0RECV_B0@2-5 1:1RECV_F1@2-2 1:1F1@2-3 1:1B0@3-5 0:0B0@5-7 1:1SEND_B0@5-5 "
+            "1:1B1@5-7 0:0RECV_B1@7-7 0:0B1@7-9 1:1SEND_B1@7-7 ");
+  EXPECT_DOUBLE_EQ(result.makespan, 9.0);
+  EXPECT_EQ(result.lowered_plan.rank_steps[0].size(), 8u);
+}
+
+TEST(SimulateTest, CommCostsDelayTheReceiverAndOccupyTheSender) {
+  SimulationCosts costs;
+  costs.send_overhead = 0.5;
+  costs.transfer_time = 2.0;
+  const SimulationResult result = simulate(gpipe_plan(2, 1), costs);
+  // 0F0 [0,1], 0SEND_F0 [1,1.5], data at 3.5; 1F0 [3.5,4.5]; 1B0 [4.5,6.5]; 1SEND_B0 [6.5,7];
+  // data at 9; 0B0 [9,11].
+  EXPECT_DOUBLE_EQ(result.makespan, 11.0);
+  EXPECT_DOUBLE_EQ(result.ranks[0].busy_time, 3.0);
+  EXPECT_DOUBLE_EQ(result.ranks[0].idle_time, 8.0);
+  EXPECT_DOUBLE_EQ(result.bubble_fraction, 16.0 / 22.0);
+}
+
+TEST(SimulateTest, SameRankStagesPassTensorsWithoutWaitingOnComms) {
+  SimulationCosts costs;
+  costs.transfer_time = 100.0;
+  // One rank holding both stages: no comm at all, so the transfer time never applies.
+  const Plan plan =
+      plan_from_text(2, 1, Placement::kCustom, {{"0F0", "1F0", "1B0", "0B0"}}, {0, 0});
+  const SimulationResult result = simulate(plan, costs);
+  EXPECT_DOUBLE_EQ(result.makespan, 6.0);
+  EXPECT_DOUBLE_EQ(result.bubble_fraction, 0.0);
+  EXPECT_EQ(result.ranks[0].peak_activations, 2);
+}
+
+TEST(SimulateTest, VPlacementSimulatesAndKeepsTurnaroundLocal) {
+  const SimulationResult result = simulate(v_gpipe_plan(2, 2));
+  EXPECT_GT(result.makespan, 0.0);
+  for (const TimelineEntry& entry : result.timeline) {
+    // Stages 1 and 2 are both on rank 1 in the V; nothing travels between them.
+    if (is_comm(entry.action.type)) {
+      const std::string text = to_string(entry.action);
+      EXPECT_NE(text, "1SEND_F0");
+      EXPECT_NE(text, "2RECV_F0");
+      EXPECT_NE(text, "2SEND_B0");
+      EXPECT_NE(text, "1RECV_B0");
+    }
+  }
+  EXPECT_EQ(result.ranks[1].peak_activations, 4);
+}
+
+TEST(SimulateTest, OverlapTakesTheSumOfItsParts) {
+  // Rank 0 holds stage 0 and 3, rank 1 holds 1 and 2 (V on 2 ranks, 1 microbatch each side).
+  const Plan plan =
+      plan_from_text(4, 2, Placement::kV,
+                     {{"0F0", "0F1", "3F0", "(3F1;3B0)OVERLAP_F_B", "3B1", "0B0", "0B1"},
+                      {"1F0", "1F1", "2F0", "2F1", "2B0", "1B0", "2B1", "1B1"}});
+  const SimulationResult result = simulate(plan);
+  bool found_overlap = false;
+  for (const TimelineEntry& entry : result.timeline) {
+    if (entry.action.type != ActionType::kOverlapForwardBackward) continue;
+    found_overlap = true;
+    EXPECT_DOUBLE_EQ(entry.end - entry.start, 3.0);
+  }
+  EXPECT_TRUE(found_overlap);
+  EXPECT_DOUBLE_EQ(result.ranks[0].busy_time, 12.0);
+}
+
+// Both ranks receive before they send: rank 0 waits for a gradient rank 1 can only produce after
+// receiving a forward that rank 0 only sends after that wait.
+Plan crossed_receives_plan() {
+  return plan_from_text(
+      2, 2, Placement::kLoop,
+      {{"0F0", "0SEND_F0", "0RECV_B0", "0F1", "0SEND_F1", "0B0", "0RECV_B1", "0B1"},
+       {"1RECV_F1", "1F1", "1RECV_F0", "1F0", "1B0", "1SEND_B0", "1B1", "1SEND_B1"}});
+}
+
+TEST(SimulateTest, CrossedReceivesDeadlockAndNameEachBlockedRank) {
+  const std::string message = simulate_error(crossed_receives_plan());
+  EXPECT_NE(message.find("plan \"test\" cannot finish"), std::string::npos) << message;
+  EXPECT_NE(message.find("rank 0, step 2, action 0RECV_B0: waits for 1SEND_B0 at rank 1, step 5, "
+                         "but rank 1 is blocked at step 0\n"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("rank 1, step 0, action 1RECV_F1: waits for 0SEND_F1 at rank 0, step 4, "
+                         "but rank 0 is blocked at step 2\n"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("Step 0: 0F0      1RECV_F1 <-- ERROR HERE (rank 1)\n"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("Step 2: 0RECV_B0 1RECV_F0 <-- ERROR HERE (rank 0)\n"), std::string::npos)
+      << message;
+}
+
+TEST(SimulateTest, CheckCanCompleteReportsTheSameDeadlock) {
+  EXPECT_NO_THROW(check_can_complete(lower(one_f_one_b_plan(4, 8))));
+  try {
+    check_can_complete(crossed_receives_plan());
+    FAIL() << "no deadlock reported";
+  } catch (const PlanError& error) {
+    EXPECT_NE(std::string(error.what()).find("0RECV_B0: waits for 1SEND_B0"), std::string::npos)
+        << error.what();
+  }
+}
+
+TEST(SimulateTest, ComputeOnlyOrderingCycleIsReportedWhenLowered) {
+  // Valid per rank, but rank 1 wants microbatch 1 first while rank 0 sends it only after it got
+  // the gradient of microbatch 0 back.
+  const Plan plan = plan_from_text(2, 2, Placement::kLoop,
+                                   {{"0F0", "0B0", "0F1", "0B1"}, {"1F1", "1F0", "1B0", "1B1"}});
+  const std::string message = simulate_error(plan);
+  EXPECT_NE(message.find("rank 0, step 2, action 0RECV_B0: waits for 1SEND_B0 at rank 1, step 5"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("rank 1, step 0, action 1RECV_F1: waits for 0SEND_F1 at rank 0, step 5"),
+            std::string::npos)
+      << message;
+  EXPECT_THROW(lower(plan), PlanError);
+}
+
+TEST(SimulateTest, MissingCounterpartIsReportedBeforeReplaying) {
+  // 1RECV_F0 has no 0SEND_F0: validation names it instead of a bare "blocked".
+  const Plan plan = plan_from_text(
+      2, 1, Placement::kLoop, {{"0F0", "0RECV_B0", "0B0"}, {"1RECV_F0", "1F0", "1B0", "1SEND_B0"}});
+  const std::string message = simulate_error(plan);
+  EXPECT_NE(message.find("1RECV_F0 has no matching 0SEND_F0 on rank 0"), std::string::npos)
+      << message;
+}
+
+}  // namespace
+}  // namespace baton

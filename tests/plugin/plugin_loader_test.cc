@@ -1,0 +1,218 @@
+// The plugin loader against real shared libraries built by the test suite: one good
+// plugin and one for each way a plugin must be refused.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "baton/config.h"
+#include "baton/error.h"
+#include "baton/plugin_loader.h"
+#include "baton/schedule.h"
+
+namespace {
+
+using baton::PluginError;
+using baton::PluginKind;
+using testing::HasSubstr;
+
+const std::string kDir = BATON_TEST_PLUGIN_DIR;
+
+std::string path_of(PluginKind kind, const std::string& name) {
+  return kDir + "/" + baton::plugin_file_name(kind, name);
+}
+
+// The message of the PluginError `action` throws; fails the test when it throws nothing.
+template <typename Action>
+std::string error_of(Action action) {
+  try {
+    action();
+  } catch (const PluginError& error) {
+    return error.what();
+  }
+  ADD_FAILURE() << "expected a PluginError";
+  return {};
+}
+
+baton::ParamValues params_with_label() {
+  baton::RawParams raw;
+  raw.key_path = "schedule.params";
+  baton::RawValue label;
+  label.scalar = "hello";
+  raw.entries.emplace_back("label", label);
+  const auto& table =
+      baton::load_plugin_file(path_of(PluginKind::kSchedule, "test-good"), nullptr)->descriptor();
+  return baton::resolve_params(raw, table.params, table.num_params, "test");
+}
+
+TEST(PluginLoader, LoadsByNameFromConfigPathAndCreatesTheInterface) {
+  baton::PluginLoader loader({kDir});
+  auto plugin = loader.load(PluginKind::kSchedule, "test-good");
+  EXPECT_EQ(plugin->name(), "test-good");
+  EXPECT_EQ(std::string(plugin->descriptor().version), "1.2.3");
+  EXPECT_EQ(plugin->path(), path_of(PluginKind::kSchedule, "test-good"));
+  EXPECT_TRUE(plugin->viability().viable);
+  auto schedule = plugin->create_as<baton::Schedule>(params_with_label());
+  const baton::Plan plan = schedule->build({2, 1, 3});
+  EXPECT_EQ(plan.schedule_name, "test-good(depth=2)");
+  ASSERT_EQ(plan.rank_steps.size(), 2u);
+  EXPECT_EQ(plan.rank_steps[0].size(), 6u);  // 3 forwards + 3 backwards of stage 0
+}
+
+TEST(PluginLoader, LoadsByPath) {
+  auto plugin = baton::PluginLoader().load(PluginKind::kSchedule,
+                                           path_of(PluginKind::kSchedule, "test-good"));
+  EXPECT_EQ(plugin->name(), "test-good");
+}
+
+TEST(PluginLoader, FindsPluginsThroughEnvironmentPath) {
+  setenv("BATON_PLUGIN_PATH", ("/nonexistent/first:" + kDir).c_str(), 1);
+  baton::PluginLoader loader;
+  unsetenv("BATON_PLUGIN_PATH");
+  ASSERT_GE(loader.search_dirs().size(), 2u);
+  EXPECT_EQ(loader.search_dirs()[0], "/nonexistent/first");
+  EXPECT_EQ(loader.search_dirs()[1], kDir);
+  EXPECT_EQ(loader.load(PluginKind::kSchedule, "test-good")->name(), "test-good");
+}
+
+TEST(PluginLoader, ConfigPathsComeBeforeEnvironmentPath) {
+  setenv("BATON_PLUGIN_PATH", "/from/env", 1);
+  baton::PluginLoader loader({"/from/yaml"});
+  unsetenv("BATON_PLUGIN_PATH");
+  ASSERT_GE(loader.search_dirs().size(), 2u);
+  EXPECT_EQ(loader.search_dirs()[0], "/from/yaml");
+  EXPECT_EQ(loader.search_dirs()[1], "/from/env");
+}
+
+TEST(PluginLoader, MissingPluginListsEveryPathTriedAndWhatWasFound) {
+  baton::PluginLoader loader({kDir, "/nonexistent/plugins"});
+  const std::string message = error_of([&] { loader.load(PluginKind::kSchedule, "test-goood"); });
+  EXPECT_THAT(message, HasSubstr("cannot load schedule plugin 'test-goood'"));
+  EXPECT_THAT(message, HasSubstr("did you mean 'test-good'"));
+  EXPECT_THAT(message, HasSubstr(kDir + "/libbaton-schedule-test-goood.so (missing)"));
+  EXPECT_THAT(message, HasSubstr("/nonexistent/plugins/libbaton-schedule-test-goood.so (missing)"));
+  EXPECT_THAT(message, HasSubstr("schedule plugins found:"));
+  EXPECT_THAT(message, HasSubstr("test-good (" + path_of(PluginKind::kSchedule, "test-good")));
+  // Other kinds are not offered as schedules.
+  EXPECT_THAT(message, testing::Not(HasSubstr("test-other-good (")));
+}
+
+TEST(PluginLoader, MissingFileByPath) {
+  const std::string message =
+      error_of([] { baton::PluginLoader().load(PluginKind::kSchedule, "/no/such/libx.so"); });
+  EXPECT_THAT(message, HasSubstr("/no/such/libx.so: no such file"));
+}
+
+TEST(PluginLoader, RefusesLibraryWithoutEntryPoint) {
+  const std::string message = error_of(
+      [] { baton::load_plugin_file(path_of(PluginKind::kSchedule, "test-no-entry"), nullptr); });
+  EXPECT_THAT(message, HasSubstr("not a baton plugin"));
+  EXPECT_THAT(message, HasSubstr("baton_plugin_info"));
+  EXPECT_THAT(message, HasSubstr("BATON_PLUGIN(...)"));
+}
+
+TEST(PluginLoader, RefusesWrongAbiMajorNamingBothVersions) {
+  const std::string message = error_of(
+      [] { baton::load_plugin_file(path_of(PluginKind::kSchedule, "test-abi-major"), nullptr); });
+  EXPECT_THAT(message,
+              HasSubstr("built for baton ABI " + std::to_string(BATON_ABI_MAJOR + 1) + "."));
+  EXPECT_THAT(message, HasSubstr("this baton is ABI " + std::to_string(BATON_ABI_MAJOR) + "."));
+}
+
+TEST(PluginLoader, RefusesWrongKind) {
+  const PluginKind wanted = PluginKind::kSchedule;
+  const std::string message = error_of([&] {
+    baton::load_plugin_file(path_of(PluginKind::kTransport, "test-other-good"), &wanted);
+  });
+  EXPECT_THAT(message,
+              HasSubstr("'test-other-good' is a transport plugin, expected a schedule plugin"));
+}
+
+TEST(PluginLoader, RefusesOtherLibTorchVersion) {
+  const std::string message = error_of([] {
+    baton::load_plugin_file(path_of(PluginKind::kSchedule, "test-torch-version"), nullptr);
+  });
+  EXPECT_THAT(message, HasSubstr("built against LibTorch 0.4.1"));
+  EXPECT_THAT(message, HasSubstr(std::string("this baton uses LibTorch ") + TORCH_VERSION));
+}
+
+TEST(PluginLoader, RefusesOtherCxxAbi) {
+  const std::string message = error_of(
+      [] { baton::load_plugin_file(path_of(PluginKind::kSchedule, "test-cxx-abi"), nullptr); });
+  EXPECT_THAT(message,
+              HasSubstr("_GLIBCXX_USE_CXX11_ABI=" + std::to_string(BATON_CXX11_ABI == 1 ? 0 : 1)));
+  EXPECT_THAT(message, HasSubstr("this baton with " + std::to_string(BATON_CXX11_ABI)));
+}
+
+TEST(PluginLoader, ReportsDlerrorForUnresolvedSymbols) {
+  const std::string message = error_of(
+      [] { baton::load_plugin_file(path_of(PluginKind::kSchedule, "test-unresolved"), nullptr); });
+  EXPECT_THAT(message, HasSubstr("failed to load"));
+  EXPECT_THAT(message, HasSubstr("baton_test_symbol_that_does_not_exist"));
+}
+
+TEST(PluginLoader, ReportsNonLibraryFile) {
+  const std::string path = testing::TempDir() + "/libbaton-schedule-text.so";
+  std::ofstream(path) << "not an ELF file\n";
+  const std::string message = error_of([&] { baton::load_plugin_file(path, nullptr); });
+  EXPECT_THAT(message, HasSubstr(path + ": failed to load"));
+}
+
+TEST(PluginLoader, WrapsThrowingFactory) {
+  auto plugin = baton::load_plugin_file(path_of(PluginKind::kSchedule, "test-throwing"), nullptr);
+  const std::string message = error_of([&] { plugin->create(baton::ParamValues()); });
+  EXPECT_THAT(message, HasSubstr("schedule plugin 'test-throwing'"));
+  EXPECT_THAT(message, HasSubstr("failed to start: cannot open device /dev/imaginary0"));
+}
+
+TEST(PluginLoader, RefusesObjectOfWrongInterface) {
+  auto plugin =
+      baton::load_plugin_file(path_of(PluginKind::kSchedule, "test-wrong-interface"), nullptr);
+  const std::string message =
+      error_of([&] { plugin->create_as<baton::Schedule>(baton::ParamValues()); });
+  EXPECT_THAT(message, HasSubstr("does not implement the schedule interface"));
+}
+
+TEST(PluginLoader, RefusesFileWhoseDescriptorHasAnotherName) {
+  baton::PluginLoader loader({kDir});
+  const std::string message =
+      error_of([&] { loader.load(PluginKind::kSchedule, "test-misnamed"); });
+  EXPECT_THAT(message, HasSubstr("declares the name 'somebody-else', expected 'test-misnamed'"));
+}
+
+TEST(PluginLoader, RefusalInSearchIsReportedWithTheReason) {
+  baton::PluginLoader loader({kDir});
+  const std::string message =
+      error_of([&] { loader.load(PluginKind::kSchedule, "test-abi-major"); });
+  EXPECT_THAT(message, HasSubstr("libbaton-schedule-test-abi-major.so (failed: "));
+  EXPECT_THAT(message, HasSubstr("built for baton ABI"));
+}
+
+TEST(PluginLoader, DiscoverListsLoadedAndRefusedPlugins) {
+  baton::PluginLoader loader({kDir});
+  bool saw_good = false, saw_transport = false, saw_refused_abi = false, saw_misnamed = false;
+  for (const auto& listing : loader.discover()) {
+    if (listing.path == path_of(PluginKind::kSchedule, "test-good")) {
+      saw_good = listing.loaded && listing.plugin->kind() == PluginKind::kSchedule;
+    }
+    if (listing.path == path_of(PluginKind::kTransport, "test-other-good")) {
+      saw_transport = listing.loaded && !listing.plugin->viability().viable &&
+                      listing.plugin->viability().reason == "test hardware is absent";
+    }
+    if (listing.path == path_of(PluginKind::kSchedule, "test-abi-major")) {
+      saw_refused_abi = !listing.loaded && listing.error.find("ABI") != std::string::npos;
+    }
+    if (listing.path == path_of(PluginKind::kSchedule, "test-misnamed")) {
+      saw_misnamed = !listing.loaded &&
+                     listing.error.find("should be named libbaton-schedule-somebody-else.so") !=
+                         std::string::npos;
+    }
+  }
+  EXPECT_TRUE(saw_misnamed);
+  EXPECT_TRUE(saw_good);
+  EXPECT_TRUE(saw_transport);
+  EXPECT_TRUE(saw_refused_abi);
+}
+
+}  // namespace

@@ -1,0 +1,4 @@
+// Claims to be built against another LibTorch.
+#include "descriptor_fields.h"
+
+TEST_PLUGIN_ENTRY("test-torch-version", d.torch_version = "0.4.1")
