@@ -9,5 +9,6 @@ namespace baton_app {
 
 int run_plugins_command(const std::vector<std::string>& args);
 int run_config_command(const std::vector<std::string>& args);
+int run_plan_command(const std::vector<std::string>& args);
 
 }  // namespace baton_app

@@ -18,6 +18,9 @@ commands:
   config check [FILE] [--set k=v]...   validate a run configuration and print it resolved
                                        (no FILE: the embedded default)
   config defaults                      print every option with its type, default and doc
+  plan --schedule S --ranks R --microbatches M [--stages-per-rank V]
+       [--costs F=1,B=2,I=1,W=1,comm=0] [--format table|csv|csv-comms|json|trace]
+       [--param k=v]... [--out FILE]   build, check, lower and simulate a schedule's plan
   version                              print versions (baton, plugin ABI, LibTorch)
 
 Plugins are searched in plugins.path (YAML), BATON_PLUGIN_PATH, next to this program,
@@ -33,6 +36,7 @@ int dispatch(const std::vector<std::string>& args) {
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (command == "plugins") return baton_app::run_plugins_command(rest);
   if (command == "config") return baton_app::run_config_command(rest);
+  if (command == "plan") return baton_app::run_plan_command(rest);
   if (command == "version" || command == "--version") {
     std::cout << "baton " << BATON_VERSION << " (plugin ABI " << BATON_ABI_MAJOR << "."
               << BATON_ABI_MINOR << ", LibTorch " << TORCH_VERSION
@@ -41,7 +45,7 @@ int dispatch(const std::vector<std::string>& args) {
   }
   throw baton_app::UsageError(
       "unknown command '" + command + "'" +
-      baton::did_you_mean(command, {"plugins", "config", "version", "help"}));
+      baton::did_you_mean(command, {"plugins", "config", "plan", "version", "help"}));
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <iterator>
 
 #include "run_command.h"
 
@@ -117,6 +118,65 @@ TEST(Cli, VersionNamesAbiAndLibTorch) {
   EXPECT_EQ(result.exit_code, 0);
   EXPECT_THAT(result.output,
               testing::ContainsRegex("plugin ABI [0-9]+\\.[0-9]+, LibTorch [0-9.]+"));
+}
+
+}  // namespace
+
+namespace {
+
+const std::string kGoodSchedule = kTestPlugins + "/libbaton-schedule-test-good.so";
+
+TEST(CliPlan, PrintsTableAndSimulationSummary) {
+  const auto result = run_command(kBaton + " plan --schedule " + kGoodSchedule +
+                                  " --ranks 2 --microbatches 3 --param label=x");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_THAT(result.output, testing::ContainsRegex("Rank 0 +Rank 1"));
+  EXPECT_THAT(result.output, testing::ContainsRegex("Step 0: 0F0 +1F0"));
+  // GPipe order, F=1, B=2: bubble (r-1)/(m+r-1) = 1/4.
+  EXPECT_THAT(result.output, HasSubstr("makespan 12.000, bubble 25.0%"));
+}
+
+TEST(CliPlan, WritesCsvWithCommsToAFile) {
+  const std::string out = testing::TempDir() + "/plan_comms.csv";
+  const auto result = run_command(kBaton + " plan --schedule " + kGoodSchedule +
+                                  " --ranks 2 --microbatches 2 --param label=x --format csv-comms "
+                                  "--out " +
+                                  out);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  std::ifstream file(out);
+  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  EXPECT_THAT(text, HasSubstr("0SEND_F0"));
+  EXPECT_THAT(text, HasSubstr("1RECV_F0"));
+}
+
+TEST(CliPlan, JsonAndTraceFormats) {
+  auto result = run_command(kBaton + " plan --schedule " + kGoodSchedule +
+                            " --ranks 2 --microbatches 2 --param label=x --format json");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("\"bubble_fraction\""));
+  EXPECT_THAT(result.output, HasSubstr("\"peak_activations\""));
+  result = run_command(kBaton + " plan --schedule " + kGoodSchedule +
+                       " --ranks 2 --microbatches 2 --param label=x --format trace");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("\"traceEvents\""));
+}
+
+TEST(CliPlan, RejectsBadOptionsWithSuggestions) {
+  auto result = run_command(kBaton + " plan --schedule " + kGoodSchedule +
+                            " --ranks 2 --microbatches 2 --param label=x --costs F=1,Q=2");
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_THAT(result.output, HasSubstr("unknown cost 'Q'"));
+  result = run_command(kBaton + " plan --schedule " + kGoodSchedule +
+                       " --ranks 0 --microbatches 2 --param label=x");
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_THAT(result.output, HasSubstr("--ranks must be a positive integer, got '0'"));
+  result =
+      run_command(kBaton + " plan --schedule " + kGoodSchedule + " --ranks 2 --microbatches 2");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.output, HasSubstr("schedule.params.label is required"));
+  result = run_command(kBaton + " plan --schedule no-such --ranks 2 --microbatches 2");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_THAT(result.output, HasSubstr("cannot load schedule plugin 'no-such'"));
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "baton/atomic_file.h"
 #include "baton/error.h"
 
 namespace baton {
@@ -187,15 +188,7 @@ Plan plan_from_csv(std::string_view text, std::string_view source) {
 }
 
 void write_plan_csv(const Plan& plan, const std::string& path) {
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  if (!file) {
-    throw PlanError("cannot write plan CSV \"" + path + "\": " + std::strerror(errno));
-  }
-  file << plan_to_csv(plan);
-  file.close();
-  if (!file) {
-    throw PlanError("failed writing plan CSV \"" + path + "\": " + std::strerror(errno));
-  }
+  write_file_atomically(path, plan_to_csv(plan));
 }
 
 Plan read_plan_csv(const std::string& path) {
