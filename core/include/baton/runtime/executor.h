@@ -1,0 +1,79 @@
+// Runs this rank's part of a lowered plan on real stages and a real transport.
+//
+// setup() performs the metadata handshake — each stage learns its input shapes and dtypes
+// (stage 0 from the real batch, later stages from the previous stage's output metadata,
+// exchanged over the transport), runs shape inference, and tells the previous stage whether
+// it can take what it produces — and then preallocates every receive buffer the plan needs.
+// run_step() splits the batch, runs the plan action by action (receives posted early, waited
+// for right before the compute that needs them; adjacent communication posted as one batch),
+// and leaves the gradients in the stages' parameters for the optimizer.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "baton/export.h"
+#include "baton/plan/plan.h"
+#include "baton/runtime/recv_buffers.h"
+#include "baton/stage.h"
+#include "baton/tensor_meta.h"
+#include "baton/transport.h"
+#include "baton/validator.h"
+
+namespace baton {
+
+// Loss of the last stage for one microbatch: (stage outputs, targets) -> scalar.
+using LossFunction =
+    std::function<at::Tensor(const std::vector<at::Tensor>& outputs, const at::Tensor& targets)>;
+
+struct ExecutorOptions {
+  std::chrono::milliseconds timeout{60000};
+  // Divide each microbatch's loss by the number of microbatches, so the accumulated
+  // gradient equals the gradient of the mean loss over the whole batch (what the
+  // unpipelined model computes). Turn off to get the sum.
+  bool scale_loss_by_microbatches = true;
+  int split_dim = 0;  // batch dimension of every input and of the targets
+};
+
+struct StepResult {
+  // Mean (or, unscaled, summed) loss of the step; only on the rank holding the last stage.
+  bool has_loss = false;
+  double loss = 0.0;
+  std::vector<double> microbatch_losses;  // unscaled, per microbatch
+};
+
+class BATON_API PipelineExecutor {
+ public:
+  // `stages` are this rank's stages (any order); `transport` may be null when the plan has
+  // no communication (one rank).
+  PipelineExecutor(int rank, Plan lowered_plan, std::vector<std::shared_ptr<Stage>> stages,
+                   std::shared_ptr<Transport> transport,
+                   std::vector<std::shared_ptr<Validator>> validators, LossFunction loss,
+                   ExecutorOptions options = {});
+  ~PipelineExecutor();
+
+  // Metadata handshake and receive-buffer preallocation. `inputs` is a full batch (only
+  // used on the rank of stage 0); every rank must call it.
+  void setup(const std::vector<at::Tensor>& inputs);
+
+  // Runs one step. `inputs` matter on the rank of stage 0, `targets` on the rank of the
+  // last stage. Throws StepError annotated with the rank, timestep and action.
+  StepResult run_step(const std::vector<at::Tensor>& inputs, const at::Tensor& targets);
+
+  const RecvBuffers& recv_buffers() const;
+  const std::vector<TensorMeta>& input_metas(int stage) const;
+  const std::vector<TensorMeta>& output_metas(int stage) const;
+  int rank() const;
+  const Plan& plan() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace baton

@@ -1,0 +1,25 @@
+// Internal: the transport tags the executor uses. Activations are tagged by the sending
+// stage, gradients by the receiving stage, so both sides compute the same tag; the
+// setup handshake has a tag space of its own.
+#pragma once
+
+#include <cstdint>
+
+#include "baton/runtime/recv_buffers.h"
+
+namespace baton {
+
+inline std::uint64_t comm_tag(int stage, int microbatch, FlowDirection direction) {
+  return (static_cast<std::uint64_t>(stage) << 33) |
+         (static_cast<std::uint64_t>(direction == FlowDirection::kBackward) << 32) |
+         static_cast<std::uint32_t>(microbatch);
+}
+
+// Setup messages between stage `stage` and stage `stage + 1`: `part` 0 = metadata length,
+// 1 = metadata, 2 = reply length, 3 = reply text.
+inline std::uint64_t handshake_tag(int stage, int part) {
+  return (std::uint64_t{1} << 62) | (static_cast<std::uint64_t>(stage) << 8) |
+         static_cast<std::uint64_t>(part);
+}
+
+}  // namespace baton

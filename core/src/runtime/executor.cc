@@ -1,0 +1,534 @@
+#include "baton/runtime/executor.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <optional>
+
+#include "../stage/split_backward.h"
+#include "baton/error.h"
+#include "baton/runtime/microbatch.h"
+#include "baton/step_error.h"
+#include "comm_tags.h"
+#include "metadata_handshake.h"
+
+namespace baton {
+namespace {
+
+bool is_differentiable(const TensorMeta& meta) {
+  return at::isFloatingType(meta.dtype) || at::isComplexType(meta.dtype);
+}
+
+// Autograd state of one (stage, microbatch) between its forward and its backward.
+struct MicrobatchState {
+  std::vector<at::Tensor> inputs;       // leaves; differentiable ones require grad (s > 0)
+  std::vector<at::Tensor> outputs;      // with autograd history
+  at::Tensor loss;                      // last stage: scaled loss
+  std::vector<at::Tensor> input_grads;  // after B or I
+  std::unique_ptr<SplitBackward> split;
+  bool forward_done = false;
+  bool backward_done = false;
+};
+
+struct PendingRecv {
+  std::vector<std::unique_ptr<Work>> works;
+  std::string description;
+};
+
+}  // namespace
+
+struct PipelineExecutor::Impl {
+  int rank;
+  Plan plan;
+  std::map<int, std::shared_ptr<Stage>> stages;
+  std::shared_ptr<Transport> transport;
+  std::vector<std::shared_ptr<Validator>> validators;
+  LossFunction loss_function;
+  ExecutorOptions options;
+
+  std::map<int, std::vector<TensorMeta>> input_metas;
+  std::map<int, std::vector<TensorMeta>> output_metas;
+  RecvBuffers buffers;
+  bool ready = false;
+  int training_step = 0;
+
+  // Per step.
+  std::map<std::pair<int, int>, MicrobatchState> states;
+  std::map<std::tuple<int, int, int>, PendingRecv> pending_recvs;
+  std::vector<std::unique_ptr<Work>> pending_sends;
+  std::vector<at::Tensor> sends_in_flight;  // kept alive until their sends complete
+  std::vector<std::vector<at::Tensor>> microbatch_inputs;
+  std::vector<at::Tensor> microbatch_targets;
+  StepResult result;
+
+  int last_stage() const { return plan.num_stages - 1; }
+  int rank_of(int stage) const { return plan.stage_to_rank.at(static_cast<std::size_t>(stage)); }
+
+  Stage& stage(int index) {
+    auto found = stages.find(index);
+    if (found == stages.end()) {
+      throw Error("stage " + std::to_string(index) + " is not on rank " + std::to_string(rank) +
+                  " (the plan places it on rank " + std::to_string(rank_of(index)) + ")");
+    }
+    return *found->second;
+  }
+
+  MicrobatchState& state(int stage_index, int microbatch) {
+    return states[{stage_index, microbatch}];
+  }
+
+  void validate(const std::vector<at::Tensor>& tensors, const std::vector<TensorMeta>& metas,
+                int stage_index, int microbatch, TensorRole role) {
+    if (validators.empty()) return;
+    for (std::size_t i = 0; i < tensors.size() && i < metas.size(); ++i) {
+      TensorCheck check{stage_index, microbatch, role, static_cast<int>(i), &metas[i]};
+      for (const auto& validator : validators) {
+        if (validator->wants(role)) validator->check(tensors[i], check);
+      }
+    }
+    if (tensors.size() != metas.size() && role != TensorRole::kGradientInput &&
+        role != TensorRole::kGradientOutput) {
+      throw ValidationError("stage " + std::to_string(stage_index) + " " + tensor_role_name(role) +
+                            "s (microbatch " + std::to_string(microbatch) + "): expected " +
+                            std::to_string(metas.size()) + " tensors, got " +
+                            std::to_string(tensors.size()));
+    }
+  }
+
+  // ---- communication -------------------------------------------------------------------
+
+  Transport& require_transport() {
+    if (!transport) throw Error("the plan communicates between ranks but no transport is set");
+    return *transport;
+  }
+
+  // Posts a run of adjacent SEND/RECV actions as one batch.
+  void post_comms(const std::vector<Action>& actions) {
+    std::vector<P2POp> ops;
+    std::vector<std::tuple<int, int, int>> recv_keys;  // per recv op, in order
+    std::vector<std::size_t> recv_counts;
+    for (const Action& action : actions) {
+      const int s = action.stage, mb = action.microbatch;
+      switch (action.type) {
+        case ActionType::kSendForward: {
+          if (!state(s, mb).forward_done) {
+            throw Error("sends the activations of stage " + std::to_string(s) + ", microbatch " +
+                        std::to_string(mb) + " before computing them");
+          }
+          for (const auto& tensor : state(s, mb).outputs) {
+            at::Tensor data = tensor.detach().contiguous();
+            sends_in_flight.push_back(data);
+            ops.push_back({P2PDirection::kSend, data, rank_of(s + 1),
+                           comm_tag(s, mb, FlowDirection::kForward)});
+          }
+          break;
+        }
+        case ActionType::kSendBackward: {
+          if (!state(s, mb).backward_done) {
+            throw Error("sends the input gradients of stage " + std::to_string(s) +
+                        ", microbatch " + std::to_string(mb) + " before computing them");
+          }
+          const auto& metas = input_metas.at(s);
+          auto& grads = state(s, mb).input_grads;
+          for (std::size_t i = 0; i < metas.size(); ++i) {
+            if (!is_differentiable(metas[i])) continue;
+            // A stage input that got no gradient still owes the peer a message.
+            at::Tensor grad =
+                i < grads.size() && grads[i].defined()
+                    ? grads[i].contiguous()
+                    : at::zeros(metas[i].shape, at::TensorOptions().dtype(metas[i].dtype));
+            sends_in_flight.push_back(grad);
+            ops.push_back({P2PDirection::kSend, grad, rank_of(s - 1),
+                           comm_tag(s - 1, mb, FlowDirection::kBackward)});
+          }
+          break;
+        }
+        case ActionType::kRecvForward:
+        case ActionType::kRecvBackward: {
+          const bool forward = action.type == ActionType::kRecvForward;
+          const FlowDirection direction =
+              forward ? FlowDirection::kForward : FlowDirection::kBackward;
+          const auto& targets = buffers.get(s, mb, direction);
+          const int peer = forward ? rank_of(s - 1) : rank_of(s + 1);
+          for (const auto& buffer : targets) {
+            ops.push_back(
+                {P2PDirection::kRecv, buffer, peer, comm_tag(forward ? s - 1 : s, mb, direction)});
+          }
+          recv_keys.emplace_back(s, mb, static_cast<int>(direction));
+          recv_counts.push_back(targets.size());
+          break;
+        }
+        default:
+          break;
+      }
+    }
+    std::vector<std::unique_ptr<Work>> works;
+    if (!ops.empty()) works = require_transport().post_batch(ops);
+    std::size_t next = 0;
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].direction == P2PDirection::kSend) pending_sends.push_back(std::move(works[i]));
+    }
+    for (std::size_t k = 0; k < recv_keys.size(); ++k) {
+      PendingRecv pending;
+      for (std::size_t j = 0; j < recv_counts[k]; ++j) {
+        while (ops[next].direction != P2PDirection::kRecv) ++next;
+        pending.works.push_back(std::move(works[next++]));
+      }
+      pending_recvs[recv_keys[k]] = std::move(pending);
+    }
+  }
+
+  // Waits for the receive of (stage, microbatch, direction) and returns its buffers.
+  const std::vector<at::Tensor>& await_recv(int s, int mb, FlowDirection direction) {
+    auto key = std::make_tuple(s, mb, static_cast<int>(direction));
+    auto found = pending_recvs.find(key);
+    if (found == pending_recvs.end()) {
+      throw Error(std::string("needs the ") +
+                  (direction == FlowDirection::kForward ? "activations" : "gradients") +
+                  " of stage " + std::to_string(s) + ", microbatch " + std::to_string(mb) +
+                  " from another rank, but no earlier step of the plan receives them");
+    }
+    for (auto& work : found->second.works) work->wait(options.timeout);
+    pending_recvs.erase(found);
+    return buffers.get(s, mb, direction);
+  }
+
+  // ---- compute -------------------------------------------------------------------------
+
+  void forward(int s, int mb) {
+    MicrobatchState& st = state(s, mb);
+    std::vector<at::Tensor> inputs;
+    if (s == 0) {
+      inputs = microbatch_inputs.at(static_cast<std::size_t>(mb));
+    } else if (rank_of(s - 1) == rank) {
+      MicrobatchState& previous = state(s - 1, mb);
+      if (!previous.forward_done) {
+        throw Error("forward of stage " + std::to_string(s) + " runs before the forward of stage " +
+                    std::to_string(s - 1) + " on the same rank (microbatch " + std::to_string(mb) +
+                    ")");
+      }
+      for (const auto& output : previous.outputs) inputs.push_back(output.detach());
+    } else {
+      for (const auto& buffer : await_recv(s, mb, FlowDirection::kForward))
+        inputs.push_back(buffer);
+    }
+    const auto& metas = input_metas.at(s);
+    validate(inputs, metas, s, mb, TensorRole::kForwardInput);
+    if (s > 0) {
+      for (std::size_t i = 0; i < inputs.size(); ++i) {
+        if (is_differentiable(metas[i])) inputs[i] = inputs[i].detach().requires_grad_(true);
+      }
+    }
+    st.inputs = inputs;
+    st.outputs = stage(s).forward(inputs);
+    validate(st.outputs, output_metas.at(s), s, mb, TensorRole::kForwardOutput);
+    if (s == last_stage()) {
+      at::Tensor loss =
+          loss_function(st.outputs, microbatch_targets.at(static_cast<std::size_t>(mb)));
+      result.microbatch_losses.push_back(loss.item<double>());
+      if (options.scale_loss_by_microbatches) loss = loss / plan.num_microbatches;
+      st.loss = loss;
+    }
+    st.forward_done = true;
+  }
+
+  // The gradients of stage s's outputs for microbatch mb, and the tensors they belong to.
+  void backward_roots(int s, int mb, std::vector<at::Tensor>* roots,
+                      std::vector<at::Tensor>* grads) {
+    MicrobatchState& st = state(s, mb);
+    if (!st.forward_done) {
+      throw Error("backward of stage " + std::to_string(s) + ", microbatch " + std::to_string(mb) +
+                  " runs before its forward");
+    }
+    if (s == last_stage()) {
+      roots->push_back(st.loss);
+      return;
+    }
+    std::vector<at::Tensor> arriving;
+    if (rank_of(s + 1) == rank) {
+      MicrobatchState& next = state(s + 1, mb);
+      if (!next.backward_done) {
+        throw Error("backward of stage " + std::to_string(s) +
+                    " runs before the backward of stage " + std::to_string(s + 1) +
+                    " on the same rank (microbatch " + std::to_string(mb) + ")");
+      }
+      arriving = next.input_grads;
+    } else {
+      arriving = await_recv(s, mb, FlowDirection::kBackward);
+    }
+    const auto& metas = output_metas.at(s);
+    std::size_t received = 0;
+    for (std::size_t i = 0; i < st.outputs.size(); ++i) {
+      if (!is_differentiable(metas[i])) continue;
+      const bool local = rank_of(s + 1) == rank;
+      at::Tensor grad =
+          local ? (i < arriving.size() ? arriving[i] : at::Tensor()) : arriving.at(received++);
+      if (!grad.defined() || !st.outputs[i].requires_grad()) continue;
+      TensorCheck check{s, mb, TensorRole::kGradientInput, static_cast<int>(i), &metas[i]};
+      for (const auto& validator : validators) {
+        if (validator->wants(TensorRole::kGradientInput)) validator->check(grad, check);
+      }
+      roots->push_back(st.outputs[i]);
+      grads->push_back(grad);
+    }
+  }
+
+  void finish_backward(int s, int mb, std::vector<at::Tensor> input_grads) {
+    MicrobatchState& st = state(s, mb);
+    if (s > 0) {
+      std::vector<at::Tensor> checked;
+      for (const auto& g : input_grads) checked.push_back(g);
+      validate_gradients_out(s, mb, checked);
+    }
+    st.input_grads = std::move(input_grads);
+    st.backward_done = true;
+  }
+
+  void validate_gradients_out(int s, int mb, const std::vector<at::Tensor>& grads) {
+    const auto& metas = input_metas.at(s);
+    for (std::size_t i = 0; i < grads.size() && i < metas.size(); ++i) {
+      if (!grads[i].defined()) continue;
+      TensorCheck check{s, mb, TensorRole::kGradientOutput, static_cast<int>(i), &metas[i]};
+      for (const auto& validator : validators) {
+        if (validator->wants(TensorRole::kGradientOutput)) validator->check(grads[i], check);
+      }
+    }
+  }
+
+  std::vector<at::Tensor> stage_parameters(int s) {
+    std::vector<at::Tensor> params;
+    for (const auto& named : stage(s).named_parameters()) params.push_back(named.second);
+    return params;
+  }
+
+  void full_backward_action(int s, int mb) {
+    std::vector<at::Tensor> roots, grads;
+    backward_roots(s, mb, &roots, &grads);
+    MicrobatchState& st = state(s, mb);
+    std::vector<at::Tensor> input_grads =
+        full_backward(roots, s == last_stage() ? std::vector<at::Tensor>() : grads, st.inputs);
+    finish_backward(s, mb, std::move(input_grads));
+    release_autograd(st);
+  }
+
+  void backward_input_action(int s, int mb) {
+    std::vector<at::Tensor> roots, grads;
+    backward_roots(s, mb, &roots, &grads);
+    MicrobatchState& st = state(s, mb);
+    st.split = std::make_unique<SplitBackward>(roots, st.inputs, stage_parameters(s));
+    finish_backward(
+        s, mb, st.split->backward_input(s == last_stage() ? std::vector<at::Tensor>() : grads));
+  }
+
+  void backward_weight_action(int s, int mb) {
+    MicrobatchState& st = state(s, mb);
+    if (!st.split) {
+      throw Error("W of stage " + std::to_string(s) + ", microbatch " + std::to_string(mb) +
+                  " runs before its I");
+    }
+    st.split->backward_weight();
+    st.split.reset();
+    release_autograd(st);
+  }
+
+  // Activations are released as soon as the backward no longer needs them.
+  static void release_autograd(MicrobatchState& st) {
+    st.outputs.clear();
+    st.loss = at::Tensor();
+  }
+
+  void run_action(const Action& action) {
+    switch (action.type) {
+      case ActionType::kForward:
+        forward(action.stage, action.microbatch);
+        break;
+      case ActionType::kBackward:
+        full_backward_action(action.stage, action.microbatch);
+        break;
+      case ActionType::kBackwardInput:
+        backward_input_action(action.stage, action.microbatch);
+        break;
+      case ActionType::kBackwardWeight:
+        backward_weight_action(action.stage, action.microbatch);
+        break;
+      case ActionType::kOverlapForwardBackward:
+        for (const auto& sub : action.sub_actions) run_action(sub);
+        break;
+      case ActionType::kUnshard:
+      case ActionType::kReshard:
+      case ActionType::kReduceGrad:
+        break;  // parameters are never sharded here: nothing to gather or reduce
+      default:
+        throw Error("cannot run action " + to_string(action));
+    }
+  }
+
+  void run_plan() {
+    const auto& steps = plan.rank_steps.at(static_cast<std::size_t>(rank));
+    std::size_t t = 0;
+    while (t < steps.size()) {
+      try {
+        if (!steps[t]) {
+          ++t;
+          continue;
+        }
+        if (is_comm(steps[t]->type)) {
+          std::vector<Action> run;
+          const std::size_t first = t;
+          while (t < steps.size() && steps[t] && is_comm(steps[t]->type))
+            run.push_back(*steps[t++]);
+          try {
+            post_comms(run);
+          } catch (...) {
+            t = first;
+            throw;
+          }
+          continue;
+        }
+        run_action(*steps[t]);
+        ++t;
+      } catch (const StepError&) {
+        throw;
+      } catch (const std::exception& error) {
+        throw annotate_step_error(plan, rank, training_step, static_cast<int>(t), error.what());
+      }
+    }
+    // Every send must complete before the step ends: the peer relies on it.
+    const int end = static_cast<int>(steps.size());
+    try {
+      for (auto& work : pending_sends) work->wait(options.timeout);
+      if (!pending_recvs.empty()) {
+        const auto& key = pending_recvs.begin()->first;
+        throw Error("the step ended with a posted receive never used (stage " +
+                    std::to_string(std::get<0>(key)) + ", microbatch " +
+                    std::to_string(std::get<1>(key)) + ")");
+      }
+    } catch (const std::exception& error) {
+      throw annotate_step_error(plan, rank, training_step, end > 0 ? end - 1 : 0,
+                                std::string("finishing the step: ") + error.what());
+    }
+  }
+};
+
+PipelineExecutor::PipelineExecutor(int rank, Plan lowered_plan,
+                                   std::vector<std::shared_ptr<Stage>> stages,
+                                   std::shared_ptr<Transport> transport,
+                                   std::vector<std::shared_ptr<Validator>> validators,
+                                   LossFunction loss, ExecutorOptions options)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& s = *impl_;
+  s.rank = rank;
+  s.plan = std::move(lowered_plan);
+  if (rank < 0 || rank >= s.plan.num_ranks) {
+    throw Error("rank " + std::to_string(rank) + " is outside the plan's " +
+                std::to_string(s.plan.num_ranks) + " ranks");
+  }
+  for (auto& stage : stages) {
+    const int index = stage->index();
+    if (index < 0 || index >= s.plan.num_stages || s.rank_of(index) != rank) {
+      throw Error(
+          "rank " + std::to_string(rank) + " was given " + stage->describe() +
+          ", which the plan places on rank " +
+          (index >= 0 && index < s.plan.num_stages ? std::to_string(s.rank_of(index)) : "none"));
+    }
+    s.stages[index] = std::move(stage);
+  }
+  for (int index = 0; index < s.plan.num_stages; ++index) {
+    if (s.rank_of(index) == rank && !s.stages.count(index)) {
+      throw Error("rank " + std::to_string(rank) + " holds stage " + std::to_string(index) +
+                  " in the plan, but no stage object was given for it");
+    }
+  }
+  s.transport = std::move(transport);
+  s.validators = std::move(validators);
+  s.loss_function = std::move(loss);
+  s.options = options;
+}
+
+PipelineExecutor::~PipelineExecutor() = default;
+
+void PipelineExecutor::setup(const std::vector<at::Tensor>& inputs) {
+  Impl& s = *impl_;
+  std::vector<TensorMeta> first_inputs;
+  if (s.stages.count(0)) {
+    const auto microbatches =
+        split_microbatches(inputs, s.plan.num_microbatches, s.options.split_dim);
+    for (const auto& tensor : microbatches[0])
+      first_inputs.push_back(TensorMeta::of(tensor.contiguous()));
+  }
+  HandshakeContext context{s.rank, s.plan, s.transport.get(), s.options.timeout, {}};
+  for (auto& entry : s.stages) {
+    const int index = entry.first;
+    StageMetas metas = exchange_stage_metadata(context, *entry.second, first_inputs);
+    s.input_metas[index] = std::move(metas.inputs);
+    s.output_metas[index] = std::move(metas.outputs);
+  }
+  // One buffer set per receive the plan performs.
+  for (const auto& slot : s.plan.rank_steps.at(static_cast<std::size_t>(s.rank))) {
+    if (!slot) continue;
+    if (slot->type == ActionType::kRecvForward) {
+      s.buffers.allocate(slot->stage, slot->microbatch, FlowDirection::kForward,
+                         s.input_metas.at(slot->stage));
+    } else if (slot->type == ActionType::kRecvBackward) {
+      std::vector<TensorMeta> grads;
+      for (const auto& meta : s.output_metas.at(slot->stage)) {
+        if (is_differentiable(meta)) grads.push_back(meta);
+      }
+      s.buffers.allocate(slot->stage, slot->microbatch, FlowDirection::kBackward, grads);
+    }
+  }
+  s.ready = true;
+}
+
+StepResult PipelineExecutor::run_step(const std::vector<at::Tensor>& inputs,
+                                      const at::Tensor& targets) {
+  Impl& s = *impl_;
+  if (!s.ready) throw Error("run_step() before setup()");
+  ++s.training_step;
+  s.states.clear();
+  s.pending_recvs.clear();
+  s.pending_sends.clear();
+  s.sends_in_flight.clear();
+  s.result = StepResult();
+  s.microbatch_inputs.clear();
+  s.microbatch_targets.clear();
+  if (s.stages.count(0)) {
+    s.microbatch_inputs = split_microbatches(inputs, s.plan.num_microbatches, s.options.split_dim);
+  }
+  if (s.stages.count(s.last_stage())) {
+    for (auto& chunk :
+         split_microbatches({targets}, s.plan.num_microbatches, s.options.split_dim)) {
+      s.microbatch_targets.push_back(chunk[0]);
+    }
+  }
+  s.run_plan();
+  if (s.stages.count(s.last_stage())) {
+    s.result.has_loss = true;
+    double total = 0;
+    for (double loss : s.result.microbatch_losses) total += loss;
+    s.result.loss = s.options.scale_loss_by_microbatches
+                        ? total / static_cast<double>(s.result.microbatch_losses.size())
+                        : total;
+  }
+  s.states.clear();
+  s.sends_in_flight.clear();
+  return s.result;
+}
+
+const RecvBuffers& PipelineExecutor::recv_buffers() const {
+  return impl_->buffers;
+}
+const std::vector<TensorMeta>& PipelineExecutor::input_metas(int stage) const {
+  return impl_->input_metas.at(stage);
+}
+const std::vector<TensorMeta>& PipelineExecutor::output_metas(int stage) const {
+  return impl_->output_metas.at(stage);
+}
+int PipelineExecutor::rank() const {
+  return impl_->rank;
+}
+const Plan& PipelineExecutor::plan() const {
+  return impl_->plan;
+}
+
+}  // namespace baton

@@ -1,0 +1,38 @@
+// Internal: the setup handshake of one stage. The stage learns its input metadata (stage 0
+// from the batch; later stages from the previous stage, locally or over the transport),
+// runs shape inference, and, when the previous stage is on another rank, replies whether
+// it can take those inputs. A failure anywhere is sent down the pipeline so every rank
+// fails at setup with the same message instead of waiting.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <vector>
+
+#include "baton/plan/plan.h"
+#include "baton/stage.h"
+#include "baton/tensor_meta.h"
+#include "baton/transport.h"
+
+namespace baton {
+
+struct HandshakeContext {
+  int rank;
+  const Plan& plan;
+  Transport* transport;  // may be null when nothing crosses ranks
+  std::chrono::milliseconds timeout;
+  // Output metadata of this rank's stages handled so far (for same-rank neighbours).
+  std::map<int, std::vector<TensorMeta>> local_outputs;
+};
+
+struct StageMetas {
+  std::vector<TensorMeta> inputs;
+  std::vector<TensorMeta> outputs;
+};
+
+// Call for this rank's stages in increasing order. `first_inputs`: stage 0's microbatch
+// input metadata (used only for stage 0).
+StageMetas exchange_stage_metadata(HandshakeContext& context, Stage& stage,
+                                   const std::vector<TensorMeta>& first_inputs);
+
+}  // namespace baton

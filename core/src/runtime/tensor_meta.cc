@@ -1,0 +1,129 @@
+#include "baton/tensor_meta.h"
+
+#include <ATen/ATen.h>
+
+#include "baton/error.h"
+
+namespace baton {
+namespace {
+
+std::vector<std::int64_t> contiguous_strides(const std::vector<std::int64_t>& shape) {
+  std::vector<std::int64_t> strides(shape.size(), 1);
+  for (std::size_t i = shape.size(); i > 1; --i) strides[i - 2] = strides[i - 1] * shape[i - 1];
+  return strides;
+}
+
+std::string join(const std::vector<std::int64_t>& values) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    text += (i ? ", " : "") + std::to_string(values[i]);
+  }
+  return text + "]";
+}
+
+}  // namespace
+
+std::string dtype_name(at::ScalarType dtype) {
+  switch (dtype) {
+    case at::kFloat:
+      return "float32";
+    case at::kDouble:
+      return "float64";
+    case at::kHalf:
+      return "float16";
+    case at::kBFloat16:
+      return "bfloat16";
+    case at::kByte:
+      return "uint8";
+    case at::kChar:
+      return "int8";
+    case at::kShort:
+      return "int16";
+    case at::kInt:
+      return "int32";
+    case at::kLong:
+      return "int64";
+    case at::kBool:
+      return "bool";
+    case at::kComplexFloat:
+      return "complex64";
+    case at::kComplexDouble:
+      return "complex128";
+    default:
+      return c10::toString(dtype);
+  }
+}
+
+TensorMeta TensorMeta::of(const at::Tensor& tensor) {
+  TensorMeta meta;
+  meta.shape = tensor.sizes().vec();
+  meta.dtype = tensor.scalar_type();
+  meta.strides = tensor.strides().vec();
+  meta.device = tensor.device();
+  return meta;
+}
+
+std::string TensorMeta::str() const {
+  return join(shape) + " " + dtype_name(dtype);
+}
+
+std::string TensorMeta::detailed_str() const {
+  return str() + ", strides " + join(strides.empty() ? contiguous_strides(shape) : strides) + ", " +
+         device.str();
+}
+
+bool TensorMeta::same_shape_and_dtype(const TensorMeta& other) const {
+  return shape == other.shape && dtype == other.dtype;
+}
+
+bool TensorMeta::operator==(const TensorMeta& other) const {
+  const auto mine = strides.empty() ? contiguous_strides(shape) : strides;
+  const auto theirs = other.strides.empty() ? contiguous_strides(other.shape) : other.strides;
+  return same_shape_and_dtype(other) && mine == theirs && device == other.device;
+}
+
+at::Tensor TensorMeta::allocate() const {
+  return at::empty(shape, at::TensorOptions().dtype(dtype).device(device));
+}
+
+// Layout: count, then per tensor: dtype, device type, device index, rank, shape…
+std::vector<std::int64_t> encode_metas(const std::vector<TensorMeta>& metas) {
+  std::vector<std::int64_t> encoded{static_cast<std::int64_t>(metas.size())};
+  for (const auto& meta : metas) {
+    encoded.push_back(static_cast<std::int64_t>(meta.dtype));
+    encoded.push_back(static_cast<std::int64_t>(meta.device.type()));
+    encoded.push_back(meta.device.index());
+    encoded.push_back(static_cast<std::int64_t>(meta.shape.size()));
+    encoded.insert(encoded.end(), meta.shape.begin(), meta.shape.end());
+  }
+  return encoded;
+}
+
+std::vector<TensorMeta> decode_metas(const std::vector<std::int64_t>& encoded) {
+  std::size_t at = 0;
+  auto next = [&]() -> std::int64_t {
+    if (at >= encoded.size()) {
+      throw Error("malformed tensor metadata: " + std::to_string(encoded.size()) +
+                  " values end in the middle of a tensor description");
+    }
+    return encoded[at++];
+  };
+  const std::int64_t count = next();
+  if (count < 0 || count > 4096)
+    throw Error("malformed tensor metadata: count " + std::to_string(count));
+  std::vector<TensorMeta> metas(static_cast<std::size_t>(count));
+  for (auto& meta : metas) {
+    meta.dtype = static_cast<at::ScalarType>(next());
+    const auto device_type = static_cast<c10::DeviceType>(next());
+    const auto device_index = static_cast<c10::DeviceIndex>(next());
+    meta.device = at::Device(device_type, device_index);
+    const std::int64_t rank = next();
+    if (rank < 0 || rank > 64)
+      throw Error("malformed tensor metadata: rank " + std::to_string(rank));
+    for (std::int64_t d = 0; d < rank; ++d) meta.shape.push_back(next());
+  }
+  if (at != encoded.size()) throw Error("malformed tensor metadata: trailing values");
+  return metas;
+}
+
+}  // namespace baton
