@@ -26,7 +26,7 @@ int check(const CliArgs& cli) {
                              : baton::load_config_text("", kEmbeddedDefault, overrides);
   const baton::PluginLoader loader = baton::plugin_loader_for(config);
   baton::resolve_plugins(config, loader);
-  const ModelEntry& model = find_model(config.section("model").at("name"));
+  const baton_models::ModelEntry& model = baton_models::find_model(config.section("model").at("name"));
   config.set_plugin_params(
       "model", baton::resolve_params(config.raw_params("model"), model.params, model.num_params,
                                      std::string("model '") + model.name + "'"));
@@ -37,7 +37,7 @@ int check(const CliArgs& cli) {
 
 int defaults(const CliArgs& cli) {
   std::cout << baton::format_config_defaults();
-  for (const auto& model : model_catalog()) {
+  for (const auto& model : baton_models::model_catalog()) {
     std::cout << "model.params for model '" << model.name << "': " << model.doc << "\n"
               << baton::format_param_table(model.params, model.num_params, "model.params.", "")
               << "\n";

@@ -3,7 +3,7 @@
 #include "baton/error.h"
 #include "baton/suggest.h"
 
-namespace baton_app {
+namespace baton_models {
 namespace {
 
 using baton::ParamSpec;
@@ -34,11 +34,11 @@ const ParamSpec kTorchScriptParams[] = {
 const std::vector<ModelEntry>& model_catalog() {
   static const std::vector<ModelEntry> catalog = {
       {"mlp", "Multi-layer perceptron (Linear + ReLU blocks), classification loss.", kMlpParams,
-       baton::param_table_size(kMlpParams)},
+       baton::param_table_size(kMlpParams), &build_mlp},
       {"gpt", "Small GPT-style decoder: embedding, attention blocks, layer norm, head.", kGptParams,
-       baton::param_table_size(kGptParams)},
+       baton::param_table_size(kGptParams), &build_gpt},
       {"torchscript", "A scripted model saved from Python (torch.jit.save), named by model.path.",
-       kTorchScriptParams, baton::param_table_size(kTorchScriptParams)},
+       kTorchScriptParams, baton::param_table_size(kTorchScriptParams), nullptr},
   };
   return catalog;
 }
@@ -55,4 +55,4 @@ const ModelEntry& find_model(const baton::ParamValue& model_name) {
                            "; built-in models: mlp, gpt, torchscript");
 }
 
-}  // namespace baton_app
+}  // namespace baton_models

@@ -1,0 +1,38 @@
+// The built-in models: an MLP and a small GPT-style decoder, each built as a UnitChain whose
+// parameter names are the same pipelined or not, plus the loss and the shape of a sample.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "baton/params.h"
+#include "baton/runtime/executor.h"
+#include "baton/unit_chain.h"
+
+namespace baton_models {
+
+struct BuiltModel {
+  std::shared_ptr<baton::UnitChain> chain;
+  baton::LossFunction loss;
+  // What one batch looks like, for synthetic data: input shape and dtype (batch dim first)
+  // and targets (class indices in [0, num_classes)).
+  std::vector<std::int64_t> sample_shape;  // without the batch dimension
+  at::ScalarType input_dtype = at::kFloat;
+  std::int64_t input_range = 0;  // for integer inputs (tokens): values in [0, input_range)
+  std::vector<std::int64_t> target_shape;  // without the batch dimension
+  std::int64_t num_classes = 0;
+};
+
+// `params` were checked against the model's table (see model_catalog.h). Parameters are
+// initialised from `seed`, identically on every rank.
+BuiltModel build_mlp(const baton::ParamValues& params, std::uint64_t seed);
+BuiltModel build_gpt(const baton::ParamValues& params, std::uint64_t seed);
+
+// Cross entropy of logits [..., classes] against class indices [...].
+at::Tensor cross_entropy_loss(const std::vector<at::Tensor>& outputs, const at::Tensor& targets);
+
+}  // namespace baton_models

@@ -1,0 +1,90 @@
+// The concrete rendezvous stores and the factory the runtime uses to pick one.
+//
+//   tcp  — LibTorch's c10d::TCPStore (what torchrun uses): rank 0 hosts it at address:port,
+//          every rank connects to it. For runs across machines.
+//   file — a folder on a shared file system, one file per key. For runs on one machine
+//          (or a shared mount) without a free port.
+//
+// make_rendezvous_store() wraps either in a PrefixStore named after the run id, so two runs
+// sharing a store (the same port, the same folder) never see each other's keys.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "baton/export.h"
+#include "baton/store.h"
+
+namespace baton {
+
+// A store kept in a folder: one file per key, written to a temporary file and renamed into
+// place (readers never see half a value); add() is serialized by an advisory lock. The
+// folder is created if missing and never deleted: its owner (a run's temp dir) removes it.
+class BATON_API FileStore : public Store {
+ public:
+  explicit FileStore(std::string directory);
+  ~FileStore() override;
+
+  void set(const std::string& key, const std::vector<std::uint8_t>& value) override;
+  std::vector<std::uint8_t> get(const std::string& key, std::chrono::milliseconds timeout) override;
+  std::int64_t add(const std::string& key, std::int64_t delta) override;
+
+  const std::string& directory() const { return directory_; }
+
+ private:
+  std::string path_of(const std::string& key) const;
+  void write_atomically(const std::string& path, const std::vector<std::uint8_t>& value) const;
+
+  std::string directory_;
+};
+
+struct TcpStoreOptions {
+  std::string host = "127.0.0.1";
+  // Port of the server. A hosting store given 0 binds a free port; see TcpStore::port().
+  int port = 29511;
+  bool is_server = false;  // rank 0 hosts
+  int world_size = 1;
+  // How long a client keeps trying to reach the server.
+  std::chrono::milliseconds timeout{60000};
+};
+
+// c10d::TCPStore behind baton's Store interface (LibTorch stays out of this header).
+class BATON_API TcpStore : public Store {
+ public:
+  explicit TcpStore(const TcpStoreOptions& options);
+  ~TcpStore() override;
+
+  void set(const std::string& key, const std::vector<std::uint8_t>& value) override;
+  std::vector<std::uint8_t> get(const std::string& key, std::chrono::milliseconds timeout) override;
+  std::int64_t add(const std::string& key, std::int64_t delta) override;
+
+  // The port actually in use (the one chosen by the system when hosting on port 0).
+  int port() const;
+  const std::string& host() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+struct RendezvousOptions {
+  std::string kind = "tcp";           // "tcp" or "file"
+  std::string address = "127.0.0.1";  // tcp: host of rank 0's store
+  int port = 29511;                   // tcp: its port
+  std::string file;                   // file: the store's folder
+  int rank = 0;
+  int world_size = 1;
+  std::chrono::milliseconds timeout{60000};
+  // Namespaces every key; two runs with different ids never collide. Must not be empty.
+  std::string run_id;
+};
+
+// The store of one run: a TcpStore (hosted by rank 0) or a FileStore, inside a PrefixStore
+// "baton/<run_id>". Throws StoreError (cannot host or reach the store, folder not writable)
+// or ConfigError (unknown kind, missing file, empty run id, rank outside the world).
+BATON_API std::shared_ptr<Store> make_rendezvous_store(const RendezvousOptions& options);
+
+}  // namespace baton

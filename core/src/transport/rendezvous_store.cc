@@ -1,0 +1,36 @@
+// Picks and namespaces the store of one run (see baton/stores.h).
+#include "baton/error.h"
+#include "baton/stores.h"
+
+namespace baton {
+
+std::shared_ptr<Store> make_rendezvous_store(const RendezvousOptions& options) {
+  if (options.run_id.empty()) {
+    throw ConfigError("rendezvous: the run id is empty; it namespaces the store's keys");
+  }
+  if (options.world_size < 1 || options.rank < 0 || options.rank >= options.world_size) {
+    throw ConfigError("rendezvous: rank " + std::to_string(options.rank) +
+                      " is outside a world of " + std::to_string(options.world_size) + " ranks");
+  }
+  std::shared_ptr<Store> store;
+  if (options.kind == "tcp") {
+    TcpStoreOptions tcp;
+    tcp.host = options.address;
+    tcp.port = options.port;
+    tcp.is_server = options.rank == 0;
+    tcp.world_size = options.world_size;
+    tcp.timeout = options.timeout;
+    store = std::make_shared<TcpStore>(tcp);
+  } else if (options.kind == "file") {
+    if (options.file.empty()) {
+      throw ConfigError("rendezvous: kind 'file' needs the store's folder (world.file)");
+    }
+    store = std::make_shared<FileStore>(options.file);
+  } else {
+    throw ConfigError("rendezvous: unknown store kind '" + options.kind +
+                      "'; expected 'tcp' or 'file'");
+  }
+  return std::make_shared<PrefixStore>("baton/" + options.run_id, std::move(store));
+}
+
+}  // namespace baton

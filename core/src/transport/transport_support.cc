@@ -1,0 +1,83 @@
+// Shared wording and argument checks for transport plugins.
+#include "baton/transport_support.h"
+
+#include <c10/core/Layout.h>
+
+#include <cstdio>
+#include <sstream>
+
+namespace baton {
+
+std::string format_seconds(std::chrono::milliseconds duration) {
+  const long long ms = duration.count();
+  char text[64];
+  if (ms % 1000 == 0) {
+    std::snprintf(text, sizeof(text), "%lld s", ms / 1000);
+  } else {
+    // Up to millisecond precision, without trailing zeros: 0.5 s, 1.25 s, 0.001 s.
+    std::snprintf(text, sizeof(text), "%.3f", static_cast<double>(ms) / 1000.0);
+    std::string trimmed(text);
+    while (trimmed.back() == '0') trimmed.pop_back();
+    return trimmed + " s";
+  }
+  return text;
+}
+
+std::string format_tag(std::uint64_t tag) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(tag));
+  return text;
+}
+
+std::string P2PDescription::str() const {
+  std::ostringstream out;
+  out << (direction == P2PDirection::kSend ? "send to rank " : "recv from rank ") << peer
+      << " (tag " << format_tag(tag) << ", " << bytes << (bytes == 1 ? " byte)" : " bytes)");
+  return out.str();
+}
+
+std::string rank_prefix(int rank) {
+  return "rank " + std::to_string(rank) + ": ";
+}
+
+std::size_t tensor_bytes(const at::Tensor& tensor) {
+  return static_cast<std::size_t>(tensor.numel()) * tensor.element_size();
+}
+
+namespace {
+
+std::string shape_text(at::IntArrayRef values) {
+  std::ostringstream out;
+  out << '[';
+  for (std::size_t i = 0; i < values.size(); ++i) out << (i == 0 ? "" : ", ") << values[i];
+  out << ']';
+  return out.str();
+}
+
+}  // namespace
+
+void check_p2p_arguments(const at::Tensor& tensor, int rank, int world_size, int peer,
+                         P2PDirection direction, bool allow_non_cpu) {
+  const char* verb = direction == P2PDirection::kSend ? "send to" : "recv from";
+  const std::string where = rank_prefix(rank) + verb + " rank " + std::to_string(peer) + ": ";
+  if (peer < 0 || peer >= world_size) {
+    throw TransportError(where + "no such rank (the world has ranks 0.." +
+                         std::to_string(world_size - 1) + ")");
+  }
+  if (peer == rank) throw TransportError(where + "a rank cannot send to or receive from itself");
+  if (!tensor.defined()) throw TransportError(where + "the tensor is undefined");
+  if (tensor.layout() != c10::kStrided) {
+    throw TransportError(where + "only dense (strided) tensors can be transferred");
+  }
+  if (!allow_non_cpu && !tensor.device().is_cpu()) {
+    throw TransportError(where + "the tensor is on " + tensor.device().str() +
+                         "; this transport moves CPU tensors only");
+  }
+  if (!tensor.is_contiguous()) {
+    throw TransportError(where + "the tensor is not contiguous (sizes " +
+                         shape_text(tensor.sizes()) + ", strides " + shape_text(tensor.strides()) +
+                         "); pass a contiguous tensor (e.g. tensor.contiguous())");
+  }
+}
+
+}  // namespace baton

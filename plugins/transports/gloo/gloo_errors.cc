@@ -1,0 +1,34 @@
+#include "gloo_errors.h"
+
+namespace baton_gloo {
+
+namespace {
+
+bool contains(const std::string& text, const char* part) {
+  return text.find(part) != std::string::npos;
+}
+
+// GLOO_ERROR_MSG prefixes "[file:line] "; the location means nothing to a user.
+std::string without_location(const std::string& text) {
+  if (!text.empty() && text[0] == '[') {
+    const std::size_t end = text.find("] ");
+    if (end != std::string::npos) return text.substr(end + 2);
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string explain_gloo_error(const std::exception& error, int peer) {
+  const std::string text = without_location(error.what());
+  const std::string who = "peer rank " + std::to_string(peer);
+  if (contains(text, "Connection closed by peer") || contains(text, "Socket closed")) {
+    return who + " closed the connection";
+  }
+  if (contains(text, "Connection reset by peer") || contains(text, "Broken pipe")) {
+    return who + " closed the connection (" + text + ")";
+  }
+  return "gloo: " + text;
+}
+
+}  // namespace baton_gloo

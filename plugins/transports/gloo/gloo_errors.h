@@ -1,0 +1,12 @@
+// Turns gloo's exception texts ("[gloo/transport/tcp/pair.cc:589] Connection closed by peer
+// [127.0.0.1]:41234") into what a user can act on ("peer rank 2 closed the connection").
+#pragma once
+
+#include <exception>
+#include <string>
+
+namespace baton_gloo {
+
+std::string explain_gloo_error(const std::exception& error, int peer);
+
+}  // namespace baton_gloo

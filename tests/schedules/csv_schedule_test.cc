@@ -1,0 +1,170 @@
+// The csv schedule: a plan written with write_plan_csv (compute-only or lowered) comes back
+// through the plugin unchanged; a file whose shape differs from the run's is refused naming what
+// differs; a missing file or parameter is named clearly.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "baton/error.h"
+#include "baton/plan/csv.h"
+#include "baton/plan/lower.h"
+#include "baton/plan/validate.h"
+#include "schedule_fixture.h"
+
+namespace baton {
+namespace testing {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+class CsvSchedule : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/baton-csv-schedule-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override {
+    for (const std::string& file : files_) std::remove(file.c_str());
+    rmdir(dir_.c_str());
+  }
+
+  std::string write(const Plan& plan, const std::string& name) {
+    const std::string path = dir_ + "/" + name;
+    write_plan_csv(plan, path);
+    files_.push_back(path);
+    return path;
+  }
+
+  static Plan build(const std::string& schedule, const ScheduleShape& shape) {
+    const LoadedSchedule loaded = load_schedule(schedule);
+    loaded->check(shape);
+    return loaded->build(shape);
+  }
+
+  // Everything but the name, which becomes "csv".
+  static void expect_same_plan(const Plan& loaded, const Plan& original) {
+    EXPECT_EQ(loaded.schedule_name, "csv");
+    EXPECT_EQ(loaded.num_ranks, original.num_ranks);
+    EXPECT_EQ(loaded.num_stages, original.num_stages);
+    EXPECT_EQ(loaded.num_microbatches, original.num_microbatches);
+    EXPECT_EQ(loaded.placement, original.placement);
+    EXPECT_EQ(loaded.stage_to_rank, original.stage_to_rank);
+    EXPECT_EQ(loaded.rank_steps, original.rank_steps);
+  }
+
+  std::string dir_;
+  std::vector<std::string> files_;
+};
+
+struct RoundTripCase {
+  std::string schedule;
+  ScheduleShape shape;
+};
+
+const RoundTripCase kRoundTrips[] = {
+    {"gpipe", {1, 1, 1}},      {"1f1b", {4, 1, 8}},        {"interleaved_1f1b", {4, 2, 8}},
+    {"looped_bfs", {3, 3, 5}}, {"zero_bubble", {4, 1, 6}}, {"zero_bubble", {2, 3, 4}},
+    {"zbv", {4, 2, 5}},        {"dualpipev", {3, 2, 9}},
+};
+
+TEST_F(CsvSchedule, ComputeOnlyPlansComeBackUnchanged) {
+  for (const RoundTripCase& c : kRoundTrips) {
+    SCOPED_TRACE(c.schedule + " " + shape_text(c.shape));
+    const Plan original = build(c.schedule, c.shape);
+    const LoadedSchedule csv =
+        load_schedule("csv", {{"path", write(original, c.schedule + ".csv")}});
+    ASSERT_NO_THROW(csv->check(c.shape));
+    const Plan loaded = csv->build(c.shape);
+    expect_same_plan(loaded, original);
+    EXPECT_FALSE(loaded.has_comms());
+  }
+}
+
+TEST_F(CsvSchedule, LoweredPlansComeBackWithTheirComms) {
+  for (const RoundTripCase& c : kRoundTrips) {
+    SCOPED_TRACE(c.schedule + " " + shape_text(c.shape));
+    const Plan original = lower(build(c.schedule, c.shape));
+    const LoadedSchedule csv =
+        load_schedule("csv", {{"path", write(original, c.schedule + "-lowered.csv")}});
+    ASSERT_NO_THROW(csv->check(c.shape));
+    const Plan loaded = csv->build(c.shape);
+    expect_same_plan(loaded, original);
+    EXPECT_EQ(loaded.has_comms(), c.shape.ranks > 1);
+    EXPECT_NO_THROW(check_can_complete(loaded));
+  }
+}
+
+TEST_F(CsvSchedule, RefusesAShapeThatDiffersNamingWhatDiffers) {
+  const std::string path = write(build("1f1b", {4, 1, 8}), "1f1b.csv");
+  const LoadedSchedule csv = load_schedule("csv", {{"path", path}});
+  auto refusal = [&](const ScheduleShape& shape) -> std::string {
+    try {
+      csv->check(shape);
+    } catch (const ConfigError& error) {
+      return error.what();
+    }
+    ADD_FAILURE() << "accepted " << shape_text(shape);
+    return {};
+  };
+
+  EXPECT_EQ(refusal({4, 1, 6}), "csv needs the plan in \"" + path +
+                                    "\" to match the pipeline shape: got microbatches: the file "
+                                    "has 8, the run asks for 6");
+  // 2 ranks x 2 stages is the file's stage count: only the ranks differ.
+  EXPECT_THAT(refusal({2, 2, 8}),
+              AllOf(HasSubstr("got ranks: the file has 4, the run asks for 2"),
+                    Not(HasSubstr("stages:")), Not(HasSubstr("microbatches:"))));
+  EXPECT_THAT(refusal({4, 2, 4}),
+              AllOf(HasSubstr("stages: the file has 4, the run asks for 8 (4 ranks x 2 stages per "
+                              "rank)"),
+                    HasSubstr("microbatches: the file has 8, the run asks for 4"),
+                    Not(HasSubstr("ranks: the file"))));
+  EXPECT_THROW(csv->build({4, 1, 6}), ConfigError);
+}
+
+TEST_F(CsvSchedule, NamesAMissingFile) {
+  const std::string path = dir_ + "/no-such-plan.csv";
+  const LoadedSchedule csv = load_schedule("csv", {{"path", path}});
+  try {
+    csv->check({2, 1, 2});
+    FAIL() << "a missing file was accepted";
+  } catch (const ConfigError& error) {
+    EXPECT_EQ(std::string(error.what()), "csv: cannot open the plan file \"" + path +
+                                             "\" (parameter 'path'): No such file or directory");
+  }
+}
+
+TEST_F(CsvSchedule, PathIsARequiredParameter) {
+  try {
+    load_schedule("csv");
+    FAIL() << "the csv schedule loaded without a path";
+  } catch (const ConfigError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("path"));
+  }
+}
+
+TEST_F(CsvSchedule, AMalformedFileIsAPlanErrorNamingTheCell) {
+  const std::string path = dir_ + "/bad.csv";
+  files_.push_back(path);
+  std::ofstream(path) << "0F0,0B0\n1F0,1X0\n";
+  const LoadedSchedule csv = load_schedule("csv", {{"path", path}});
+  try {
+    csv->check({2, 1, 1});
+    FAIL() << "a malformed file was accepted";
+  } catch (const PlanError& error) {
+    EXPECT_THAT(error.what(), AllOf(HasSubstr(path), HasSubstr("line 2"), HasSubstr("1X0")));
+  }
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace baton

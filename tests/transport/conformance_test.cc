@@ -1,0 +1,113 @@
+// The transport conformance suite: every transport plugin, by name, runs the same scenarios
+// on real processes. A plugin that is not built or cannot run here (no GPU for NCCL) is
+// reported as skipped, with the reason, never as passed.
+#include <gtest/gtest.h>
+
+#include <csignal>
+
+#include "baton/error.h"
+#include "baton/plugin_loader.h"
+#include "rank_launcher.h"
+
+namespace baton_test {
+namespace {
+
+class TransportConformance : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    try {
+      plugin_ = baton::PluginLoader().load(baton::PluginKind::kTransport, GetParam());
+    } catch (const baton::PluginError& error) {
+      GTEST_SKIP() << "transport plugin '" << GetParam() << "' is not available: " << error.what();
+    }
+    const baton::Viability viability = plugin_->viability();
+    if (!viability.viable) {
+      GTEST_SKIP() << "transport plugin '" << GetParam()
+                   << "' cannot run here: " << viability.reason;
+    }
+  }
+
+  JobResult run(const std::string& scenario, int world_size,
+                const std::string& rendezvous = "file") {
+    RankJob job;
+    job.transport = GetParam();
+    job.scenario = scenario;
+    job.world_size = world_size;
+    job.rendezvous = rendezvous;
+    return run_ranks(job);
+  }
+
+  void expect_success(const std::string& scenario, int world_size,
+                      const std::string& rendezvous = "file") {
+    const JobResult result = run(scenario, world_size, rendezvous);
+    EXPECT_TRUE(result.all_succeeded())
+        << scenario << " on " << world_size << " ranks, " << result.report();
+  }
+
+  std::shared_ptr<baton::LoadedPlugin> plugin_;
+};
+
+TEST_P(TransportConformance, SmallAndOddSizes) {
+  expect_success("small_sizes", 2);
+}
+
+TEST_P(TransportConformance, LargeSizesUpTo64MiB) {
+  expect_success("large_sizes", 2);
+}
+
+TEST_P(TransportConformance, EveryCpuDtype) {
+  expect_success("dtypes", 2);
+}
+
+TEST_P(TransportConformance, ManyOutstandingOpsCompleteOutOfOrder) {
+  expect_success("out_of_order", 2);
+}
+
+TEST_P(TransportConformance, SameTagMessagesArriveInSendOrder) {
+  expect_success("same_tag_order", 2);
+}
+
+TEST_P(TransportConformance, AllToAllOnThreeRanks) {
+  expect_success("all_to_all", 3);
+}
+
+TEST_P(TransportConformance, AllToAllOnFourRanks) {
+  expect_success("all_to_all", 4);
+}
+
+TEST_P(TransportConformance, RingOverTcpStoreRendezvous) {
+  expect_success("ring", 3, "tcp");
+}
+
+TEST_P(TransportConformance, RejectsUnusableTensorsAndPeers) {
+  expect_success("rejects", 2);
+}
+
+TEST_P(TransportConformance, WrongSizeReceiveNamesBothSizes) {
+  expect_success("wrong_size", 2);
+}
+
+TEST_P(TransportConformance, TimeoutNamesThePeerAndLeavesTransportUsable) {
+  expect_success("timeout", 2);
+}
+
+TEST_P(TransportConformance, KilledPeerFailsTheSurvivorFast) {
+  const JobResult result = run("peer_killed", 2);
+  ASSERT_EQ(result.ranks.size(), 2u);
+  const RankOutcome& survivor = result.ranks[0];
+  const RankOutcome& victim = result.ranks[1];
+  EXPECT_TRUE(survivor.exited && survivor.exit_code == 0) << result.report();
+  EXPECT_TRUE(!victim.hung && victim.signal == SIGKILL) << result.report();
+}
+
+TEST_P(TransportConformance, AbortFailsPendingAndFutureOpsFast) {
+  expect_success("abort", 2);
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, TransportConformance, ::testing::Values("gloo"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
+}  // namespace
+}  // namespace baton_test

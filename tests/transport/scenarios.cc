@@ -1,0 +1,44 @@
+#include "scenarios.h"
+
+#include <map>
+#include <stdexcept>
+#include <thread>
+
+namespace baton_test {
+
+namespace {
+
+// For the launcher's own tests: a rank that fails a check, and one that never finishes.
+void scenario_harness_fail(RankContext& ctx) {
+  check(ctx.rank != 1, "rank 1 fails on purpose");
+}
+
+void scenario_harness_hang(RankContext& ctx) {
+  if (ctx.rank == 1) std::this_thread::sleep_for(std::chrono::hours(1));
+}
+
+}  // namespace
+
+Scenario find_scenario(const std::string& name) {
+  static const std::map<std::string, Scenario> scenarios = {
+      {"small_sizes", scenario_small_sizes},
+      {"large_sizes", scenario_large_sizes},
+      {"dtypes", scenario_dtypes},
+      {"out_of_order", scenario_out_of_order},
+      {"same_tag_order", scenario_same_tag_order},
+      {"all_to_all", scenario_all_to_all},
+      {"ring", scenario_ring},
+      {"rejects", scenario_rejects},
+      {"wrong_size", scenario_wrong_size},
+      {"timeout", scenario_timeout},
+      {"peer_killed", scenario_peer_killed},
+      {"abort", scenario_abort},
+      {"harness_fail", scenario_harness_fail},
+      {"harness_hang", scenario_harness_hang},
+  };
+  auto found = scenarios.find(name);
+  if (found == scenarios.end()) throw std::runtime_error("unknown scenario '" + name + "'");
+  return found->second;
+}
+
+}  // namespace baton_test

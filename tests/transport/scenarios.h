@@ -1,0 +1,31 @@
+// The conformance scenarios, each run by every rank of a multi-rank job (rank_context.h).
+// Every transport must pass all of them.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "rank_context.h"
+
+namespace baton_test {
+
+using Scenario = std::function<void(RankContext&)>;
+
+// Throws std::runtime_error for an unknown name.
+Scenario find_scenario(const std::string& name);
+
+// Scenarios by theme (scenarios_data.cc, scenarios_failures.cc).
+void scenario_small_sizes(RankContext& ctx);
+void scenario_large_sizes(RankContext& ctx);
+void scenario_dtypes(RankContext& ctx);
+void scenario_out_of_order(RankContext& ctx);
+void scenario_same_tag_order(RankContext& ctx);
+void scenario_all_to_all(RankContext& ctx);
+void scenario_ring(RankContext& ctx);
+void scenario_rejects(RankContext& ctx);
+void scenario_wrong_size(RankContext& ctx);
+void scenario_timeout(RankContext& ctx);
+void scenario_peer_killed(RankContext& ctx);
+void scenario_abort(RankContext& ctx);
+
+}  // namespace baton_test

@@ -1,0 +1,194 @@
+// Scenarios where something goes wrong: bad arguments, wrong sizes, timeouts, a dead peer,
+// abort. Each checks the error's wording, and that failing does not mean hanging.
+#include <ATen/ATen.h>
+
+#include <csignal>
+#include <iostream>
+#include <thread>
+
+#include "baton/transport_support.h"
+#include "scenarios.h"
+
+namespace baton_test {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+}  // namespace
+
+void scenario_rejects(RankContext& ctx) {
+  check(ctx.world_size == 2, "this scenario runs on 2 ranks");
+  baton::Transport& transport = *ctx.transport;
+  const int peer = 1 - ctx.rank;
+  const std::string me = "rank " + std::to_string(ctx.rank) + ": ";
+
+  at::Tensor transposed = at::zeros({8, 4}, at::kFloat).t();
+  std::string error = expect_transport_error("irecv into a transposed tensor",
+                                             [&] { transport.irecv(transposed, peer, 1); });
+  expect_contains(error, me + "recv from rank " + std::to_string(peer));
+  expect_contains(error, "not contiguous (sizes [4, 8], strides [1, 4])");
+  error = expect_transport_error("isend of a strided slice", [&] {
+    transport.isend(at::zeros({16}, at::kInt).slice(0, 0, 16, 2), peer, 1);
+  });
+  expect_contains(error, "not contiguous");
+
+  at::Tensor meta = at::empty({4}, at::TensorOptions().dtype(at::kFloat).device(at::kMeta));
+  error = expect_transport_error("isend of a meta tensor", [&] { transport.isend(meta, peer, 1); });
+  expect_contains(error, "the tensor is on meta");
+
+  error = expect_transport_error("irecv of an undefined tensor",
+                                 [&] { transport.irecv(at::Tensor(), peer, 1); });
+  expect_contains(error, "undefined");
+
+  at::Tensor ok = empty_bytes(4);
+  error = expect_transport_error("isend to rank 7", [&] { transport.isend(ok, 7, 1); });
+  expect_contains(error, me + "send to rank 7: no such rank (the world has ranks 0..1)");
+  error = expect_transport_error("irecv from itself", [&] { transport.irecv(ok, ctx.rank, 1); });
+  expect_contains(error, "cannot send to or receive from itself");
+  ctx.barrier("end");
+}
+
+void scenario_wrong_size(RankContext& ctx) {
+  check(ctx.world_size == 2, "this scenario runs on 2 ranks");
+  if (ctx.rank == 0) {
+    std::vector<std::unique_ptr<baton::Work>> works;
+    works.push_back(ctx.transport->isend(pattern_bytes(4096, 1), 1, 3));
+    works.push_back(ctx.transport->isend(pattern_bytes(100, 2), 1, 3));
+    works.push_back(ctx.transport->isend(pattern_bytes(8, 3), 1, 4));
+    works.push_back(ctx.transport->isend(pattern_bytes(64, 4), 1, 4));
+    // The receiver rejects two of them; the sender still completes (it cannot tell).
+    for (auto& work : works) work->wait(kWait);
+  } else {
+    std::string error = expect_transport_error("receive 4096 bytes into 2048", [&] {
+      ctx.transport->irecv(empty_bytes(2048), 0, 3)->wait(kWait);
+    });
+    expect_contains(error, "rank 1: recv from rank 0 (tag 0x3, 2048 bytes)");
+    expect_contains(error, "4096 bytes");
+    expect_contains(error, "2048 bytes");
+    // The rejected message is not delivered later: the next message with this tag is.
+    at::Tensor next = empty_bytes(100);
+    ctx.transport->irecv(next, 0, 3)->wait(kWait);
+    check_pattern(next, 2, "the message after the rejected one");
+    // Too large a receive is as wrong as too small a one.
+    error = expect_transport_error("receive 8 bytes into 16", [&] {
+      ctx.transport->irecv(empty_bytes(16), 0, 4)->wait(kWait);
+    });
+    expect_contains(error, "8 bytes");
+    expect_contains(error, "16 bytes");
+    at::Tensor last = empty_bytes(64);
+    ctx.transport->irecv(last, 0, 4)->wait(kWait);
+    check_pattern(last, 4, "the message after the second rejected one");
+  }
+  ctx.barrier("end");
+}
+
+void scenario_timeout(RankContext& ctx) {
+  check(ctx.world_size == 2, "this scenario runs on 2 ranks");
+  if (ctx.rank == 0) {
+    at::Tensor inbox = empty_bytes(16);
+    auto recv = ctx.transport->irecv(inbox, 1, 7);
+    auto start = Clock::now();
+    std::string error = expect_transport_error("recv nobody sends",
+                                               [&] { recv->wait(std::chrono::milliseconds(500)); });
+    const double waited = seconds_since(start);
+    expect_contains(error, "rank 0: recv from rank 1 (tag 0x7, 16 bytes) timed out after 0.5 s");
+    check(waited >= 0.45 && waited < 5,
+          "the 0.5 s timeout fired after " + std::to_string(waited) + " s");
+    check(!recv->test(), "test() reports a receive complete that nobody sent");
+
+    auto send = ctx.transport->isend(pattern_bytes(16, 8), 1, 8);
+    error = expect_transport_error("send nobody receives",
+                                   [&] { send->wait(std::chrono::milliseconds(300)); });
+    expect_contains(error, "rank 0: send to rank 1 (tag 0x8, 16 bytes) timed out after 0.3 s");
+
+    // A timed-out wait leaves the operation pending and the transport usable.
+    ctx.barrier("timed-out");
+    recv->wait(kWait);
+    check_pattern(inbox, 7, "message received after a timed-out wait");
+    send->wait(kWait);
+  } else {
+    ctx.barrier("timed-out");
+    auto send = ctx.transport->isend(pattern_bytes(16, 7), 0, 7);
+    at::Tensor inbox = empty_bytes(16);
+    ctx.transport->irecv(inbox, 0, 8)->wait(kWait);
+    check_pattern(inbox, 8, "message sent before its receive was posted");
+    send->wait(kWait);
+  }
+  ctx.barrier("end");
+}
+
+void scenario_peer_killed(RankContext& ctx) {
+  check(ctx.world_size == 2, "this scenario runs on 2 ranks");
+  constexpr std::size_t kBig = 64 << 20;
+  if (ctx.rank == 1) {
+    ctx.barrier("posted");
+    // Die with a large transfer under way.
+    auto send = ctx.transport->isend(pattern_bytes(kBig, 1), 0, 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    std::raise(SIGKILL);
+  }
+  at::Tensor big = empty_bytes(kBig);
+  auto first = ctx.transport->irecv(big, 1, 1);
+  auto second = ctx.transport->irecv(empty_bytes(16), 1, 2);  // never sent
+  ctx.barrier("posted");
+  const auto start = Clock::now();
+  // The first receive may or may not complete before the peer died; the second cannot.
+  std::string error;
+  try {
+    first->wait(kWait);
+    std::cout << "rank 0: the 64 MiB receive completed before the peer died" << std::endl;
+    error = expect_transport_error("receive from a killed peer", [&] { second->wait(kWait); });
+  } catch (const baton::TransportError& failure) {
+    std::cout << "rank 0: the 64 MiB receive failed mid-transfer" << std::endl;
+    error = failure.what();
+  }
+  const double waited = seconds_since(start);
+  expect_contains(error, "rank 0: recv from rank 1");
+  expect_contains(error, "peer rank 1 closed the connection");
+  check(waited < 10, "noticing the dead peer took " + std::to_string(waited) + " s");
+  // Later operations with the dead peer fail at once, too.
+  error = expect_transport_error("send to a dead peer", [&] {
+    ctx.transport->isend(pattern_bytes(16, 0), 1, 3)->wait(kWait);
+  });
+  expect_contains(error, "rank 1");
+}
+
+void scenario_abort(RankContext& ctx) {
+  check(ctx.world_size == 2, "this scenario runs on 2 ranks");
+  at::Tensor inbox = empty_bytes(16);
+  auto recv = ctx.transport->irecv(inbox, 1 - ctx.rank, 9);  // nobody sends
+  ctx.barrier("posted");
+  const auto start = Clock::now();
+  if (ctx.rank == 0) {
+    std::thread aborter([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      ctx.transport->abort("stage 3 failed");
+    });
+    std::string error = expect_transport_error("wait across abort", [&] { recv->wait(kWait); });
+    aborter.join();
+    expect_contains(error, "rank 0: recv from rank 1 (tag 0x9, 16 bytes)");
+    expect_contains(error, "aborted: stage 3 failed");
+    check(seconds_since(start) < 5, "abort took " + std::to_string(seconds_since(start)) + " s");
+    error =
+        expect_transport_error("isend after abort", [&] { ctx.transport->isend(inbox, 1, 10); });
+    expect_contains(error, "aborted: stage 3 failed");
+    error =
+        expect_transport_error("irecv after abort", [&] { ctx.transport->irecv(inbox, 1, 10); });
+    expect_contains(error, "aborted: stage 3 failed");
+  } else {
+    // The aborting rank closes its connections: this rank fails fast instead of timing out.
+    std::string error =
+        expect_transport_error("wait on an aborted peer", [&] { recv->wait(kWait); });
+    expect_contains(error, "peer rank 0 closed the connection");
+    check(seconds_since(start) < 5,
+          "noticing the aborted peer took " + std::to_string(seconds_since(start)) + " s");
+  }
+  ctx.barrier("end");
+}
+
+}  // namespace baton_test

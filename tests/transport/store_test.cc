@@ -1,0 +1,283 @@
+// The rendezvous stores: file store, TCP store (c10d), prefix namespacing, the factory.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <atomic>
+#include <filesystem>
+#include <thread>
+#include <vector>
+
+#include "baton/error.h"
+#include "baton/stores.h"
+
+namespace baton {
+namespace {
+
+using std::chrono::milliseconds;
+
+std::vector<std::uint8_t> bytes(const std::string& text) {
+  return {text.begin(), text.end()};
+}
+std::string text(const std::vector<std::uint8_t>& value) {
+  return {value.begin(), value.end()};
+}
+
+class TempFolder {
+ public:
+  TempFolder() {
+    std::string pattern = std::filesystem::temp_directory_path().string() + "/baton-store-XXXXXX";
+    path_ = ::mkdtemp(pattern.data());
+  }
+  ~TempFolder() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Expects `action` to throw StoreError; returns the message.
+template <typename Action>
+std::string store_error(Action action) {
+  try {
+    action();
+  } catch (const StoreError& error) {
+    return error.what();
+  }
+  ADD_FAILURE() << "expected a StoreError";
+  return "";
+}
+
+TEST(FileStore, SetThenGetRoundTripsAnyBytesAndKeys) {
+  TempFolder folder;
+  FileStore store(folder.path() + "/nested/store");
+  const std::vector<std::uint8_t> binary = {0, 1, 255, 0, 10, 13};
+  store.set("a/b c%d", binary);
+  store.set(".lock", bytes("not the lock"));
+  store.set("", bytes("empty key"));
+  EXPECT_EQ(store.get("a/b c%d", milliseconds(100)), binary);
+  EXPECT_EQ(text(store.get(".lock", milliseconds(100))), "not the lock");
+  EXPECT_EQ(text(store.get("", milliseconds(100))), "empty key");
+  store.set("a/b c%d", bytes("replaced"));
+  EXPECT_EQ(text(store.get("a/b c%d", milliseconds(100))), "replaced");
+  // Keys that escape to similar names stay distinct.
+  store.set("x%2F", bytes("1"));
+  store.set("x/", bytes("2"));
+  EXPECT_EQ(text(store.get("x%2F", milliseconds(100))), "1");
+  EXPECT_EQ(text(store.get("x/", milliseconds(100))), "2");
+}
+
+TEST(FileStore, GetWaitsForAKeySetLater) {
+  TempFolder folder;
+  FileStore reader(folder.path());
+  std::thread writer([&] {
+    std::this_thread::sleep_for(milliseconds(100));
+    FileStore(folder.path()).set("late", bytes("here"));
+  });
+  EXPECT_EQ(text(reader.get("late", milliseconds(5000))), "here");
+  writer.join();
+}
+
+TEST(FileStore, GetTimeoutNamesKeyTimeoutAndStore) {
+  TempFolder folder;
+  FileStore store(folder.path());
+  const auto start = std::chrono::steady_clock::now();
+  const std::string error = store_error([&] { store.get("rank_3/address", milliseconds(200)); });
+  const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(waited, milliseconds(200));
+  EXPECT_LT(waited, milliseconds(3000));
+  EXPECT_NE(error.find("key 'rank_3/address' was not set within 0.2 s"), std::string::npos)
+      << error;
+  EXPECT_NE(error.find("file store " + folder.path()), std::string::npos) << error;
+}
+
+TEST(FileStore, AddIsAtomicAcrossThreadsAndInstances) {
+  TempFolder folder;
+  constexpr int kThreads = 4;
+  constexpr int kAdds = 50;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      FileStore store(folder.path());  // one instance each: like separate processes
+      for (int i = 0; i < kAdds; ++i) store.add("counter", 1);
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  FileStore store(folder.path());
+  EXPECT_EQ(store.add("counter", 0), kThreads * kAdds);
+  EXPECT_EQ(text(store.get("counter", milliseconds(100))), std::to_string(kThreads * kAdds));
+  EXPECT_EQ(store.add("fresh", -5), -5);
+}
+
+TEST(FileStore, AddOnANonIntegerValueIsAnError) {
+  TempFolder folder;
+  FileStore store(folder.path());
+  store.set("name", bytes("gloo"));
+  const std::string error = store_error([&] { store.add("name", 1); });
+  EXPECT_NE(error.find("'gloo' is not an integer"), std::string::npos) << error;
+}
+
+TEST(FileStore, UnusableFolderIsReported) {
+  TempFolder folder;
+  const std::string file = folder.path() + "/plain-file";
+  FileStore(folder.path()).set("x", bytes("1"));
+  std::filesystem::copy_file(folder.path() + "/kx", file);
+  const std::string error = store_error([&] { FileStore store(file + "/sub"); });
+  EXPECT_NE(error.find("cannot create folder"), std::string::npos) << error;
+}
+
+TEST(PrefixStore, NamespacesEveryOperation) {
+  TempFolder folder;
+  auto inner = std::make_shared<FileStore>(folder.path());
+  PrefixStore run_a("run-a", inner);
+  PrefixStore run_b("run-b", inner);
+  run_a.set("rank_0", bytes("a0"));
+  run_b.set("rank_0", bytes("b0"));
+  EXPECT_EQ(text(run_a.get("rank_0", milliseconds(100))), "a0");
+  EXPECT_EQ(text(run_b.get("rank_0", milliseconds(100))), "b0");
+  EXPECT_EQ(text(inner->get("run-a/rank_0", milliseconds(100))), "a0");
+  EXPECT_EQ(run_a.add("n", 2), 2);
+  EXPECT_EQ(run_b.add("n", 5), 5);
+  // Nested prefixes compose, and a key of one namespace is invisible in another.
+  PrefixStore transport("gloo", std::make_shared<PrefixStore>("run-a", inner));
+  transport.set("k", bytes("v"));
+  EXPECT_EQ(text(inner->get("run-a/gloo/k", milliseconds(100))), "v");
+  const std::string error = store_error([&] { run_b.get("gloo/k", milliseconds(50)); });
+  EXPECT_NE(error.find("'run-b/gloo/k'"), std::string::npos) << error;
+}
+
+TEST(TcpStore, HostOnAFreePortAndServeClients) {
+  TcpStoreOptions host_options;
+  host_options.port = 0;
+  host_options.is_server = true;
+  host_options.world_size = 2;
+  host_options.timeout = milliseconds(5000);
+  TcpStore host(host_options);
+  ASSERT_GT(host.port(), 0);
+
+  TcpStoreOptions client_options = host_options;
+  client_options.is_server = false;
+  client_options.port = host.port();
+  TcpStore client(client_options);
+  host.set("from-host", bytes("h"));
+  client.set("from-client", std::vector<std::uint8_t>{0, 1, 2});
+  EXPECT_EQ(text(client.get("from-host", milliseconds(1000))), "h");
+  EXPECT_EQ(host.get("from-client", milliseconds(1000)), (std::vector<std::uint8_t>{0, 1, 2}));
+  EXPECT_EQ(host.add("n", 3), 3);
+  EXPECT_EQ(client.add("n", 4), 7);
+
+  std::thread late([&] {
+    std::this_thread::sleep_for(milliseconds(100));
+    host.set("late", bytes("ok"));
+  });
+  EXPECT_EQ(text(client.get("late", milliseconds(5000))), "ok");
+  late.join();
+
+  const std::string error = store_error([&] { client.get("never", milliseconds(150)); });
+  EXPECT_NE(error.find("key 'never' was not set within 0.15 s (tcp store 127.0.0.1:" +
+                       std::to_string(host.port()) + ")"),
+            std::string::npos)
+      << error;
+  // The store still answers after a timed-out get.
+  EXPECT_EQ(text(client.get("from-host", milliseconds(1000))), "h");
+}
+
+TEST(TcpStore, UnreachableServerIsReportedWithinTheTimeout) {
+  TcpStoreOptions host_options;
+  host_options.port = 0;
+  host_options.is_server = true;
+  int unused_port = 0;
+  {
+    TcpStore host(host_options);  // find a port, then free it
+    unused_port = host.port();
+  }
+  TcpStoreOptions options;
+  options.port = unused_port;
+  options.timeout = milliseconds(500);
+  const auto start = std::chrono::steady_clock::now();
+  const std::string error = store_error([&] { TcpStore client(options); });
+  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(10000));
+  EXPECT_NE(error.find("cannot reach the tcp store 127.0.0.1:" + std::to_string(unused_port)),
+            std::string::npos)
+      << error;
+}
+
+TEST(RendezvousStore, TwoRunsOnOneFolderDoNotCollide) {
+  TempFolder folder;
+  RendezvousOptions options;
+  options.kind = "file";
+  options.file = folder.path();
+  options.world_size = 2;
+  options.run_id = "run-1";
+  auto run1 = make_rendezvous_store(options);
+  options.run_id = "run-2";
+  options.rank = 1;
+  auto run2 = make_rendezvous_store(options);
+  run1->set("rank_0", bytes("first"));
+  run2->set("rank_0", bytes("second"));
+  EXPECT_EQ(text(run1->get("rank_0", milliseconds(100))), "first");
+  EXPECT_EQ(text(run2->get("rank_0", milliseconds(100))), "second");
+  EXPECT_EQ(text(FileStore(folder.path()).get("baton/run-1/rank_0", milliseconds(100))), "first");
+}
+
+TEST(RendezvousStore, TwoRunsOnOneTcpStoreDoNotCollide) {
+  TcpStoreOptions host_options;
+  host_options.port = 0;
+  host_options.is_server = true;
+  TcpStore host(host_options);
+  RendezvousOptions options;
+  options.kind = "tcp";
+  options.port = host.port();
+  options.rank = 1;  // rank 1 connects to the store rank 0 hosts
+  options.world_size = 2;
+  options.timeout = milliseconds(5000);
+  options.run_id = "a";
+  auto run_a = make_rendezvous_store(options);
+  options.run_id = "b";
+  auto run_b = make_rendezvous_store(options);
+  run_a->set("k", bytes("A"));
+  run_b->set("k", bytes("B"));
+  EXPECT_EQ(text(run_a->get("k", milliseconds(1000))), "A");
+  EXPECT_EQ(text(run_b->get("k", milliseconds(1000))), "B");
+  EXPECT_EQ(run_a->add("count", 1), 1);
+  EXPECT_EQ(run_b->add("count", 1), 1);
+}
+
+TEST(RendezvousStore, RejectsBadOptionsWithReasons) {
+  RendezvousOptions options;
+  options.run_id = "";
+  try {
+    make_rendezvous_store(options);
+    ADD_FAILURE() << "an empty run id was accepted";
+  } catch (const ConfigError& error) {
+    EXPECT_NE(std::string(error.what()).find("run id is empty"), std::string::npos);
+  }
+  options.run_id = "r";
+  options.kind = "etcd";
+  try {
+    make_rendezvous_store(options);
+    ADD_FAILURE() << "an unknown kind was accepted";
+  } catch (const ConfigError& error) {
+    EXPECT_NE(std::string(error.what()).find("unknown store kind 'etcd'"), std::string::npos);
+  }
+  options.kind = "file";
+  try {
+    make_rendezvous_store(options);
+    ADD_FAILURE() << "a file store without a folder was accepted";
+  } catch (const ConfigError& error) {
+    EXPECT_NE(std::string(error.what()).find("needs the store's folder"), std::string::npos);
+  }
+  options.rank = 2;
+  options.world_size = 2;
+  try {
+    make_rendezvous_store(options);
+    ADD_FAILURE() << "rank 2 of 2 was accepted";
+  } catch (const ConfigError& error) {
+    EXPECT_NE(std::string(error.what()).find("rank 2 is outside a world of 2"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace baton
