@@ -26,7 +26,8 @@ int check(const CliArgs& cli) {
                              : baton::load_config_text("", kEmbeddedDefault, overrides);
   const baton::PluginLoader loader = baton::plugin_loader_for(config);
   baton::resolve_plugins(config, loader);
-  const baton_models::ModelEntry& model = baton_models::find_model(config.section("model").at("name"));
+  const baton_models::ModelEntry& model =
+      baton_models::find_model(config.section("model").at("name"));
   config.set_plugin_params(
       "model", baton::resolve_params(config.raw_params("model"), model.params, model.num_params,
                                      std::string("model '") + model.name + "'"));

@@ -14,6 +14,9 @@ namespace {
 const char* const kUsage = R"(usage: baton <command> [options]
 
 commands:
+  launch -n N [CONFIG] [--set k=v]...  train: run N local ranks (Gloo on loopback by default)
+  run [CONFIG] [--set k=v]...          train as one rank of a run started by a launcher
+                                       (baton launch, torchrun, Slurm, Open MPI)
   plugins [--format table|json]        list every plugin found, with viability
   config check [FILE] [--set k=v]...   validate a run configuration and print it resolved
                                        (no FILE: the embedded default)
@@ -37,15 +40,17 @@ int dispatch(const std::vector<std::string>& args) {
   if (command == "plugins") return baton_app::run_plugins_command(rest);
   if (command == "config") return baton_app::run_config_command(rest);
   if (command == "plan") return baton_app::run_plan_command(rest);
+  if (command == "run") return baton_app::run_run_command(rest);
+  if (command == "launch") return baton_app::run_launch_command(rest);
   if (command == "version" || command == "--version") {
     std::cout << "baton " << BATON_VERSION << " (plugin ABI " << BATON_ABI_MAJOR << "."
               << BATON_ABI_MINOR << ", LibTorch " << TORCH_VERSION
               << ", _GLIBCXX_USE_CXX11_ABI=" << BATON_CXX11_ABI << ")\n";
     return 0;
   }
-  throw baton_app::UsageError(
-      "unknown command '" + command + "'" +
-      baton::did_you_mean(command, {"plugins", "config", "plan", "version", "help"}));
+  throw baton_app::UsageError("unknown command '" + command + "'" +
+                              baton::did_you_mean(command, {"launch", "run", "plugins", "config",
+                                                            "plan", "version", "help"}));
 }
 
 }  // namespace

@@ -38,7 +38,8 @@ struct CausalSelfAttentionImpl : torch::nn::Module {
       return t.view({batch, length, heads, head_width}).transpose(1, 2);
     };
     const auto q = split_heads(parts[0]), k = split_heads(parts[1]), v = split_heads(parts[2]);
-    auto scores = torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(head_width));
+    auto scores =
+        torch::matmul(q, k.transpose(-2, -1)) / std::sqrt(static_cast<double>(head_width));
     const auto mask = torch::ones({length, length}, torch::kBool).triu(1);
     scores = scores.masked_fill(mask, -std::numeric_limits<float>::infinity());
     const auto mixed = torch::matmul(torch::softmax(scores, -1), v);

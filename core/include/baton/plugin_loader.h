@@ -16,7 +16,7 @@ namespace baton {
 
 // A loaded, checked plugin. Keeps the shared library open while any copy lives; objects
 // created from it must not outlive it (hold the shared_ptr alongside them).
-class LoadedPlugin {
+class LoadedPlugin : public std::enable_shared_from_this<LoadedPlugin> {
  public:
   LoadedPlugin(std::shared_ptr<void> handle, const PluginDescriptor* descriptor, std::string path);
 
@@ -37,6 +37,15 @@ class LoadedPlugin {
     if (typed == nullptr) throw_wrong_interface();
     object.release();
     return std::unique_ptr<Interface>(typed);
+  }
+
+  // create_as(), as a shared object that keeps this plugin's library loaded while it lives
+  // (the library's code must outlive every object it made).
+  template <typename Interface>
+  std::shared_ptr<Interface> create_shared(const ParamValues& params) const {
+    std::unique_ptr<Interface> object = create_as<Interface>(params);
+    return std::shared_ptr<Interface>(object.release(),
+                                      [library = shared_from_this()](Interface* p) { delete p; });
   }
 
  private:

@@ -80,6 +80,8 @@ struct RendezvousOptions {
   std::chrono::milliseconds timeout{60000};
   // Namespaces every key; two runs with different ids never collide. Must not be empty.
   std::string run_id;
+  // tcp: whether rank 0 hosts the store (false when a launcher already hosts it).
+  bool rank0_hosts = true;
 };
 
 // The store of one run: a TcpStore (hosted by rank 0) or a FileStore, inside a PrefixStore

@@ -17,7 +17,7 @@ std::shared_ptr<Store> make_rendezvous_store(const RendezvousOptions& options) {
     TcpStoreOptions tcp;
     tcp.host = options.address;
     tcp.port = options.port;
-    tcp.is_server = options.rank == 0;
+    tcp.is_server = options.rank0_hosts && options.rank == 0;
     tcp.world_size = options.world_size;
     tcp.timeout = options.timeout;
     store = std::make_shared<TcpStore>(tcp);

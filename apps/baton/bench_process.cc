@@ -1,0 +1,123 @@
+#include "bench_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <thread>
+
+#include "baton/error.h"
+
+extern char** environ;
+
+namespace baton_app {
+
+std::string ProcessOutcome::describe() const {
+  if (timed_out) return name + " was still running at the deadline and was killed";
+  if (stopped) return name + " was stopped after another process failed";
+  if (exited) return name + " exited with code " + std::to_string(exit_code);
+  return name + " was killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
+}
+
+ProcessGroup::~ProcessGroup() {
+  kill_all();
+}
+
+std::size_t ProcessGroup::spawn(const std::string& name, const std::vector<std::string>& argv,
+                                const std::string& output_path) {
+  std::vector<std::string> arguments = argv;
+  std::vector<char*> pointers;
+  for (std::string& argument : arguments) pointers.push_back(argument.data());
+  pointers.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (output_path.empty()) {
+    posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
+  } else {
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, output_path.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  }
+  pid_t pid = -1;
+  const int error =
+      posix_spawn(&pid, arguments[0].c_str(), &actions, nullptr, pointers.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (error != 0) {
+    throw baton::Error("bench: cannot start " + name + " (" + arguments[0] +
+                       "): " + std::strerror(error));
+  }
+  Child child;
+  child.pid = pid;
+  child.outcome.name = name;
+  children_.push_back(child);
+  return children_.size() - 1;
+}
+
+bool ProcessGroup::reap(Child& child, bool block) {
+  if (child.done) return true;
+  int status = 0;
+  pid_t result = 0;
+  do {
+    result = ::waitpid(child.pid, &status, block ? 0 : WNOHANG);
+  } while (result < 0 && errno == EINTR);
+  if (result != child.pid) return false;
+  child.done = true;
+  child.outcome.exited = WIFEXITED(status);
+  child.outcome.exit_code = child.outcome.exited ? WEXITSTATUS(status) : -1;
+  child.outcome.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  return true;
+}
+
+bool ProcessGroup::running(std::size_t index) {
+  return !reap(children_.at(index), false);
+}
+
+std::vector<ProcessOutcome> ProcessGroup::wait_all(BenchClock::time_point deadline,
+                                                   std::chrono::milliseconds grace) {
+  std::optional<BenchClock::time_point> stop_at;
+  for (;;) {
+    bool all_done = true;
+    for (Child& child : children_) {
+      if (!reap(child, false)) {
+        all_done = false;
+      } else if (!child.outcome.succeeded() && !stop_at) {
+        stop_at = BenchClock::now() + grace;
+      }
+    }
+    if (all_done) break;
+    const auto now = BenchClock::now();
+    if (now >= deadline || (stop_at && now >= *stop_at)) {
+      for (Child& child : children_) {
+        if (child.done) continue;
+        ::kill(child.pid, SIGKILL);
+        reap(child, true);
+        if (now >= deadline) {
+          child.outcome.timed_out = true;
+        } else {
+          child.outcome.stopped = true;
+        }
+      }
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::vector<ProcessOutcome> outcomes;
+  for (const Child& child : children_) outcomes.push_back(child.outcome);
+  return outcomes;
+}
+
+void ProcessGroup::kill_all() {
+  for (Child& child : children_) {
+    if (child.done) continue;
+    ::kill(child.pid, SIGKILL);
+    reap(child, true);
+  }
+}
+
+}  // namespace baton_app

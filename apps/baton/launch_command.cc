@@ -1,0 +1,235 @@
+// `baton launch -n N CONFIG`: runs N ranks on this machine, like torchrun. It hosts the
+// rendezvous store, starts `baton run` once per rank with the rank in its environment,
+// prefixes every line a rank prints with "[rank i]", and when a rank fails stops the others
+// and exits non-zero with a summary naming the first failure.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <limits.h>
+#include <chrono>
+#include <cstring>
+#include <iostream>
+#include <random>
+
+#include "baton/error.h"
+#include "baton/stores.h"
+#include "cli_args.h"
+#include "commands.h"
+#include "training/world_env.h"
+
+namespace baton_app {
+namespace {
+
+struct RankProcess {
+  int rank = 0;
+  pid_t pid = -1;
+  int output_fd = -1;      // stdout and stderr of the rank, merged
+  std::string pending;     // a partial line
+  std::string last_lines;  // the tail of what it printed, for the summary
+  bool running = true;
+  int status = 0;
+};
+
+std::string self_path() {
+  char buffer[PATH_MAX];
+  const ssize_t length = readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
+  if (length <= 0) throw baton::Error("cannot find the baton program (/proc/self/exe)");
+  return std::string(buffer, static_cast<std::size_t>(length));
+}
+
+RankProcess spawn_rank(int rank, int world_size, const std::string& program,
+                       const std::vector<std::string>& run_args, int store_port,
+                       const std::string& run_id) {
+  int pipe_fds[2];
+  if (pipe(pipe_fds) != 0) throw baton::Error(std::string("pipe failed: ") + std::strerror(errno));
+  const pid_t pid = fork();
+  if (pid < 0) throw baton::Error(std::string("fork failed: ") + std::strerror(errno));
+  if (pid == 0) {
+    // The child: only async-signal-safe work until exec.
+    dup2(pipe_fds[1], STDOUT_FILENO);
+    dup2(pipe_fds[1], STDERR_FILENO);
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+    setenv(kLaunchRank, std::to_string(rank).c_str(), 1);
+    setenv(kLaunchWorldSize, std::to_string(world_size).c_str(), 1);
+    setenv(kLaunchStoreAddress, "127.0.0.1", 1);
+    setenv(kLaunchStorePort, std::to_string(store_port).c_str(), 1);
+    setenv(kLaunchRunId, run_id.c_str(), 1);
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(program.c_str()));
+    for (const auto& arg : run_args) argv.push_back(const_cast<char*>(arg.c_str()));
+    argv.push_back(nullptr);
+    execv(program.c_str(), argv.data());
+    _exit(127);
+  }
+  close(pipe_fds[1]);
+  RankProcess process;
+  process.rank = rank;
+  process.pid = pid;
+  process.output_fd = pipe_fds[0];
+  return process;
+}
+
+void print_line(RankProcess& process, const std::string& line) {
+  std::cout << "[rank " << process.rank << "] " << line << "\n" << std::flush;
+  process.last_lines += line + "\n";
+  if (process.last_lines.size() > 8000)
+    process.last_lines.erase(0, process.last_lines.size() - 8000);
+}
+
+// Reads what is available; returns false at end of output.
+bool drain(RankProcess& process) {
+  char buffer[4096];
+  const ssize_t n = read(process.output_fd, buffer, sizeof(buffer));
+  if (n <= 0) {
+    if (!process.pending.empty()) print_line(process, process.pending);
+    process.pending.clear();
+    close(process.output_fd);
+    process.output_fd = -1;
+    return false;
+  }
+  process.pending.append(buffer, static_cast<std::size_t>(n));
+  std::size_t newline;
+  while ((newline = process.pending.find_first_of("\n\r")) != std::string::npos) {
+    const std::string line = process.pending.substr(0, newline);
+    process.pending.erase(0, newline + 1);
+    if (!line.empty()) print_line(process, line);
+  }
+  return true;
+}
+
+std::string describe_exit(int status) {
+  if (WIFEXITED(status)) return "exit code " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return std::string("killed by signal ") + strsignal(WTERMSIG(status));
+  return "unknown status";
+}
+
+// The first line that says why it failed ("rank 1 failed: …") and the annotated report.
+std::string failure_excerpt(const RankProcess& process) {
+  const auto at = process.last_lines.find("failed: ");
+  if (at == std::string::npos) {
+    return process.last_lines.empty() ? "(no output)" : process.last_lines;
+  }
+  const auto line_start = process.last_lines.rfind('\n', at);
+  return process.last_lines.substr(line_start == std::string::npos ? 0 : line_start + 1);
+}
+
+}  // namespace
+
+int run_launch_command(const std::vector<std::string>& args) {
+  // torchrun-style "-n N" is accepted as "--n N".
+  std::vector<std::string> normalized = args;
+  for (auto& arg : normalized) {
+    if (arg == "-n") arg = "--n";
+  }
+  CliArgs cli(normalized, {"n", "nproc", "set", "dump-dir"}, {"no-env"});
+  const std::string count_text = cli.value("n", cli.value("nproc", ""));
+  if (count_text.empty()) throw UsageError("baton launch needs -n N (--n N): the number of ranks");
+  char* end = nullptr;
+  const long world_size = std::strtol(count_text.c_str(), &end, 10);
+  if (*end != '\0' || world_size < 1 || world_size > 256) {
+    throw UsageError("-n must be a number of ranks in 1..256, got '" + count_text + "'");
+  }
+  if (cli.positional().size() > 1) {
+    throw UsageError("baton launch takes one CONFIG file, got '" + cli.positional()[1] + "'");
+  }
+  std::vector<std::string> run_args{"run"};
+  if (!cli.positional().empty()) run_args.push_back(cli.positional()[0]);
+  run_args.push_back("--set");
+  run_args.push_back("world.ranks=" + std::to_string(world_size));
+  run_args.push_back("--set");
+  run_args.push_back("world.rendezvous=tcp");
+  for (const auto& assignment : cli.values("set")) {
+    run_args.push_back("--set");
+    run_args.push_back(assignment);
+  }
+  if (cli.has("dump-dir")) {
+    run_args.push_back("--dump-dir");
+    run_args.push_back(cli.value("dump-dir"));
+  }
+  if (cli.flag("no-env")) run_args.push_back("--no-env");
+
+  // The store lives in the launcher, on a free port, for as long as the ranks run.
+  baton::TcpStoreOptions store_options;
+  store_options.host = "127.0.0.1";
+  store_options.port = 0;
+  store_options.is_server = true;
+  store_options.world_size = static_cast<int>(world_size);
+  baton::TcpStore store(store_options);
+  const std::string run_id =
+      "launch-" + std::to_string(getpid()) + "-" + std::to_string(std::random_device{}());
+
+  const std::string program = self_path();
+  std::vector<RankProcess> ranks;
+  for (int rank = 0; rank < world_size; ++rank) {
+    ranks.push_back(
+        spawn_rank(rank, static_cast<int>(world_size), program, run_args, store.port(), run_id));
+  }
+
+  int first_failure = -1;
+  auto deadline = std::chrono::steady_clock::time_point::max();
+  for (;;) {
+    std::vector<pollfd> fds;
+    for (auto& process : ranks) {
+      if (process.output_fd >= 0) fds.push_back({process.output_fd, POLLIN, 0});
+    }
+    if (!fds.empty()) poll(fds.data(), fds.size(), 200);
+    for (auto& process : ranks) {
+      if (process.output_fd < 0) continue;
+      pollfd check{process.output_fd, POLLIN, 0};
+      if (poll(&check, 1, 0) > 0) drain(process);
+    }
+    bool any_running = false;
+    for (auto& process : ranks) {
+      if (!process.running) continue;
+      if (waitpid(process.pid, &process.status, WNOHANG) == process.pid) {
+        process.running = false;
+        const bool ok = WIFEXITED(process.status) && WEXITSTATUS(process.status) == 0;
+        if (!ok && first_failure < 0) {
+          first_failure = process.rank;
+          // Give the others the transport timeout's chance to fail on their own (they
+          // were aborted by the failing rank), then stop them.
+          for (auto& other : ranks) {
+            if (other.running) kill(other.pid, SIGTERM);
+          }
+          deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        }
+      } else {
+        any_running = true;
+      }
+    }
+    if (!any_running) {
+      bool outputs_open = false;
+      for (auto& process : ranks) {
+        while (process.output_fd >= 0 && drain(process)) {
+        }
+        outputs_open |= process.output_fd >= 0;
+      }
+      if (!outputs_open) break;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      for (auto& process : ranks) {
+        if (process.running) kill(process.pid, SIGKILL);
+      }
+    }
+  }
+
+  if (first_failure < 0) {
+    std::cout << "launch: all " << world_size << " ranks finished" << std::endl;
+    return 0;
+  }
+  const RankProcess& failed = ranks[static_cast<std::size_t>(first_failure)];
+  std::cerr << "\nlaunch: rank " << first_failure << " failed first ("
+            << describe_exit(failed.status) << "); the other ranks were stopped.\n"
+            << failure_excerpt(failed) << std::endl;
+  for (const auto& process : ranks) {
+    if (process.rank == first_failure) continue;
+    std::cerr << "launch: rank " << process.rank << ": " << describe_exit(process.status) << "\n";
+  }
+  return 1;
+}
+
+}  // namespace baton_app

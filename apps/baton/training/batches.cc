@@ -1,0 +1,124 @@
+#include "batches.h"
+
+#include <ATen/ATen.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "baton/error.h"
+
+namespace baton_app {
+namespace {
+
+// Random inputs and class targets, different every step, identical on every rank.
+class SyntheticBatches : public BatchSource {
+ public:
+  SyntheticBatches(const baton_models::BuiltModel& model, std::int64_t batch_size,
+                   std::uint64_t seed)
+      : model_(model), batch_size_(batch_size), seed_(seed) {}
+
+  Batch batch(int step) const override {
+    at::Generator generator = at::detail::createCPUGenerator(seed_ * 1000003 + step);
+    std::vector<std::int64_t> input_shape{batch_size_};
+    input_shape.insert(input_shape.end(), model_.sample_shape.begin(), model_.sample_shape.end());
+    std::vector<std::int64_t> target_shape{batch_size_};
+    target_shape.insert(target_shape.end(), model_.target_shape.begin(), model_.target_shape.end());
+    Batch batch;
+    if (at::isFloatingType(model_.input_dtype)) {
+      batch.inputs.push_back(
+          at::randn(input_shape, generator, at::TensorOptions().dtype(model_.input_dtype)));
+    } else {
+      batch.inputs.push_back(at::randint(model_.input_range, input_shape, generator, at::kLong));
+    }
+    batch.targets = at::randint(model_.num_classes, target_shape, generator, at::kLong);
+    return batch;
+  }
+
+ private:
+  baton_models::BuiltModel model_;
+  std::int64_t batch_size_;
+  std::uint64_t seed_;
+};
+
+// Windows of a token stream (a text read as bytes): inputs are seq_len tokens, targets the
+// same window shifted by one. Windows are drawn at seeded random offsets.
+class TextBatches : public BatchSource {
+ public:
+  TextBatches(at::Tensor tokens, std::int64_t batch_size, std::int64_t seq_len, std::uint64_t seed)
+      : tokens_(std::move(tokens)), batch_size_(batch_size), seq_len_(seq_len), seed_(seed) {}
+
+  Batch batch(int step) const override {
+    at::Generator generator = at::detail::createCPUGenerator(seed_ * 1000003 + step);
+    const std::int64_t limit = tokens_.size(0) - seq_len_ - 1;
+    const at::Tensor starts = at::randint(limit + 1, {batch_size_}, generator, at::kLong);
+    std::vector<at::Tensor> inputs, targets;
+    for (std::int64_t i = 0; i < batch_size_; ++i) {
+      const std::int64_t start = starts[i].item<std::int64_t>();
+      inputs.push_back(tokens_.slice(0, start, start + seq_len_));
+      targets.push_back(tokens_.slice(0, start + 1, start + seq_len_ + 1));
+    }
+    return Batch{{at::stack(inputs)}, at::stack(targets)};
+  }
+
+ private:
+  at::Tensor tokens_;
+  std::int64_t batch_size_, seq_len_;
+  std::uint64_t seed_;
+};
+
+at::Tensor read_bytes_as_tokens(const std::string& path, const baton::ParamValue& origin) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    throw baton::ConfigError(origin.origin().description + ": data.tokens: cannot read '" + path +
+                             "'");
+  }
+  std::ostringstream contents;
+  contents << file.rdbuf();
+  const std::string bytes = contents.str();
+  at::Tensor tokens = at::empty({static_cast<std::int64_t>(bytes.size())}, at::kLong);
+  auto* data = tokens.data_ptr<std::int64_t>();
+  for (std::size_t i = 0; i < bytes.size(); ++i) data[i] = static_cast<unsigned char>(bytes[i]);
+  return tokens;
+}
+
+}  // namespace
+
+std::unique_ptr<BatchSource> make_batch_source(const baton::Config& config,
+                                               const baton_models::BuiltModel& model,
+                                               const std::string& data_dir) {
+  const baton::ParamValues& data = config.section("data");
+  const std::int64_t batch_size = data.get_int("batch_size");
+  const auto seed = static_cast<std::uint64_t>(config.section("run").get_int("seed"));
+  const baton::ParamValue& source = data.at("source");
+  if (source.as_string() == "synthetic") {
+    return std::make_unique<SyntheticBatches>(model, batch_size, seed);
+  }
+  if (source.as_string() == "text") {
+    if (model.input_dtype != at::kLong || model.sample_shape.size() != 1) {
+      throw baton::ConfigError(source.origin().description +
+                               ": data.source 'text' feeds token windows, which only a language "
+                               "model (model.name: gpt) takes; use data.source: synthetic");
+    }
+    const baton::ParamValue& path = data.at("tokens");
+    const std::string file =
+        path.as_string().empty() ? data_dir + "/declaration.txt" : path.as_string();
+    at::Tensor tokens = read_bytes_as_tokens(file, path);
+    const std::int64_t seq_len = model.sample_shape[0];
+    if (tokens.size(0) < seq_len + 2) {
+      throw baton::ConfigError(path.origin().description + ": data.tokens: '" + file + "' holds " +
+                               std::to_string(tokens.size(0)) +
+                               " tokens, fewer than one window of " + std::to_string(seq_len + 1));
+    }
+    if (tokens.max().item<std::int64_t>() >= model.input_range) {
+      throw baton::ConfigError(path.origin().description + ": data.tokens: token ids reach " +
+                               std::to_string(tokens.max().item<std::int64_t>()) +
+                               " but model.params.vocab_size is " +
+                               std::to_string(model.input_range));
+    }
+    return std::make_unique<TextBatches>(tokens, batch_size, seq_len, seed);
+  }
+  throw baton::ConfigError(source.origin().description + ": data.source '" + source.as_string() +
+                           "' is not supported by this build (use synthetic or text)");
+}
+
+}  // namespace baton_app

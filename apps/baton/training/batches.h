@@ -1,0 +1,35 @@
+// Where batches come from. Every rank computes the same batch for a step from the seed
+// (cheap), so the first stage has its inputs and the last stage its targets without any
+// communication.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "baton/config.h"
+#include "models.h"
+
+namespace baton_app {
+
+struct Batch {
+  std::vector<at::Tensor> inputs;
+  at::Tensor targets;
+};
+
+class BatchSource {
+ public:
+  virtual ~BatchSource() = default;
+  // The batch of training step `step` (1-based); the same on every rank.
+  virtual Batch batch(int step) const = 0;
+};
+
+// From the `data` section. `data_dir` holds the shipped text (configs/data).
+std::unique_ptr<BatchSource> make_batch_source(const baton::Config& config,
+                                               const baton_models::BuiltModel& model,
+                                               const std::string& data_dir);
+
+}  // namespace baton_app

@@ -1,0 +1,120 @@
+#include "progress.h"
+
+#include <unistd.h>
+
+#include <sys/stat.h>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <sstream>
+
+#include "baton/atomic_file.h"
+
+namespace baton_app {
+namespace {
+
+std::string format_duration(double seconds) {
+  const long total = static_cast<long>(std::lround(seconds));
+  char text[32];
+  std::snprintf(text, sizeof(text), "%ld:%02ld", total / 60, total % 60);
+  return text;
+}
+
+void make_dirs(const std::string& path) {
+  std::string partial;
+  std::stringstream parts(path);
+  std::string part;
+  if (!path.empty() && path[0] == '/') partial = "/";
+  while (std::getline(parts, part, '/')) {
+    if (part.empty()) continue;
+    partial += part + "/";
+    ::mkdir(partial.c_str(), 0755);
+  }
+}
+
+std::vector<std::uint8_t> encode(double value) {
+  std::vector<std::uint8_t> bytes(sizeof(double));
+  std::memcpy(bytes.data(), &value, sizeof(double));
+  return bytes;
+}
+
+double decode(const std::vector<std::uint8_t>& bytes) {
+  double value = NAN;
+  if (bytes.size() == sizeof(double)) std::memcpy(&value, bytes.data(), sizeof(double));
+  return value;
+}
+
+}  // namespace
+
+Progress::Progress(const baton::Config& config, const WorldInfo& world,
+                   std::shared_ptr<baton::Store> store, int steps, const baton::Plan& plan)
+    : world_(world),
+      store_(std::move(store)),
+      steps_(steps),
+      log_every_(static_cast<int>(config.section("run").get_int("log_every"))),
+      last_stage_here_(plan.stage_to_rank.back() == world.rank),
+      terminal_(::isatty(STDOUT_FILENO) != 0) {
+  const auto& run = config.section("run");
+  const std::string dir = run.get_string("output_dir") + "/" + run.get_string("name");
+  if (world_.rank == 0) {
+    make_dirs(dir);
+    metrics_path_ = dir + "/metrics.jsonl";
+  }
+}
+
+double Progress::loss_on_rank0(int step, const baton::StepResult& result) {
+  const std::string key = "loss/" + std::to_string(step);
+  if (last_stage_here_ && world_.rank != 0 && store_) store_->set(key, encode(result.loss));
+  if (world_.rank != 0) return NAN;
+  if (result.has_loss) return result.loss;
+  return store_ ? decode(store_->get(key, std::chrono::milliseconds(60000))) : NAN;
+}
+
+void Progress::step_done(int step, const baton::StepResult& result, double seconds,
+                         std::int64_t samples) {
+  const double loss = loss_on_rank0(step, result);
+  if (world_.rank != 0) return;
+  elapsed_ += seconds;
+  lines_.push_back({step, loss, seconds, samples / std::max(seconds, 1e-9)});
+  write_metrics();
+  const double eta = elapsed_ / step * (steps_ - step);
+  char text[160];
+  std::snprintf(text, sizeof(text), "step %d/%d  loss %.4f  %.1f samples/s  eta %s", step, steps_,
+                loss, lines_.back().samples_per_second, format_duration(eta).c_str());
+  if (terminal_) {
+    const int width = 24;
+    const int filled = width * step / steps_;
+    std::cout << "\r[" << std::string(filled, '#') << std::string(width - filled, '.') << "] "
+              << text << std::flush;
+  } else if (step % log_every_ == 0 || step == steps_ || step == 1) {
+    std::cout << text << std::endl;
+  }
+}
+
+void Progress::finish() {
+  if (world_.rank != 0) return;
+  if (terminal_) std::cout << "\n";
+  if (!lines_.empty()) {
+    std::cout << "done: " << lines_.size() << " steps in " << format_duration(elapsed_) << ", loss "
+              << lines_.front().loss << " -> " << lines_.back().loss
+              << "; metrics: " << metrics_path_ << std::endl;
+  }
+}
+
+void Progress::write_metrics() const {
+  std::ostringstream out;
+  for (const auto& line : lines_) {
+    out << "{\"step\": " << line.step << ", \"loss\": ";
+    if (std::isfinite(line.loss)) {
+      out << line.loss;
+    } else {
+      out << "null";
+    }
+    out << ", \"step_time_s\": " << line.seconds
+        << ", \"samples_per_s\": " << line.samples_per_second << "}\n";
+  }
+  baton::write_file_atomically(metrics_path_, out.str());
+}
+
+}  // namespace baton_app

@@ -1,0 +1,46 @@
+// Progress of a run, shown on rank 0: step, loss, samples/s and ETA — a bar on a terminal,
+// plain periodic lines otherwise — and the per-step metrics file (JSON lines). The loss
+// lives on the rank of the last stage; it reaches rank 0 through the rendezvous store.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "baton/config.h"
+#include "baton/plan/plan.h"
+#include "baton/runtime/executor.h"
+#include "baton/store.h"
+#include "world_env.h"
+
+namespace baton_app {
+
+class Progress {
+ public:
+  Progress(const baton::Config& config, const WorldInfo& world, std::shared_ptr<baton::Store> store,
+           int steps, const baton::Plan& plan);
+  void step_done(int step, const baton::StepResult& result, double seconds, std::int64_t samples);
+  void finish();
+
+ private:
+  struct Line {
+    int step;
+    double loss;
+    double seconds;
+    double samples_per_second;
+  };
+  double loss_on_rank0(int step, const baton::StepResult& result);
+  void write_metrics() const;
+
+  WorldInfo world_;
+  std::shared_ptr<baton::Store> store_;
+  int steps_;
+  int log_every_;
+  bool last_stage_here_;
+  bool terminal_;
+  std::string metrics_path_;
+  std::vector<Line> lines_;
+  double elapsed_ = 0;
+};
+
+}  // namespace baton_app

@@ -1,0 +1,212 @@
+#include "trainer.h"
+
+#include <torch/serialize.h>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "batches.h"
+#include "baton/atomic_file.h"
+#include "baton/config_plugins.h"
+#include "baton/error.h"
+#include "baton/plan/compile.h"
+#include "baton/runtime/executor.h"
+#include "baton/step_error.h"
+#include "baton/stores.h"
+#include "baton/unit_chain.h"
+#include "baton/validator.h"
+#include "model_catalog.h"
+#include "progress.h"
+#include "world_env.h"
+
+namespace baton_app {
+namespace {
+
+std::chrono::milliseconds timeout_of(const baton::Config& config) {
+  return std::chrono::milliseconds(
+      static_cast<std::int64_t>(config.section("world").get_float("timeout_s") * 1000));
+}
+
+void check_world_size(const baton::Config& config, const WorldInfo& world) {
+  const baton::ParamValue& ranks = config.section("world").at("ranks");
+  if (world.launcher != "none" && ranks.as_int() != world.world_size) {
+    throw baton::ConfigError(ranks.origin().description + ": world.ranks is " + ranks.text() +
+                             " but the " + world.launcher + " launcher started " +
+                             std::to_string(world.world_size) +
+                             " ranks; set world.ranks to match (or --set world.ranks=" +
+                             std::to_string(world.world_size) + ")");
+  }
+}
+
+std::vector<std::shared_ptr<baton::Validator>> make_validators(const baton::Config& config,
+                                                               const baton::PluginLoader& loader) {
+  std::vector<std::shared_ptr<baton::Validator>> chain;
+  const baton::ParamValue& names = config.section("validation").at("validators");
+  for (const auto& name : names.as_string_list()) {
+    if (name == "off") continue;
+    if (auto builtin = baton::make_builtin_validator(name)) {
+      chain.push_back(std::move(builtin));
+      continue;
+    }
+    std::shared_ptr<baton::LoadedPlugin> plugin;
+    try {
+      plugin = loader.load(baton::PluginKind::kValidator, name);
+    } catch (const baton::PluginError& error) {
+      throw baton::ConfigError(names.origin().description + ": validation.validators: '" + name +
+                               "' is neither built in (shape_dtype, strict, finite, off) nor a "
+                               "validator plugin: " +
+                               error.what());
+    }
+    chain.push_back(plugin->create_shared<baton::Validator>(baton::ParamValues()));
+  }
+  return chain;
+}
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const baton::Config& config,
+                                                        const std::vector<at::Tensor>& params) {
+  const baton::ParamValues& section = config.section("optimizer");
+  const std::string name = section.get_string("name");
+  if (name == "sgd") {
+    return std::make_unique<torch::optim::SGD>(
+        params, torch::optim::SGDOptions(section.get_float("lr"))
+                    .momentum(section.get_float("momentum"))
+                    .weight_decay(section.get_float("weight_decay")));
+  }
+  if (name == "adam") {
+    return std::make_unique<torch::optim::Adam>(
+        params, torch::optim::AdamOptions(section.get_float("lr"))
+                    .weight_decay(section.get_float("weight_decay")));
+  }
+  throw baton::ConfigError(section.at("name").origin().description +
+                           ": optimizer.name must be sgd or adam, got '" + name + "'");
+}
+
+void write_dump(const std::string& dir, int rank, const c10::Dict<std::string, at::Tensor>& dump) {
+  const std::vector<char> bytes = torch::pickle_save(c10::IValue(dump));
+  baton::write_file_atomically(dir + "/rank" + std::to_string(rank) + ".pt",
+                               std::string(bytes.begin(), bytes.end()));
+}
+
+}  // namespace
+
+void train(baton::Config& config, const TrainOptions& options) {
+  const WorldInfo world = world_from_environment();
+  check_world_size(config, world);
+  const baton::PluginLoader loader = baton::plugin_loader_for(config);
+  const baton::ConfiguredPlugins plugins = baton::resolve_plugins(config, loader);
+  const auto timeout = timeout_of(config);
+
+  // The plan, checked before anything else happens.
+  const baton::ParamValues& schedule_section = config.section("schedule");
+  const baton::ScheduleShape shape{world.world_size,
+                                   static_cast<int>(schedule_section.get_int("stages_per_rank")),
+                                   static_cast<int>(schedule_section.get_int("microbatches"))};
+  auto schedule = plugins.schedule->create_as<baton::Schedule>(config.plugin_params("schedule"));
+  const baton::CompiledPlan plan =
+      baton::compile_schedule(*schedule, shape, plugins.schedule->name());
+
+  // The model, identical on every rank, cut into stages; this rank keeps its own.
+  const baton_models::ModelEntry& entry =
+      baton_models::find_model(config.section("model").at("name"));
+  if (entry.build == nullptr) {
+    throw baton::ConfigError(config.section("model").at("name").origin().description +
+                             ": model.name '" + entry.name +
+                             "' is not available in `baton run` yet");
+  }
+  config.set_plugin_params(
+      "model", baton::resolve_params(config.raw_params("model"), entry.params, entry.num_params,
+                                     std::string("model '") + entry.name + "'"));
+  const auto seed = static_cast<std::uint64_t>(config.section("run").get_int("seed"));
+  baton_models::BuiltModel model = entry.build(config.plugin_params("model"), seed);
+  const auto bounds = baton::stage_boundaries(*model.chain, shape.num_stages(),
+                                              config.section("model").at("cuts").as_int_list());
+  std::vector<std::shared_ptr<baton::Stage>> stages;
+  std::vector<at::Tensor> params;
+  std::vector<std::pair<std::string, at::Tensor>> named_params;
+  for (int s = 0; s < shape.num_stages(); ++s) {
+    if (plan.lowered.stage_to_rank[s] != world.rank) continue;
+    stages.push_back(baton::make_chain_stage(model.chain, s, bounds[s], bounds[s + 1]));
+    for (const auto& named : stages.back()->named_parameters()) {
+      params.push_back(named.second);
+      named_params.push_back(named);
+    }
+  }
+
+  // Rendezvous and transport, only when ranks must talk.
+  std::shared_ptr<baton::Store> store;
+  std::shared_ptr<baton::Transport> transport;
+  if (world.world_size > 1) {
+    const baton::ParamValues& w = config.section("world");
+    baton::RendezvousOptions rendezvous;
+    rendezvous.kind = w.get_string("rendezvous");
+    rendezvous.address =
+        world.store_address.empty() ? w.get_string("address") : world.store_address;
+    rendezvous.port = world.store_port > 0 ? world.store_port : static_cast<int>(w.get_int("port"));
+    rendezvous.file = w.get_string("file");
+    rendezvous.rank = world.rank;
+    rendezvous.world_size = world.world_size;
+    rendezvous.timeout = timeout;
+    rendezvous.run_id =
+        world.run_id.empty() ? config.section("run").get_string("name") : world.run_id;
+    rendezvous.rank0_hosts = !world.store_hosted_by_launcher;
+    store = baton::make_rendezvous_store(rendezvous);
+    const baton::Viability viability = plugins.transport->viability();
+    if (!viability.viable) {
+      throw baton::PluginError("transport '" + plugins.transport->name() +
+                               "' cannot run on this machine: " + viability.reason);
+    }
+    transport =
+        plugins.transport->create_shared<baton::Transport>(config.plugin_params("transport"));
+    transport->connect({world.rank, world.world_size,
+                        std::make_shared<baton::PrefixStore>("transport", store), timeout});
+  }
+
+  baton::ExecutorOptions executor_options;
+  executor_options.timeout = timeout;
+  baton::PipelineExecutor executor(world.rank, plan.lowered, stages, transport,
+                                   make_validators(config, loader), model.loss, executor_options);
+  const auto batches = make_batch_source(config, model, options.data_dir);
+  auto optimizer = make_optimizer(config, params);
+  for (auto& stage : stages) stage->set_training(true);
+
+  const int steps = static_cast<int>(config.section("run").get_int("steps"));
+  Progress progress(config, world, store, steps, plan.lowered);
+  c10::Dict<std::string, at::Tensor> dump;
+  std::vector<double> losses;
+  try {
+    executor.setup(batches->batch(1).inputs);
+    for (int step = 1; step <= steps; ++step) {
+      const auto started = std::chrono::steady_clock::now();
+      const Batch batch = batches->batch(step);
+      optimizer->zero_grad();
+      const baton::StepResult result = executor.run_step(batch.inputs, batch.targets);
+      if (step == 1 && !options.dump_dir.empty()) {
+        for (const auto& named : named_params) {
+          if (named.second.grad().defined())
+            dump.insert("grad." + named.first, named.second.grad().clone());
+        }
+      }
+      optimizer->step();
+      if (result.has_loss) losses.push_back(result.loss);
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      progress.step_done(step, result, seconds, batch.inputs.at(0).size(0));
+    }
+  } catch (const baton::Error& error) {
+    // Peers blocked on this rank fail fast instead of waiting for their timeout.
+    if (transport)
+      transport->abort("rank " + std::to_string(world.rank) + " failed: " + error.what());
+    throw;
+  }
+  progress.finish();
+  if (!options.dump_dir.empty()) {
+    for (const auto& named : named_params)
+      dump.insert("param." + named.first, named.second.detach().clone());
+    if (!losses.empty()) dump.insert("loss", at::tensor(losses, at::kDouble));
+    write_dump(options.dump_dir, world.rank, dump);
+  }
+}
+
+}  // namespace baton_app

@@ -1,0 +1,77 @@
+#include "world_env.h"
+
+#include <cstdlib>
+
+#include "baton/error.h"
+
+namespace baton_app {
+
+const char* const kLaunchRank = "BATON_LAUNCH_RANK";
+const char* const kLaunchWorldSize = "BATON_LAUNCH_WORLD_SIZE";
+const char* const kLaunchStoreAddress = "BATON_LAUNCH_STORE_ADDRESS";
+const char* const kLaunchStorePort = "BATON_LAUNCH_STORE_PORT";
+const char* const kLaunchRunId = "BATON_LAUNCH_RUN_ID";
+
+namespace {
+
+const char* get(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && value[0] != '\0' ? value : nullptr;
+}
+
+int integer(const char* name, int minimum) {
+  const char* text = get(name);
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  if (end == text || *end != '\0' || value < minimum || value > 1000000) {
+    throw baton::ConfigError("environment variable " + std::string(name) + "='" + text +
+                             "' is not an integer >= " + std::to_string(minimum));
+  }
+  return static_cast<int>(value);
+}
+
+void check_rank(const WorldInfo& world, const char* rank_name) {
+  if (world.rank >= world.world_size) {
+    throw baton::ConfigError(std::string(rank_name) + "=" + std::to_string(world.rank) +
+                             " is outside a world of " + std::to_string(world.world_size) +
+                             " ranks");
+  }
+}
+
+}  // namespace
+
+WorldInfo world_from_environment() {
+  WorldInfo world;
+  if (get(kLaunchRank)) {
+    world.launcher = "baton";
+    world.rank = integer(kLaunchRank, 0);
+    world.world_size = integer(kLaunchWorldSize, 1);
+    if (get(kLaunchStoreAddress)) world.store_address = get(kLaunchStoreAddress);
+    if (get(kLaunchStorePort)) world.store_port = integer(kLaunchStorePort, 1);
+    world.store_hosted_by_launcher = true;
+    if (get(kLaunchRunId)) world.run_id = get(kLaunchRunId);
+    check_rank(world, kLaunchRank);
+  } else if (get("RANK") && get("WORLD_SIZE")) {
+    world.launcher = "torchrun";
+    world.rank = integer("RANK", 0);
+    world.world_size = integer("WORLD_SIZE", 1);
+    if (get("MASTER_ADDR")) world.store_address = get("MASTER_ADDR");
+    if (get("MASTER_PORT")) world.store_port = integer("MASTER_PORT", 1);
+    if (get("TORCHELASTIC_RUN_ID")) world.run_id = get("TORCHELASTIC_RUN_ID");
+    check_rank(world, "RANK");
+  } else if (get("SLURM_PROCID") && get("SLURM_NTASKS")) {
+    world.launcher = "slurm";
+    world.rank = integer("SLURM_PROCID", 0);
+    world.world_size = integer("SLURM_NTASKS", 1);
+    if (get("SLURM_JOB_ID")) world.run_id = std::string("slurm-") + get("SLURM_JOB_ID");
+    check_rank(world, "SLURM_PROCID");
+  } else if (get("OMPI_COMM_WORLD_RANK") && get("OMPI_COMM_WORLD_SIZE")) {
+    world.launcher = "openmpi";
+    world.rank = integer("OMPI_COMM_WORLD_RANK", 0);
+    world.world_size = integer("OMPI_COMM_WORLD_SIZE", 1);
+    check_rank(world, "OMPI_COMM_WORLD_RANK");
+  }
+  return world;
+}
+
+}  // namespace baton_app

@@ -1,0 +1,30 @@
+// Who this process is in the run: rank, world size, and where the rendezvous store lives,
+// read from the environment of whatever launched it — baton's own launcher, torchrun,
+// Slurm or Open MPI — or a single rank when nothing says otherwise.
+#pragma once
+
+#include <string>
+
+namespace baton_app {
+
+struct WorldInfo {
+  int rank = 0;
+  int world_size = 1;
+  std::string launcher = "none";  // "baton", "torchrun", "slurm", "openmpi", "none"
+  std::string store_address;      // empty: from the configuration
+  int store_port = -1;            // -1: from the configuration
+  bool store_hosted_by_launcher = false;
+  std::string run_id;  // empty: derived from the configuration
+};
+
+// Names of the variables baton's launcher sets for its ranks.
+extern const char* const kLaunchRank;
+extern const char* const kLaunchWorldSize;
+extern const char* const kLaunchStoreAddress;
+extern const char* const kLaunchStorePort;
+extern const char* const kLaunchRunId;
+
+// Throws baton::ConfigError naming the variable when one is malformed.
+WorldInfo world_from_environment();
+
+}  // namespace baton_app
