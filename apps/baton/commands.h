@@ -10,6 +10,7 @@ namespace baton_app {
 int run_plugins_command(const std::vector<std::string>& args);
 int run_config_command(const std::vector<std::string>& args);
 int run_plan_command(const std::vector<std::string>& args);
+int run_bench_command(const std::vector<std::string>& args);
 int run_run_command(const std::vector<std::string>& args);
 int run_launch_command(const std::vector<std::string>& args);
 

@@ -24,6 +24,10 @@ commands:
   plan --schedule S --ranks R --microbatches M [--stages-per-rank V]
        [--costs F=1,B=2,I=1,W=1,comm=0] [--format table|csv|csv-comms|json|trace]
        [--param k=v]... [--out FILE]   build, check, lower and simulate a schedule's plan
+  bench transport --transport NAME [--sizes 1K,64K,1M,16M,64M] [--iterations N]
+       [--repeats R] [--format table|json] [--param k=v]... [--timeout S] [--no-reference]
+                                       bandwidth and latency of a transport plugin on two
+                                       local ranks, next to its library's own (docs/PERFORMANCE.md)
   version                              print versions (baton, plugin ABI, LibTorch)
 
 Plugins are searched in plugins.path (YAML), BATON_PLUGIN_PATH, next to this program,
@@ -40,6 +44,7 @@ int dispatch(const std::vector<std::string>& args) {
   if (command == "plugins") return baton_app::run_plugins_command(rest);
   if (command == "config") return baton_app::run_config_command(rest);
   if (command == "plan") return baton_app::run_plan_command(rest);
+  if (command == "bench") return baton_app::run_bench_command(rest);
   if (command == "run") return baton_app::run_run_command(rest);
   if (command == "launch") return baton_app::run_launch_command(rest);
   if (command == "version" || command == "--version") {
@@ -50,7 +55,7 @@ int dispatch(const std::vector<std::string>& args) {
   }
   throw baton_app::UsageError("unknown command '" + command + "'" +
                               baton::did_you_mean(command, {"launch", "run", "plugins", "config",
-                                                            "plan", "version", "help"}));
+                                                            "plan", "bench", "version", "help"}));
 }
 
 }  // namespace

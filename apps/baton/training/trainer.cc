@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 #include "batches.h"
@@ -89,6 +90,23 @@ void write_dump(const std::string& dir, int rank, const c10::Dict<std::string, a
                                std::string(bytes.begin(), bytes.end()));
 }
 
+// BATON_INJECT_FAILURE="rank=R,step=S,action=A": make rank R fail when it reaches action A
+// in training step S — to see (and test) how a failure is reported and stops the run.
+void inject_failure_from_environment(int rank, baton::ExecutorOptions* options) {
+  const char* text = std::getenv("BATON_INJECT_FAILURE");
+  if (text == nullptr || text[0] == '\0') return;
+  int target_rank = -1, step = -1;
+  char action[64] = {0};
+  if (std::sscanf(text, "rank=%d,step=%d,action=%63s", &target_rank, &step, action) != 3) {
+    throw baton::ConfigError(
+        std::string("BATON_INJECT_FAILURE='") + text +
+        "': expected rank=R,step=S,action=A (for example rank=1,step=2,action=1B0)");
+  }
+  if (target_rank != rank) return;
+  options->inject_step = step;
+  options->inject_action = action;
+}
+
 }  // namespace
 
 void train(baton::Config& config, const TrainOptions& options) {
@@ -165,9 +183,10 @@ void train(baton::Config& config, const TrainOptions& options) {
 
   baton::ExecutorOptions executor_options;
   executor_options.timeout = timeout;
+  inject_failure_from_environment(world.rank, &executor_options);
   baton::PipelineExecutor executor(world.rank, plan.lowered, stages, transport,
                                    make_validators(config, loader), model.loss, executor_options);
-  const auto batches = make_batch_source(config, model, options.data_dir);
+  const auto batches = baton_models::make_batch_source(config, model, options.data_dir);
   auto optimizer = make_optimizer(config, params);
   for (auto& stage : stages) stage->set_training(true);
 
@@ -179,7 +198,7 @@ void train(baton::Config& config, const TrainOptions& options) {
     executor.setup(batches->batch(1).inputs);
     for (int step = 1; step <= steps; ++step) {
       const auto started = std::chrono::steady_clock::now();
-      const Batch batch = batches->batch(step);
+      const baton_models::Batch batch = batches->batch(step);
       optimizer->zero_grad();
       const baton::StepResult result = executor.run_step(batch.inputs, batch.targets);
       if (step == 1 && !options.dump_dir.empty()) {

@@ -385,6 +385,10 @@ struct PipelineExecutor::Impl {
           }
           continue;
         }
+        if (!options.inject_action.empty() && options.inject_step == training_step &&
+            to_string(*steps[t]) == options.inject_action) {
+          throw Error("injected failure (BATON_INJECT_FAILURE)");
+        }
         run_action(*steps[t]);
         ++t;
       } catch (const StepError&) {

@@ -316,7 +316,9 @@ void SplitBackward::backward_weight() {
         if (grad.defined()) {
           grad.add_(param_grads[j]);
         } else {
-          grad = param_grads[j];
+          // An optimizer's zero_grad() detaches .grad in place, which a view forbids (the
+          // engine may return, say, a transpose of another gradient).
+          grad = param_grads[j].is_view() ? param_grads[j].clone() : param_grads[j];
         }
       }
     }

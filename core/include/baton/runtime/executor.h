@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "baton/export.h"
@@ -38,6 +39,10 @@ struct ExecutorOptions {
   // unpipelined model computes). Turn off to get the sum.
   bool scale_loss_by_microbatches = true;
   int split_dim = 0;  // batch dimension of every input and of the targets
+  // Fault injection, for testing failure handling end to end: throw when this rank reaches
+  // `inject_action` (e.g. "1B2") in training step `inject_step`. Empty: off.
+  std::string inject_action;
+  int inject_step = 0;
 };
 
 struct StepResult {

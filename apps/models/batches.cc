@@ -7,13 +7,13 @@
 
 #include "baton/error.h"
 
-namespace baton_app {
+namespace baton_models {
 namespace {
 
 // Random inputs and class targets, different every step, identical on every rank.
 class SyntheticBatches : public BatchSource {
  public:
-  SyntheticBatches(const baton_models::BuiltModel& model, std::int64_t batch_size,
+  SyntheticBatches(const BuiltModel& model, std::int64_t batch_size,
                    std::uint64_t seed)
       : model_(model), batch_size_(batch_size), seed_(seed) {}
 
@@ -35,7 +35,7 @@ class SyntheticBatches : public BatchSource {
   }
 
  private:
-  baton_models::BuiltModel model_;
+  BuiltModel model_;
   std::int64_t batch_size_;
   std::uint64_t seed_;
 };
@@ -84,7 +84,7 @@ at::Tensor read_bytes_as_tokens(const std::string& path, const baton::ParamValue
 }  // namespace
 
 std::unique_ptr<BatchSource> make_batch_source(const baton::Config& config,
-                                               const baton_models::BuiltModel& model,
+                                               const BuiltModel& model,
                                                const std::string& data_dir) {
   const baton::ParamValues& data = config.section("data");
   const std::int64_t batch_size = data.get_int("batch_size");
@@ -121,4 +121,4 @@ std::unique_ptr<BatchSource> make_batch_source(const baton::Config& config,
                            "' is not supported by this build (use synthetic or text)");
 }
 
-}  // namespace baton_app
+}  // namespace baton_models

@@ -1,4 +1,4 @@
-// Where batches come from. Every rank computes the same batch for a step from the seed
+// Where batches come from (the `data` section). Every rank computes the same batch for a step from the seed
 // (cheap), so the first stage has its inputs and the last stage its targets without any
 // communication.
 #pragma once
@@ -13,7 +13,7 @@
 #include "baton/config.h"
 #include "models.h"
 
-namespace baton_app {
+namespace baton_models {
 
 struct Batch {
   std::vector<at::Tensor> inputs;
@@ -29,7 +29,7 @@ class BatchSource {
 
 // From the `data` section. `data_dir` holds the shipped text (configs/data).
 std::unique_ptr<BatchSource> make_batch_source(const baton::Config& config,
-                                               const baton_models::BuiltModel& model,
+                                               const BuiltModel& model,
                                                const std::string& data_dir);
 
-}  // namespace baton_app
+}  // namespace baton_models
