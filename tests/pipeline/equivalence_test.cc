@@ -111,10 +111,17 @@ TEST_P(PipelineEquivalence, MatchesUnpipelinedModel) {
 
   std::map<std::string, torch::Tensor> grads, params;
   bool saw_loss = false;
+  int ranks_with_buffer_counts = 0;
   for (const auto& dump : result.dumps) {
     for (const auto& [key, value] : dump) {
       if (key.rfind("grad.", 0) == 0) grads[key.substr(5)] = value;
       if (key.rfind("param.", 0) == 0) params[key.substr(6)] = value;
+      if (key == "recv_buffer_allocations") {
+        // [after step 1, after the last step]: nothing allocated once steps run.
+        EXPECT_GT(value[0].item<std::int64_t>(), 0);
+        EXPECT_EQ(value[1].item<std::int64_t>(), value[0].item<std::int64_t>());
+        ++ranks_with_buffer_counts;
+      }
       if (key == "loss") {
         saw_loss = true;
         ASSERT_EQ(value.numel(), kSteps);
@@ -124,6 +131,7 @@ TEST_P(PipelineEquivalence, MatchesUnpipelinedModel) {
     }
   }
   EXPECT_TRUE(saw_loss) << result.command.output;
+  EXPECT_EQ(ranks_with_buffer_counts, c.ranks);
   // Every parameter of the full model appears exactly once across the ranks.
   ASSERT_EQ(grads.size(), reference.first_grads.size()) << result.command.output;
   ASSERT_EQ(params.size(), reference.final_params.size());

@@ -194,6 +194,7 @@ void train(baton::Config& config, const TrainOptions& options) {
   Progress progress(config, world, store, steps, plan.lowered);
   c10::Dict<std::string, at::Tensor> dump;
   std::vector<double> losses;
+  std::int64_t buffers_after_first_step = 0;
   try {
     executor.setup(batches->batch(1).inputs);
     for (int step = 1; step <= steps; ++step) {
@@ -201,6 +202,7 @@ void train(baton::Config& config, const TrainOptions& options) {
       const baton_models::Batch batch = batches->batch(step);
       optimizer->zero_grad();
       const baton::StepResult result = executor.run_step(batch.inputs, batch.targets);
+      if (step == 1) buffers_after_first_step = executor.recv_buffers().allocations();
       if (step == 1 && !options.dump_dir.empty()) {
         for (const auto& named : named_params) {
           if (named.second.grad().defined())
@@ -224,6 +226,10 @@ void train(baton::Config& config, const TrainOptions& options) {
     for (const auto& named : named_params)
       dump.insert("param." + named.first, named.second.detach().clone());
     if (!losses.empty()) dump.insert("loss", at::tensor(losses, at::kDouble));
+    // Receive buffers are allocated once, at setup: the count must not move after step 1.
+    dump.insert(
+        "recv_buffer_allocations",
+        at::tensor({buffers_after_first_step, executor.recv_buffers().allocations()}, at::kLong));
     write_dump(options.dump_dir, world.rank, dump);
   }
 }
