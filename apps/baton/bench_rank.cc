@@ -250,7 +250,11 @@ int run_bench_rank(const RankJob& job) {
   // The command kills its ranks on failure and timeout; this covers the command itself
   // being killed.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() != job.parent) return 1;
+  if (::getppid() != job.parent) {
+    std::cerr << "baton bench: rank " << job.rank
+              << ": error: the bench command that started this rank is gone" << std::endl;
+    return 1;
+  }
   try {
     run(job);
     return 0;

@@ -13,8 +13,7 @@ namespace {
 // Random inputs and class targets, different every step, identical on every rank.
 class SyntheticBatches : public BatchSource {
  public:
-  SyntheticBatches(const BuiltModel& model, std::int64_t batch_size,
-                   std::uint64_t seed)
+  SyntheticBatches(const BuiltModel& model, std::int64_t batch_size, std::uint64_t seed)
       : model_(model), batch_size_(batch_size), seed_(seed) {}
 
   Batch batch(int step) const override {
@@ -83,8 +82,7 @@ at::Tensor read_bytes_as_tokens(const std::string& path, const baton::ParamValue
 
 }  // namespace
 
-std::unique_ptr<BatchSource> make_batch_source(const baton::Config& config,
-                                               const BuiltModel& model,
+std::unique_ptr<BatchSource> make_batch_source(const baton::Config& config, const BuiltModel& model,
                                                const std::string& data_dir) {
   const baton::ParamValues& data = config.section("data");
   const std::int64_t batch_size = data.get_int("batch_size");

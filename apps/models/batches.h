@@ -1,5 +1,5 @@
-// Where batches come from (the `data` section). Every rank computes the same batch for a step from the seed
-// (cheap), so the first stage has its inputs and the last stage its targets without any
+// Where batches come from (the `data` section). Every rank computes the same batch for a step from
+// the seed (cheap), so the first stage has its inputs and the last stage its targets without any
 // communication.
 #pragma once
 
@@ -28,8 +28,7 @@ class BatchSource {
 };
 
 // From the `data` section. `data_dir` holds the shipped text (configs/data).
-std::unique_ptr<BatchSource> make_batch_source(const baton::Config& config,
-                                               const BuiltModel& model,
+std::unique_ptr<BatchSource> make_batch_source(const baton::Config& config, const BuiltModel& model,
                                                const std::string& data_dir);
 
 }  // namespace baton_models

@@ -104,7 +104,7 @@ TEST_P(TransportConformance, AbortFailsPendingAndFutureOpsFast) {
   expect_success("abort", 2);
 }
 
-INSTANTIATE_TEST_SUITE_P(Transports, TransportConformance, ::testing::Values("gloo"),
+INSTANTIATE_TEST_SUITE_P(Transports, TransportConformance, ::testing::Values("gloo", "ucx", "nccl"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });

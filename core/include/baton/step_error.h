@@ -15,6 +15,7 @@ class BATON_API StepError : public Error {
  public:
   StepError(int rank, int training_step, int timestep, std::string action, std::string cause,
             const std::string& message);
+  ~StepError() override;
 
   int rank() const { return rank_; }
   int training_step() const { return training_step_; }

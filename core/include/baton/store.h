@@ -18,6 +18,7 @@ namespace baton {
 class BATON_API StoreError : public Error {
  public:
   using Error::Error;
+  ~StoreError() override;
 };
 
 class BATON_API Store {

@@ -25,6 +25,7 @@ namespace baton {
 class BATON_API TransportError : public Error {
  public:
   using Error::Error;
+  ~TransportError() override;
 };
 
 // One pending send or receive.

@@ -43,6 +43,7 @@ struct TensorCheck {
 class BATON_API ValidationError : public Error {
  public:
   using Error::Error;
+  ~ValidationError() override;
 };
 
 // "stage 0 forward input 0 (microbatch 3)"

@@ -10,15 +10,17 @@
 namespace baton {
 
 inline std::uint64_t comm_tag(int stage, int microbatch, FlowDirection direction) {
-  return (static_cast<std::uint64_t>(stage) << 33) |
-         (static_cast<std::uint64_t>(direction == FlowDirection::kBackward) << 32) |
-         static_cast<std::uint32_t>(microbatch);
+  // 40 bits at most (UCX keeps the top of its 64-bit tags for the sender's rank):
+  // stage in bits 21..38, direction in bit 20, microbatch in bits 0..19.
+  return (static_cast<std::uint64_t>(stage) << 21) |
+         (static_cast<std::uint64_t>(direction == FlowDirection::kBackward) << 20) |
+         static_cast<std::uint64_t>(microbatch & 0xFFFFF);
 }
 
 // Setup messages between stage `stage` and stage `stage + 1`: `part` 0 = metadata length,
-// 1 = metadata, 2 = reply length, 3 = reply text.
+// 1 = metadata, 2 = reply length, 3 = reply text. Bit 39 keeps them apart from activations.
 inline std::uint64_t handshake_tag(int stage, int part) {
-  return (std::uint64_t{1} << 62) | (static_cast<std::uint64_t>(stage) << 8) |
+  return (std::uint64_t{1} << 39) | (static_cast<std::uint64_t>(stage) << 8) |
          static_cast<std::uint64_t>(part);
 }
 

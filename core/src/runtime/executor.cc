@@ -427,6 +427,12 @@ PipelineExecutor::PipelineExecutor(int rank, Plan lowered_plan,
     throw Error("rank " + std::to_string(rank) + " is outside the plan's " +
                 std::to_string(s.plan.num_ranks) + " ranks");
   }
+  // Transfer tags hold the microbatch in 20 bits and the stage in 18 (see comm_tags.h).
+  if (s.plan.num_microbatches > (1 << 20) || s.plan.num_stages > (1 << 18)) {
+    throw Error("the plan has " + std::to_string(s.plan.num_microbatches) + " microbatches and " +
+                std::to_string(s.plan.num_stages) +
+                " stages; at most 1048576 microbatches and 262144 stages are supported");
+  }
   for (auto& stage : stages) {
     const int index = stage->index();
     if (index < 0 || index >= s.plan.num_stages || s.rank_of(index) != rank) {

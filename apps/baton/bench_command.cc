@@ -1,0 +1,268 @@
+// `baton bench transport`: two local ranks, a transport plugin loaded through the real
+// loader, and per message size its bandwidth and latency next to those of the library it
+// wraps, measured in the same run (raw gloo for gloo, ucx_perftest for UCX). See
+// docs/PERFORMANCE.md.
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "baton/error.h"
+#include "baton/plugin_loader.h"
+#include "baton/suggest.h"
+#include "bench_method.h"
+#include "bench_perftest.h"
+#include "bench_process.h"
+#include "bench_rank.h"
+#include "bench_report.h"
+#include "bench_scratch.h"
+#include "bench_sizes.h"
+#include "cli_args.h"
+#include "commands.h"
+
+namespace baton_app {
+namespace {
+
+const char* const kBenchUsage =
+    "usage: baton bench transport --transport NAME|PATH [--sizes 1K,64K,1M,16M,64M]\n"
+    "                             [--iterations N] [--repeats R] [--format table|json]\n"
+    "                             [--param key=value]... [--plugin-path DIR]...\n"
+    "                             [--timeout SECONDS] [--no-reference]\n";
+
+const char* const kDefaultSizes = "1K,64K,1M,16M,64M";
+
+// Bytes a ucx_perftest bandwidth run moves at least (see measure_perftest).
+constexpr std::size_t kPerftestBytesPerRun = std::size_t{256} << 20;
+
+// Each transfer's wait; the whole run is bounded by --timeout.
+constexpr std::chrono::milliseconds kWaitTimeout(60000);
+
+int bounded_int(const CliArgs& cli, const std::string& name, int fallback, int low, int high) {
+  if (!cli.has(name)) return fallback;
+  const std::string text = cli.value(name);
+  char* end = nullptr;
+  const long value = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || value < low || value > high) {
+    throw UsageError("--" + name + " must be an integer from " + std::to_string(low) + " to " +
+                     std::to_string(high) + ", got '" + text + "'");
+  }
+  return static_cast<int>(value);
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+// This program's path, so that the ranks run exactly this binary.
+std::string own_program() {
+  char path[4096];
+  const ssize_t length = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (length <= 0) return "/proc/self/exe";
+  return std::string(path, static_cast<std::size_t>(length));
+}
+
+struct Reference {
+  enum class Kind { kNone, kGloo, kPerftest } kind = Kind::kNone;
+  std::string description;  // empty when kNone
+  std::string unavailable;  // why, when kNone
+  std::string program;      // ucx_perftest
+};
+
+Reference choose_reference(const std::string& transport, bool disabled) {
+  Reference reference;
+  if (disabled) {
+    reference.unavailable = "disabled by --no-reference";
+  } else if (transport == "gloo") {
+#if BATON_BENCH_WITH_GLOO
+    reference.kind = Reference::Kind::kGloo;
+    reference.description =
+        "raw gloo (tcp device on 127.0.0.1, unbound buffers), same method, same processes";
+#else
+    reference.unavailable = "this baton was built without gloo (BATON_WITH_GLOO=OFF)";
+#endif
+  } else if (transport == "ucx") {
+    reference.program = find_ucx_perftest();
+    if (reference.program.empty()) {
+      reference.unavailable =
+          "ucx_perftest is not on PATH (Debian package ucx-utils); no reference measured";
+    } else {
+      reference.kind = Reference::Kind::kPerftest;
+      reference.description = reference.program +
+                              " -t tag_lat (latency) and -t tag_bw (bandwidth), server and "
+                              "client on 127.0.0.1, same UCX_* environment";
+    }
+  } else {
+    reference.unavailable = "baton knows no reference library for transport '" + transport + "'";
+  }
+  return reference;
+}
+
+// Starts both ranks and waits for them; throws when either fails or the deadline passes.
+std::vector<SizeFigures> run_ranks(RankJob job, const ScratchFolder& scratch,
+                                   BenchClock::time_point deadline, int timeout_s) {
+  job.parent = ::getpid();
+  job.store = scratch.make_subfolder("store");
+  job.figures = scratch.path() + "/figures.txt";
+  ProcessGroup ranks;
+  for (int rank = 0; rank < 2; ++rank) {
+    job.rank = rank;
+    std::vector<std::string> argv = {own_program(), "bench"};
+    const std::vector<std::string> words = rank_command_line(job);
+    argv.insert(argv.end(), words.begin(), words.end());
+    ranks.spawn("rank " + std::to_string(rank), argv);
+  }
+  std::string failures;
+  bool timed_out = false;
+  for (const ProcessOutcome& outcome : ranks.wait_all(deadline, std::chrono::seconds(3))) {
+    if (outcome.succeeded()) continue;
+    failures += "\n  " + outcome.describe();
+    timed_out = timed_out || outcome.timed_out;
+  }
+  if (timed_out) {
+    throw baton::Error("bench transport did not finish within --timeout " +
+                       std::to_string(timeout_s) + " s:" + failures +
+                       "\nMeasure fewer or smaller sizes, fewer --iterations or --repeats, or "
+                       "raise --timeout.");
+  }
+  if (!failures.empty()) {
+    throw baton::Error("bench transport failed (the ranks' own messages are above):" + failures);
+  }
+  std::vector<SizeFigures> figures = parse_figures(read_file(job.figures));
+  if (figures.size() != job.sizes.size()) {
+    throw baton::Error("bench transport: rank 0 reported " + std::to_string(figures.size()) +
+                       " of " + std::to_string(job.sizes.size()) + " sizes");
+  }
+  return figures;
+}
+
+// Median of `repeats` ucx_perftest runs of each test, per size. A failing run makes the
+// reference unavailable, with the reason, instead of failing the bench.
+void measure_perftest(BenchReport& report, const Reference& reference, int repeats,
+                      const ScratchFolder& scratch, BenchClock::time_point deadline) {
+  try {
+    for (SizeFigures& size : report.sizes) {
+      const SizePlan plan = plan_size(size.bytes, size.iterations);
+      // ucx_perftest's overall bandwidth includes its own start-up, which dominates short
+      // runs of small messages (1000 x 1 KiB: ~20x below its steady rate); tag_bw moves at
+      // least ~256 MiB per run.
+      const std::size_t volume_iterations =
+          std::min<std::size_t>(1000000, kPerftestBytesPerRun / size.bytes);
+      const int stream_iterations = std::max(plan.iterations, static_cast<int>(volume_iterations));
+      std::vector<double> latencies, bandwidths;
+      for (int round = 0; round < repeats; ++round) {
+        PerftestRun run{reference.program, "tag_lat",   size.bytes,
+                        plan.iterations,   plan.warmup, scratch.path()};
+        latencies.push_back(run_ucx_perftest(run, deadline).latency_us);
+        run.test = "tag_bw";
+        run.iterations = stream_iterations;
+        run.warmup = std::max(plan.warmup, stream_iterations / 10);
+        bandwidths.push_back(run_ucx_perftest(run, deadline).gbps);
+      }
+      std::sort(latencies.begin(), latencies.end());
+      std::sort(bandwidths.begin(), bandwidths.end());
+      size.reference_latency_us = latencies[latencies.size() / 2];
+      size.reference_gbps = bandwidths[bandwidths.size() / 2];
+    }
+  } catch (const baton::Error& error) {
+    for (SizeFigures& size : report.sizes) {
+      size.reference_gbps.reset();
+      size.reference_latency_us.reset();
+    }
+    report.reference.clear();
+    report.reference_unavailable = std::string("ucx_perftest failed: ") + error.what();
+    std::cerr << "baton bench: warning: " << report.reference_unavailable << "\n";
+  }
+}
+
+int run_transport_bench(const CliArgs& cli) {
+  const std::string format = cli.value("format", "table");
+  if (format != "table" && format != "json") {
+    throw UsageError("--format must be table or json, got '" + format + "'" +
+                     baton::did_you_mean(format, {"table", "json"}));
+  }
+  const std::string name = cli.value("transport");
+  if (name.empty()) throw UsageError(std::string("--transport is required\n") + kBenchUsage);
+  const std::vector<std::size_t> sizes = parse_message_sizes(cli.value("sizes", kDefaultSizes));
+  const int iterations = bounded_int(cli, "iterations", 0, 1, 1000000);
+  const int repeats = bounded_int(cli, "repeats", 3, 1, 100);
+  const int timeout_s = bounded_int(cli, "timeout", 600, 1, 86400);
+  const auto deadline = BenchClock::now() + std::chrono::seconds(timeout_s);
+
+  // Everything that can be checked here is, before any process starts.
+  const baton::PluginLoader loader(cli.values("plugin-path"));
+  const auto plugin = loader.load(baton::PluginKind::kTransport, name);
+  const baton::Viability viability = plugin->viability();
+  if (!viability.viable) {
+    throw baton::Error("transport '" + plugin->name() + "' (" + plugin->path() +
+                       ") cannot run on this machine: " + viability.reason);
+  }
+  const baton::ParamValues params = resolve_transport_params(*plugin, cli.values("param"));
+  const Reference reference = choose_reference(plugin->name(), cli.flag("no-reference"));
+
+  ScratchFolder scratch;
+  RankJob job;
+  job.plugin = plugin->path();
+  job.params = cli.values("param");
+  job.sizes = sizes;
+  job.iterations = iterations;
+  job.repeats = repeats;
+  job.timeout = std::min<std::chrono::milliseconds>(kWaitTimeout, std::chrono::seconds(timeout_s));
+  if (reference.kind == Reference::Kind::kGloo) job.gloo_store = scratch.make_subfolder("gloo");
+
+  BenchReport report;
+  report.transport = plugin->name();
+  report.plugin_version = plugin->descriptor().version ? plugin->descriptor().version : "?";
+  report.plugin_path = plugin->path();
+  report.reference = reference.description;
+  report.reference_unavailable = reference.unavailable;
+  report.repeats = repeats;
+  if (reference.kind == Reference::Kind::kPerftest && params.has("peer_failure_detection") &&
+      params.get_bool("peer_failure_detection")) {
+    // The plugin's own default; without it the comparison would silently be TCP against
+    // shared memory.
+    report.note =
+        "the plugin runs with peer_failure_detection=true, which makes local ranks use TCP; "
+        "ucx_perftest has no such mode and uses shared memory unless UCX_TLS says otherwise. "
+        "Compare like with like: --param peer_failure_detection=false, or UCX_TLS=tcp,self";
+  }
+  report.sizes = run_ranks(job, scratch, deadline, timeout_s);
+  if (reference.kind == Reference::Kind::kPerftest) {
+    measure_perftest(report, reference, repeats, scratch, deadline);
+  }
+
+  std::cout << (format == "json" ? format_bench_json(report) : format_bench_table(report));
+  return 0;
+}
+
+}  // namespace
+
+int run_bench_command(const std::vector<std::string>& args) {
+  if (!args.empty() && args[0] == kBenchRankCommand) {
+    return run_bench_rank(
+        parse_rank_command_line(std::vector<std::string>(args.begin() + 1, args.end())));
+  }
+  const CliArgs cli(
+      args,
+      {"transport", "sizes", "iterations", "repeats", "format", "param", "plugin-path", "timeout"},
+      {"no-reference"});
+  if (cli.positional().empty()) {
+    throw UsageError(std::string("baton bench needs a benchmark: transport\n") + kBenchUsage);
+  }
+  if (cli.positional()[0] != "transport") {
+    throw UsageError("unknown benchmark '" + cli.positional()[0] + "'" +
+                     baton::did_you_mean(cli.positional()[0], {"transport"}) +
+                     "; baton bench knows: transport\n" + kBenchUsage);
+  }
+  if (cli.positional().size() > 1) {
+    throw UsageError("baton bench transport takes options only, got '" + cli.positional()[1] +
+                     "'\n" + kBenchUsage);
+  }
+  return run_transport_bench(cli);
+}
+
+}  // namespace baton_app

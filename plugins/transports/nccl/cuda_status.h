@@ -1,0 +1,20 @@
+// CUDA and NCCL status texts, and whether this machine has a CUDA device at all.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <string>
+
+namespace baton_nccl {
+
+// "cudaErrorNoDevice (no CUDA-capable device is detected)"
+std::string cuda_text(cudaError_t error);
+// "unhandled system error: <ncclGetLastError text>"; `comm` may be null.
+std::string nccl_text(ncclResult_t result, ncclComm_t comm);
+
+// The number of visible CUDA devices, or 0 with `reason` saying why there is none:
+// "no CUDA device visible: cudaGetDeviceCount returned cudaErrorNoDevice (…)".
+int visible_devices(std::string* reason);
+
+}  // namespace baton_nccl

@@ -1,0 +1,81 @@
+// baton's Transport over NCCL point-to-point (ncclSend/ncclRecv) between CUDA tensors.
+//
+// Rendezvous: rank 0 creates the ncclUniqueId and publishes it in the run's store; the
+// others read it; every rank then joins with ncclCommInitRankConfig in non-blocking mode, so
+// that a missing rank fails connect() at its timeout (the communicator is aborted) instead of
+// hanging. Each peer gets one stream per direction, so sends to a peer never queue behind
+// receives from it; post_batch() issues its operations inside one ncclGroupStart/End, which
+// lets a rank send to and receive from the same peer without deadlocking.
+//
+// NCCL matches transfers between two ranks by posting order, not by tag: per peer and
+// direction, receives must be posted in the order the sends were (which baton's lowered
+// plans do) and with the same byte counts (which the metadata handshake checks). The tag
+// only names the operation in errors.
+//
+// Stream order: the plugin cannot see LibTorch's current CUDA stream (it links only the CUDA
+// runtime), so every transfer waits for the work already queued on the device's default
+// stream; a tensor produced on another stream must be synchronized by the caller first.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <chrono>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "baton/transport.h"
+#include "nccl_work.h"
+
+namespace baton_nccl {
+
+struct NcclOptions {
+  // How long connect() waits for the other ranks; zero: TransportContext::timeout.
+  std::chrono::milliseconds connect_timeout{0};
+  // CUDA device of this rank; -1: rank modulo the number of visible devices.
+  int device = -1;
+};
+
+class NcclTransport : public baton::Transport {
+ public:
+  // Throws TransportError when no CUDA device is visible (saying why).
+  explicit NcclTransport(const NcclOptions& options);
+  ~NcclTransport() override;
+
+  void connect(const baton::TransportContext& ctx) override;
+  std::unique_ptr<baton::Work> isend(const at::Tensor& tensor, int peer,
+                                     std::uint64_t tag) override;
+  std::unique_ptr<baton::Work> irecv(const at::Tensor& tensor, int peer,
+                                     std::uint64_t tag) override;
+  std::vector<std::unique_ptr<baton::Work>> post_batch(
+      const std::vector<baton::P2POp>& ops) override;
+  void abort(const std::string& reason) override;
+
+ private:
+  struct PeerStreams {
+    cudaStream_t send = nullptr;
+    cudaStream_t recv = nullptr;
+  };
+
+  ncclComm_t initialize(const baton::TransportContext& ctx, std::chrono::milliseconds timeout);
+  void check_tensor(const baton::P2POp& op) const;
+  void forget_completed_locked();
+
+  const NcclOptions options_;
+  int device_count_ = 0;
+  int rank_ = -1;
+  int world_size_ = 0;
+  int device_ = -1;
+  std::shared_ptr<Communicator> communicator_;
+  std::vector<PeerStreams> streams_;  // by peer rank
+  cudaEvent_t default_stream_done_ = nullptr;
+
+  std::mutex mutex_;  // guards in_flight_ and orders posts
+  // Transfers whose events have not completed: their tensors must outlive NCCL's use even
+  // when the caller dropped the Work.
+  std::deque<std::shared_ptr<Transfer>> in_flight_;
+};
+
+}  // namespace baton_nccl

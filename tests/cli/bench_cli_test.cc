@@ -1,0 +1,176 @@
+// `baton bench transport` as a user runs it: two real rank processes, a real plugin, the
+// printed fields — never the speeds, which depend on the machine and its load.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "run_command.h"
+
+namespace {
+
+using baton_test::run_command;
+using testing::ContainsRegex;
+using testing::HasSubstr;
+using testing::Not;
+
+const std::string kBaton = BATON_BINARY;
+const std::string kPluginDir = std::string(BATON_BUILD_DIR) + "/lib/baton";
+
+bool plugin_built(const std::string& name) {
+  return ::access((kPluginDir + "/libbaton-transport-" + name + ".so").c_str(), R_OK) == 0;
+}
+
+// What `baton plugins` says about the plugin's viability on this machine.
+bool plugin_viable(const std::string& name) {
+  const std::string listing = run_command(kBaton + " plugins --format json 2>/dev/null").output;
+  const auto at = listing.find("\"name\": \"" + name + "\"");
+  if (at == std::string::npos) return false;
+  const std::string entry = listing.substr(at, listing.find('}', at) - at);
+  return entry.find("\"status\": \"yes\"") != std::string::npos;
+}
+
+// Small and quick: the tests check what is printed, not how fast anything is. --timeout
+// bounds the run far below CTest's limit.
+const std::string kQuickGloo =
+    " bench transport --transport gloo --sizes 1K,64K --iterations 20 --repeats 1 --timeout 60";
+
+TEST(CliBench, GlooTablePrintsPluginReferenceAndRatiosPerSize) {
+  if (!plugin_built("gloo")) GTEST_SKIP() << "the gloo plugin is not built";
+  const auto result = run_command(kBaton + kQuickGloo);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("transport gloo "));
+  EXPECT_THAT(result.output, HasSubstr("reference: raw gloo"));
+  EXPECT_THAT(result.output, HasSubstr("windowed stream"));
+  EXPECT_THAT(result.output, ContainsRegex("size +iters +GB/s +ref GB/s +bw ratio +lat us +ref "
+                                           "lat us +lat ratio +lat diff us"));
+  // Every column has a number: plugin and reference were both measured.
+  const std::string number = " +[0-9]+\\.[0-9]+";
+  for (const char* size : {"1K", "64K"}) {
+    EXPECT_THAT(result.output,
+                ContainsRegex(std::string("\n +") + size + " +20" + number + number + number +
+                              number + number + number + " +[-+][0-9]+\\.[0-9]+\n"))
+        << size;
+  }
+  EXPECT_THAT(result.output, Not(HasSubstr("n/a")));
+}
+
+TEST(CliBench, GlooJsonHasOneObjectPerSizeWithEveryField) {
+  if (!plugin_built("gloo")) GTEST_SKIP() << "the gloo plugin is not built";
+  const auto result = run_command(kBaton + kQuickGloo + " --format json 2>/dev/null");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  ASSERT_EQ(result.output.front(), '[') << result.output;
+  const std::string number = "[0-9][0-9.e+-]*";
+  for (const char* bytes : {"1024", "65536"}) {
+    EXPECT_THAT(result.output,
+                ContainsRegex(std::string("\\{\"transport\": \"gloo\", \"size_bytes\": ") + bytes +
+                              ", \"iterations\": 20, .*\"gbps\": " + number +
+                              ", \"latency_us\": " + number + ", \"reference_gbps\": " + number +
+                              ", \"reference_latency_us\": " + number +
+                              ", \"reference\": \"raw gloo.*\"reference_unavailable\": null\\}"))
+        << bytes;
+  }
+}
+
+TEST(CliBench, WithoutReferenceSaysSoAndPrintsNull) {
+  if (!plugin_built("gloo")) GTEST_SKIP() << "the gloo plugin is not built";
+  const auto result =
+      run_command(kBaton + kQuickGloo + " --sizes 1K --no-reference --format json 2>/dev/null");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("\"reference_gbps\": null"));
+  EXPECT_THAT(result.output, HasSubstr("\"reference_latency_us\": null"));
+  EXPECT_THAT(result.output,
+              HasSubstr("\"reference_unavailable\": \"disabled by --no-reference\""));
+}
+
+TEST(CliBench, UnknownTransportListsThePluginsFound) {
+  const auto result = run_command(kBaton + " bench transport --transport glooo --sizes 1K");
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("cannot load transport plugin 'glooo'"));
+  EXPECT_THAT(result.output, HasSubstr("transport plugins found:"));
+  if (plugin_built("gloo")) {
+    EXPECT_THAT(result.output, HasSubstr("did you mean 'gloo'?"));
+    EXPECT_THAT(result.output, HasSubstr("\n  gloo (" + kPluginDir));
+  }
+}
+
+TEST(CliBench, BadSizesAreUsageErrors) {
+  for (const char* sizes : {"1K,abc", "1K,,64K", "0", "64Q", "2G", "1K,"}) {
+    const auto result =
+        run_command(kBaton + " bench transport --transport gloo --sizes '" + sizes + "'");
+    EXPECT_EQ(result.exit_code, 2) << sizes << "\n" << result.output;
+    EXPECT_THAT(result.output, HasSubstr("--sizes: ")) << sizes;
+    EXPECT_THAT(result.output, HasSubstr("usage: baton")) << sizes;
+  }
+}
+
+TEST(CliBench, BadOptionsAreUsageErrors) {
+  auto expect_usage = [](const std::string& args, const std::string& message) {
+    const auto result = run_command(kBaton + " bench " + args);
+    EXPECT_EQ(result.exit_code, 2) << args << "\n" << result.output;
+    EXPECT_THAT(result.output, HasSubstr(message)) << args;
+  };
+  expect_usage("", "baton bench needs a benchmark: transport");
+  expect_usage("transprt --transport gloo",
+               "unknown benchmark 'transprt' (did you mean 'transport'?)");
+  expect_usage("transport", "--transport is required");
+  expect_usage("transport --transport gloo --iterations 0", "--iterations must be an integer");
+  expect_usage("transport --transport gloo --format yaml", "--format must be table or json");
+  expect_usage("transport --transport gloo --sizez 1K",
+               "unknown option --sizez (did you mean 'sizes'?)");
+}
+
+TEST(CliBench, UnknownTransportParameterIsRejectedBeforeAnyRankStarts) {
+  if (!plugin_built("gloo")) GTEST_SKIP() << "the gloo plugin is not built";
+  const auto result =
+      run_command(kBaton + " bench transport --transport gloo --sizes 1K --param adress=x");
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("adress"));
+  EXPECT_THAT(result.output, HasSubstr("did you mean 'address'?"));
+}
+
+TEST(CliBench, RanksStillRunningAtTheDeadlineAreKilledAndReported) {
+  if (!plugin_built("gloo")) GTEST_SKIP() << "the gloo plugin is not built";
+  // Far more than a second's worth of 64 MiB messages: the deadline must end the run.
+  const auto result = run_command(
+      kBaton + " bench transport --transport gloo --sizes 64M --iterations 100000 --timeout 1");
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("rank 0 was still running at the deadline and was killed"));
+  EXPECT_THAT(result.output, HasSubstr("rank 1 was still running at the deadline and was killed"));
+  EXPECT_THAT(result.output, HasSubstr("did not finish within --timeout 1 s"));
+}
+
+TEST(CliBench, UcxIsComparedWithUcxPerftestOrSaysWhyNot) {
+  if (!plugin_built("ucx")) GTEST_SKIP() << "the ucx plugin is not built";
+  if (!plugin_viable("ucx")) GTEST_SKIP() << "ucx cannot run on this machine";
+  const auto result = run_command(kBaton +
+                                  " bench transport --transport ucx --sizes 1K,64K --iterations 20"
+                                  " --repeats 1 --timeout 90 --format json 2>/dev/null");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const std::string number = "[0-9][0-9.e+-]*";
+  if (run_command("command -v ucx_perftest").exit_code != 0) {
+    EXPECT_THAT(result.output, HasSubstr("\"reference_gbps\": null"));
+    EXPECT_THAT(result.output, HasSubstr("ucx_perftest is not on PATH (Debian package ucx-utils)"));
+    return;
+  }
+  for (const char* bytes : {"1024", "65536"}) {
+    EXPECT_THAT(result.output,
+                ContainsRegex(std::string("\"size_bytes\": ") + bytes + ", .*\"gbps\": " + number +
+                              ", \"latency_us\": " + number + ", \"reference_gbps\": " + number +
+                              ", \"reference_latency_us\": " + number +
+                              ", \"reference\": \"[^\"]*ucx_perftest"))
+        << bytes;
+  }
+}
+
+TEST(CliBench, NcclThatCannotRunHereSaysWhy) {
+  if (!plugin_built("nccl")) GTEST_SKIP() << "the nccl plugin is not built";
+  if (plugin_viable("nccl")) GTEST_SKIP() << "nccl can run on this machine";
+  const auto result = run_command(kBaton + " bench transport --transport nccl --sizes 1K");
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_THAT(result.output,
+              ContainsRegex("transport 'nccl' \\(.*\\) cannot run on this machine: .+"));
+}
+
+}  // namespace
