@@ -221,9 +221,20 @@ int run_launch_command(const std::vector<std::string>& args) {
     std::cout << "launch: all " << world_size << " ranks finished" << std::endl;
     return 0;
   }
+  // The rank that failed first (ranks record the order in the store before aborting),
+  // which may not be the first one to exit.
+  try {
+    baton::PrefixStore run_store("baton/" + run_id,
+                                 std::shared_ptr<baton::Store>(&store, [](baton::Store*) {}));
+    const auto first = run_store.get("failure/1", std::chrono::milliseconds(2000));
+    const int rank = std::stoi(std::string(first.begin(), first.end()));
+    if (rank >= 0 && rank < world_size) first_failure = rank;
+  } catch (const std::exception&) {
+    // No record (a rank died before writing one): keep the first one to exit.
+  }
   const RankProcess& failed = ranks[static_cast<std::size_t>(first_failure)];
   std::cerr << "\nlaunch: rank " << first_failure << " failed first ("
-            << describe_exit(failed.status) << "); the other ranks were stopped.\n"
+            << describe_exit(failed.status) << "); the other ranks failed or were stopped.\n"
             << failure_excerpt(failed) << std::endl;
   for (const auto& process : ranks) {
     if (process.rank == first_failure) continue;

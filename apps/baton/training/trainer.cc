@@ -216,9 +216,22 @@ void train(baton::Config& config, const TrainOptions& options) {
       progress.step_done(step, result, seconds, batch.inputs.at(0).size(0));
     }
   } catch (const baton::Error& error) {
+    // Record the order of failures before aborting (which makes peers fail too), so the
+    // launcher can name the rank that failed first rather than the first to exit.
+    if (store) {
+      try {
+        const std::int64_t order = store->add("failures", 1);
+        const std::string rank_text = std::to_string(world.rank);
+        store->set("failure/" + std::to_string(order),
+                   std::vector<std::uint8_t>(rank_text.begin(), rank_text.end()));
+      } catch (const std::exception&) {
+        // The store may be gone with the launcher; the error itself still tells the story.
+      }
+    }
     // Peers blocked on this rank fail fast instead of waiting for their timeout.
-    if (transport)
+    if (transport) {
       transport->abort("rank " + std::to_string(world.rank) + " failed: " + error.what());
+    }
     throw;
   }
   progress.finish();
