@@ -113,56 +113,54 @@ struct SplitBackward::State {
     return reach[root.get()];
   }
 
-  // Parameters reachable from `node` through weight-only children, and whether any of them
-  // is also reachable through a child that leads to the inputs (then a split would count
-  // that parameter's gradient twice).
-  bool collect_weight_params(Node* node, WeightRoot* root) {
+  // Indices of the parameters whose accumulators are reachable from `starts`, in the order
+  // first found.
+  std::vector<std::size_t> params_below(const std::vector<Node*>& starts) const {
     std::unordered_set<const Node*> seen;
-    std::vector<Node*> stack;
-    std::unordered_set<std::size_t> weight_params;
-    for (const auto& edge : node->next_edges()) {
-      if (edge.function && reach[edge.function.get()].weight_only()) {
-        stack.push_back(edge.function.get());
-      }
-    }
+    std::unordered_set<std::size_t> found;
+    std::vector<std::size_t> ordered;
+    std::vector<Node*> stack(starts.rbegin(), starts.rend());
     while (!stack.empty()) {
       Node* current = stack.back();
       stack.pop_back();
       if (!seen.insert(current).second) continue;
       auto param = param_of_accumulator.find(current);
       if (param != param_of_accumulator.end()) {
-        if (weight_params.insert(param->second).second) {
-          root->param_edges.push_back(autograd_impl::gradient_edge(params[param->second]));
-          root->param_ids.push_back(param->second);
-        }
+        if (found.insert(param->second).second) ordered.push_back(param->second);
         continue;
       }
       for (const auto& edge : current->next_edges()) {
         if (edge.function) stack.push_back(edge.function.get());
       }
     }
-    // A parameter also reachable through a mixed child: shared between paths.
-    for (const auto& edge : node->next_edges()) {
-      if (!edge.function || !reach[edge.function.get()].inputs) continue;
-      if (reaches_any_param(edge.function.get(), weight_params)) return false;
-    }
-    return true;
+    return ordered;
   }
 
-  bool reaches_any_param(Node* start, const std::unordered_set<std::size_t>& wanted) {
-    std::unordered_set<const Node*> seen;
-    std::vector<Node*> stack{start};
-    while (!stack.empty()) {
-      Node* current = stack.back();
-      stack.pop_back();
-      if (!seen.insert(current).second) continue;
-      auto param = param_of_accumulator.find(current);
-      if (param != param_of_accumulator.end() && wanted.count(param->second)) return true;
-      for (const auto& edge : current->next_edges()) {
-        if (edge.function) stack.push_back(edge.function.get());
-      }
+  void add_params(const std::vector<std::size_t>& ids, WeightRoot* root) const {
+    for (std::size_t id : ids) {
+      root->param_edges.push_back(autograd_impl::gradient_edge(params[id]));
+      root->param_ids.push_back(id);
     }
-    return false;
+  }
+
+  // Parameters reachable from a mixed `node` through its weight-only children. False when
+  // one of them is also reachable through a child that leads to the inputs: a split would
+  // count that parameter's gradient twice.
+  bool collect_weight_params(Node* node, WeightRoot* root) {
+    std::vector<Node*> weight_children, input_children;
+    for (const auto& edge : node->next_edges()) {
+      if (!edge.function) continue;
+      const Reach& child = reach[edge.function.get()];
+      if (child.weight_only()) weight_children.push_back(edge.function.get());
+      if (child.inputs) input_children.push_back(edge.function.get());
+    }
+    const auto weight_ids = params_below(weight_children);
+    const std::unordered_set<std::size_t> weight_set(weight_ids.begin(), weight_ids.end());
+    for (std::size_t id : params_below(input_children)) {
+      if (weight_set.count(id)) return false;
+    }
+    add_params(weight_ids, root);
+    return true;
   }
 
   void find_weight_roots(const std::vector<Edge>& roots) {
@@ -194,28 +192,9 @@ struct SplitBackward::State {
       } else {
         // A weight-only output node: everything below it is weight work.
         weight_root.fed_by_outputs = true;
-        collect_all_params(node, &weight_root);
+        add_params(params_below({node}), &weight_root);
       }
       weight_roots.push_back(std::move(weight_root));
-    }
-  }
-
-  void collect_all_params(Node* node, WeightRoot* root) {
-    std::unordered_set<const Node*> seen;
-    std::vector<Node*> stack{node};
-    while (!stack.empty()) {
-      Node* current = stack.back();
-      stack.pop_back();
-      if (!seen.insert(current).second) continue;
-      auto param = param_of_accumulator.find(current);
-      if (param != param_of_accumulator.end()) {
-        root->param_edges.push_back(autograd_impl::gradient_edge(params[param->second]));
-        root->param_ids.push_back(param->second);
-        continue;
-      }
-      for (const auto& edge : current->next_edges()) {
-        if (edge.function) stack.push_back(edge.function.get());
-      }
     }
   }
 };
