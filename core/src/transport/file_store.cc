@@ -8,13 +8,14 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <string>
 #include <thread>
 
 #include "baton/stores.h"
+
+#include "baton/atomic_file.h"
 #include "baton/transport_support.h"
 
 namespace baton {
@@ -124,7 +125,8 @@ FileStore::~FileStore() = default;
 
 std::string FileStore::path_of(const std::string& key) const {
   const std::string name = encode_key(key);
-  if (name.size() > 250) {  // NAME_MAX is 255 on Linux file systems
+  // NAME_MAX is 255 on Linux file systems; writes add ".tmp.XXXXXX" to the name.
+  if (name.size() > 240) {
     throw StoreError("file store: key '" + key + "' is too long (" + std::to_string(key.size()) +
                      " bytes) for a file name");
   }
@@ -133,28 +135,12 @@ std::string FileStore::path_of(const std::string& key) const {
 
 void FileStore::write_atomically(const std::string& path,
                                  const std::vector<std::uint8_t>& value) const {
-  static std::atomic<unsigned long> counter{0};
-  const std::string temporary = directory_ + "/.tmp." + std::to_string(::getpid()) + "." +
-                                std::to_string(counter.fetch_add(1));
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0) throw StoreError("file store: cannot write '" + temporary + "': " + errno_text());
-  std::size_t written = 0;
-  while (written < value.size()) {
-    const ssize_t n = ::write(fd, value.data() + written, value.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const std::string why = errno_text();
-      ::close(fd);
-      ::unlink(temporary.c_str());
-      throw StoreError("file store: cannot write '" + temporary + "': " + why);
-    }
-    written += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  if (::rename(temporary.c_str(), path.c_str()) != 0) {
-    const std::string why = errno_text();
-    ::unlink(temporary.c_str());
-    throw StoreError("file store: cannot rename '" + temporary + "' to '" + path + "': " + why);
+  try {
+    write_file_atomically(path, std::string(value.begin(), value.end()));
+  } catch (const StoreError&) {
+    throw;
+  } catch (const Error& error) {
+    throw StoreError(std::string("file store: ") + error.what());
   }
 }
 
