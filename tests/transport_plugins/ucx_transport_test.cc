@@ -291,9 +291,10 @@ TEST_P(UcxTransportTest, ConcurrentPostsFromSeveralThreads) {
 }
 
 TEST_P(UcxTransportTest, PingPongWithoutPollingLosesNoWakeUp) {
-  // progress_poll_us = 0: the progress threads sleep whenever nothing moves, so every
-  // message goes through an armed wake-up. A lost wake-up shows as a timeout.
-  auto group = connect(2, {{"progress_poll_us", "0"}});
+  // progress_poll_us = 0 and wait_poll_us = 0: the progress threads sleep whenever nothing
+  // moves and waiting callers never poll, so every message goes through an armed wake-up.
+  // A lost wake-up shows as a timeout.
+  auto group = connect(2, {{"progress_poll_us", "0"}, {"wait_poll_us", "0"}});
   at::Tensor ball = at::zeros({2}, at::kLong);
   constexpr int kRounds = 300;
   const auto start = Clock::now();
@@ -308,6 +309,25 @@ TEST_P(UcxTransportTest, PingPongWithoutPollingLosesNoWakeUp) {
   }
   std::cout << "[ info ] " << GetParam() << ": round trip without polling "
             << seconds_since(start) / kRounds * 1e6 << " us\n";
+}
+
+TEST_P(UcxTransportTest, WaitingCallersPollWhileTheProgressThreadStandsAside) {
+  // Only the callers' polling moves these messages quickly; the progress thread resumes
+  // (and sleeps) between waits. Both paths must hand over without losing a completion.
+  auto group = connect(2, {{"progress_poll_us", "0"}, {"wait_poll_us", "100000"}});
+  at::Tensor ball = at::zeros({256}, at::kLong);
+  for (int i = 0; i < 300; ++i) {
+    auto recv = (*group)[1].irecv(ball, 0, 1);
+    auto send = (*group)[0].isend(at::full({256}, i, at::kLong), 1, 1);
+    recv->wait(milliseconds(5000));
+    send->wait(milliseconds(5000));
+    ASSERT_EQ(ball[255].item<std::int64_t>(), i);
+  }
+  // A wait whose operation never completes polls for its budget, then sleeps until its
+  // timeout and names it.
+  auto never = (*group)[0].irecv(at::empty({4}, at::kByte), 1, 99);
+  const std::string error = error_of([&] { never->wait(milliseconds(300)); });
+  EXPECT_NE(error.find("timed out after 0.3 s"), std::string::npos) << error;
 }
 
 TEST_P(UcxTransportTest, IdleProgressThreadsUseNoCpu) {
@@ -369,8 +389,8 @@ TEST(UcxPlugin, DeclaresItsParametersAndIsViableHere) {
   for (std::size_t i = 0; i < plugin->descriptor().num_params; ++i) {
     names.push_back(plugin->descriptor().params[i].name);
   }
-  EXPECT_EQ(names,
-            (std::vector<std::string>{"timeout_s", "progress_poll_us", "peer_failure_detection"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"timeout_s", "progress_poll_us", "wait_poll_us",
+                                             "peer_failure_detection"}));
 }
 
 TEST(UcxPlugin, RejectsBadParameters) {
@@ -380,6 +400,14 @@ TEST(UcxPlugin, RejectsBadParameters) {
     ADD_FAILURE() << "progress_poll_us = -1 was accepted";
   } catch (const baton::Error& error) {
     EXPECT_NE(std::string(error.what()).find("progress_poll_us must be between 0 and"),
+              std::string::npos)
+        << error.what();
+  }
+  try {
+    plugin->create(plugin_params(*plugin, {{"wait_poll_us", "-5"}}));
+    ADD_FAILURE() << "wait_poll_us = -5 was accepted";
+  } catch (const baton::Error& error) {
+    EXPECT_NE(std::string(error.what()).find("wait_poll_us must be between 0 and"),
               std::string::npos)
         << error.what();
   }

@@ -8,6 +8,8 @@ WaiterPool::~WaiterPool() {
 
 void WaiterPool::run(std::function<void()> task) {
   std::lock_guard<std::mutex> lock(mutex_);
+  // After shutdown the owner has settled every operation: nothing is left to wait for.
+  if (stopping_) return;
   tasks_.push_back(std::move(task));
   if (tasks_.size() > idle_) {
     threads_.emplace_back([this] { loop(); });

@@ -1,10 +1,6 @@
-// Threads that sit in gloo's blocking waits.
-//
-// gloo offers no completion callback and no non-blocking test, and a gloo wait that times
-// out closes every connection of the context. So each posted operation gets a thread that
-// waits on it without a deadline and publishes the outcome; Work::wait()/test() then apply
-// the caller's timeout to that outcome, and an expired wait leaves the transport usable.
-// Threads are reused; the pool grows to the largest number of operations in flight.
+// Threads that sit in gloo's blocking waits for operations nobody else waits for: those a
+// caller test()s, and those whose Work was dropped before they ended (see operation.h).
+// Threads are reused; the pool grows to the largest number of such waits at once.
 #pragma once
 
 #include <condition_variable>
@@ -24,7 +20,8 @@ class WaiterPool {
   WaiterPool(const WaiterPool&) = delete;
   WaiterPool& operator=(const WaiterPool&) = delete;
 
-  // Runs `task` on an idle thread, or on a new one when none is idle.
+  // Runs `task` on an idle thread, or on a new one when none is idle; after shutdown(),
+  // drops it.
   void run(std::function<void()> task);
 
   // Lets queued and running tasks finish, then joins every thread. The owner interrupts the

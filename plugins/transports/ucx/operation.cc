@@ -1,5 +1,7 @@
 #include "operation.h"
 
+#include <algorithm>
+
 #include "progress_engine.h"
 
 namespace baton_ucx {
@@ -44,6 +46,11 @@ void Operation::wait(std::chrono::milliseconds timeout) {
   if (status_ == Status::kFailed) throw baton::TransportError(error_);
 }
 
+bool Operation::settled() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return status_ != Status::kPending;
+}
+
 bool Operation::test() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (status_ == Status::kFailed) throw baton::TransportError(error_);
@@ -52,7 +59,12 @@ bool Operation::test() {
 
 void UcxWork::wait(std::chrono::milliseconds timeout) {
   if (operation_->test()) return;
-  if (std::shared_ptr<ProgressEngine> engine = engine_.lock()) engine->poke();
+  if (std::shared_ptr<ProgressEngine> engine = engine_.lock()) {
+    const auto budget = std::min<std::chrono::microseconds>(poll_budget_, timeout);
+    if (budget.count() > 0 && engine->poll_until([this] { return operation_->settled(); }, budget))
+      return operation_->wait(timeout);  // settled: returns or throws at once
+    engine->poke();
+  }
   operation_->wait(timeout);
 }
 

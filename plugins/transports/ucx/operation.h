@@ -37,6 +37,8 @@ class Operation {
   void wait(std::chrono::milliseconds timeout);
   // True when done; throws when failed.
   bool test();
+  // True once it succeeded or failed; never throws.
+  bool settled();
 
  private:
   enum class Status { kPending, kSucceeded, kFailed };
@@ -56,14 +58,16 @@ class Operation {
 // is waiting); the engine may be gone when the Work outlives the transport.
 class UcxWork : public baton::Work {
  public:
-  UcxWork(std::shared_ptr<Operation> operation, std::weak_ptr<ProgressEngine> engine)
-      : operation_(std::move(operation)), engine_(std::move(engine)) {}
+  UcxWork(std::shared_ptr<Operation> operation, std::weak_ptr<ProgressEngine> engine,
+          std::chrono::microseconds poll_budget)
+      : operation_(std::move(operation)), engine_(std::move(engine)), poll_budget_(poll_budget) {}
   void wait(std::chrono::milliseconds timeout) override;
   bool test() override { return operation_->test(); }
 
  private:
   std::shared_ptr<Operation> operation_;
   std::weak_ptr<ProgressEngine> engine_;
+  std::chrono::microseconds poll_budget_;  // polled by the caller before it sleeps
 };
 
 }  // namespace baton_ucx

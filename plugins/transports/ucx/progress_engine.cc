@@ -35,6 +35,10 @@ void ProgressEngine::stop() {
     stopping_.store(true);
     ucp_worker_signal(worker_);  // documented as safe from any thread
   }
+  {
+    std::lock_guard<std::mutex> lock(pollers_mutex_);
+    pollers_gone_.notify_all();
+  }
   thread_.join();
 }
 
@@ -66,6 +70,28 @@ unsigned ProgressEngine::progress_round() {
   return events;
 }
 
+bool ProgressEngine::poll_until(const std::function<bool()>& done,
+                                std::chrono::microseconds budget) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point deadline = Clock::now() + budget;
+  pollers_.fetch_add(1);
+  bool finished = done();
+  while (!finished && Clock::now() < deadline) {
+    {
+      std::unique_lock<std::mutex> lock = caller_lock();
+      while (ucp_worker_progress(worker_) != 0) {
+      }
+      if (hooks_.after_progress) hooks_.after_progress();
+    }
+    finished = done();
+  }
+  if (pollers_.fetch_sub(1) == 1) {
+    std::lock_guard<std::mutex> lock(pollers_mutex_);
+    pollers_gone_.notify_all();
+  }
+  return finished;
+}
+
 void ProgressEngine::drain() {
   std::lock_guard<std::mutex> lock(mutex_);
   while (ucp_worker_progress(worker_) != 0) {
@@ -79,6 +105,15 @@ void ProgressEngine::run() {
   Clock::time_point last_activity = Clock::now();
   std::uint64_t seen_pokes = pokes_.load();
   while (!stopping_.load()) {
+    if (pollers_.load() > 0) {
+      // A waiting caller polls; two pollers would only fight over the worker's mutex (and,
+      // on a small machine, over the cores). Resume when it stops, without a poll window:
+      // it stopped because its operation finished or its budget ran out.
+      std::unique_lock<std::mutex> lock(pollers_mutex_);
+      pollers_gone_.wait(lock, [this] { return pollers_.load() == 0 || stopping_.load(); });
+      last_activity = Clock::now() - poll_window_;
+      continue;
+    }
     const unsigned events = progress_round();
     const std::uint64_t pokes = pokes_.load();
     const Clock::time_point now = Clock::now();

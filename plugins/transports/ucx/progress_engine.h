@@ -14,6 +14,10 @@
 //     most kOutstandingTick while one is: a peer that died is noticed by progress (a closed
 //     TCP socket, a keepalive) and does not always raise an event.
 //
+// A caller waiting for an operation polls the worker itself for a short budget
+// (wait_poll_us) before it sleeps: a reply that comes within the budget is seen at polling
+// latency with no thread hand-off. While a caller polls, the thread stands aside.
+//
 // Every call into the worker is serialized by one mutex (the worker runs in
 // UCS_THREAD_MODE_SERIALIZED). Callers take it through caller_lock(), which the polling
 // thread lets through first, so posting is never starved by the poll loop.
@@ -23,6 +27,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -63,6 +68,10 @@ class ProgressEngine {
   // The mutex serializing every UCX call, taken ahead of the polling thread.
   std::unique_lock<std::mutex> caller_lock();
 
+  // Progresses the worker from the calling thread until `done()` or `budget` is spent;
+  // returns done(). The progress thread does not poll meanwhile.
+  bool poll_until(const std::function<bool()>& done, std::chrono::microseconds budget);
+
   // Progresses the worker from the calling thread until it is quiet (teardown, after stop()).
   void drain();
 
@@ -79,6 +88,9 @@ class ProgressEngine {
 
   std::mutex mutex_;
   std::atomic<int> contenders_{0};  // callers waiting for mutex_
+  std::atomic<int> pollers_{0};     // callers inside poll_until()
+  std::mutex pollers_mutex_;        // with pollers_gone_: the thread waits out the pollers
+  std::condition_variable pollers_gone_;
 
   std::atomic<std::uint64_t> pokes_{0};
   std::atomic<bool> sleeping_{false};

@@ -2,6 +2,7 @@
 // UCX picks — shared memory between local ranks, TCP, RDMA — with UCX_TLS and the other
 // UCX_* variables honoured.
 #include <cmath>
+#include <string>
 
 #include "baton/plugin.h"
 #include "ucx_transport.h"
@@ -18,6 +19,11 @@ const baton::ParamSpec kParams[] = {
      "post, a wait) before it sleeps on UCX's wake-up event. Larger: back-to-back messages "
      "see polling latency (~1 us instead of a ~20-100 us wake-up) at the cost of that much "
      "CPU after each burst; 0: sleep as soon as nothing moves. Idle ranks never poll."},
+    {"wait_poll_us", baton::ParamType::kInt, "200",
+     "Microseconds a waiting caller polls UCX itself before it sleeps (the progress thread "
+     "stands aside meanwhile). A message that arrives within it costs polling latency and no "
+     "thread wake-up; 0: never poll in wait(). Compute is never interrupted: only a rank "
+     "that waits polls."},
     {"peer_failure_detection", baton::ParamType::kBool, "true",
      "Have UCX report a peer that dies (UCP_ERR_HANDLING_MODE_PEER), so operations with it "
      "fail at once instead of at their timeout. UCX 1.13's shared-memory transports cannot: "
@@ -38,6 +44,18 @@ baton::Viability viability() {
   }
 }
 
+// A duration parameter in microseconds, 0 to 10 s.
+std::chrono::microseconds microseconds_param(const baton::ParamValues& params,
+                                             const std::string& name) {
+  const std::int64_t value = params.get_int(name);
+  if (value < 0 || value > 10'000'000) {
+    throw baton::ConfigError("transport.params." + name +
+                             " must be between 0 and 10000000 (10 s), got " +
+                             params.at(name).text());
+  }
+  return std::chrono::microseconds(value);
+}
+
 std::unique_ptr<baton::PluginObject> create(const baton::ParamValues& params) {
   baton_ucx::UcxOptions options;
   const double timeout_s = params.get_float("timeout_s");
@@ -46,13 +64,8 @@ std::unique_ptr<baton::PluginObject> create(const baton::ParamValues& params) {
                              params.at("timeout_s").text());
   }
   options.connect_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000));
-  const std::int64_t poll_us = params.get_int("progress_poll_us");
-  if (poll_us < 0 || poll_us > 10'000'000) {
-    throw baton::ConfigError(
-        "transport.params.progress_poll_us must be between 0 and 10000000 (10 s), got " +
-        params.at("progress_poll_us").text());
-  }
-  options.poll_window = std::chrono::microseconds(poll_us);
+  options.poll_window = microseconds_param(params, "progress_poll_us");
+  options.wait_poll = microseconds_param(params, "wait_poll_us");
   options.detect_peer_failure = params.get_bool("peer_failure_detection");
   return std::make_unique<baton_ucx::UcxTransport>(options);
 }

@@ -328,7 +328,7 @@ std::unique_ptr<baton::Work> UcxTransport::post(const at::Tensor& tensor, int pe
     outstanding_.store(in_flight_.size());
   }
   if (pending) engine_->poke();
-  return std::make_unique<UcxWork>(std::move(operation), engine_);
+  return std::make_unique<UcxWork>(std::move(operation), engine_, options_.wait_poll);
 }
 
 void UcxTransport::finish(Operation& operation, ucs_status_t status, std::size_t length) const {

@@ -41,6 +41,8 @@ struct UcxOptions {
   std::chrono::milliseconds connect_timeout{0};
   // How long the progress thread keeps polling after activity before it sleeps.
   std::chrono::microseconds poll_window{100};
+  // How long a caller's wait() polls UCX itself before it sleeps.
+  std::chrono::microseconds wait_poll{200};
   // Endpoints in UCP_ERR_HANDLING_MODE_PEER (see the plugin's peer_failure_detection).
   bool detect_peer_failure = true;
 };

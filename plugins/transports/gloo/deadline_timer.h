@@ -1,0 +1,50 @@
+// Runs an action at a deadline unless it is cancelled first; one thread serves every
+// deadline of a transport.
+//
+// The gloo transport uses it to bound the caller's waits: a gloo wait given a deadline that
+// expires closes every connection of the context, so callers wait in gloo without one and
+// the timer interrupts the wait (abortWaitRecv/abortWaitSend) when the caller's timeout is
+// up. Waits usually share one timeout, so a new deadline is normally the latest and
+// scheduling it does not wake the thread.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+namespace baton_gloo {
+
+class DeadlineTimer {
+ public:
+  using Clock = std::chrono::steady_clock;
+  using Id = std::uint64_t;
+
+  DeadlineTimer() = default;
+  ~DeadlineTimer();
+  DeadlineTimer(const DeadlineTimer&) = delete;
+  DeadlineTimer& operator=(const DeadlineTimer&) = delete;
+
+  Id schedule(Clock::time_point deadline, std::function<void()> action);
+  // When cancel() returns, the action has either run to its end or will never run.
+  void cancel(Id id);
+
+ private:
+  void loop();
+
+  std::mutex mutex_;
+  std::condition_variable wake_;     // the thread: a new earliest deadline, or stopping
+  std::condition_variable settled_;  // cancel(): the running action finished
+  std::map<std::pair<Clock::time_point, Id>, std::function<void()>> pending_;
+  std::map<Id, Clock::time_point> deadlines_;
+  Id next_id_ = 1;
+  Id running_ = 0;
+  bool stopping_ = false;
+  std::thread thread_;  // started with the first deadline
+};
+
+}  // namespace baton_gloo
