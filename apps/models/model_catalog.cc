@@ -27,6 +27,9 @@ const ParamSpec kGptParams[] = {
 const ParamSpec kTorchScriptParams[] = {
     {"input_shape", ParamType::kIntList, "[]",
      "Shape of one sample's input (without the batch dimension), for synthetic data."},
+    {"num_classes", ParamType::kInt, "0",
+     "Classes of the cross-entropy loss (synthetic targets in [0, num_classes)); 0: the width "
+     "of the model's output on one sample."},
 };
 
 }  // namespace
@@ -53,6 +56,18 @@ const ModelEntry& find_model(const baton::ParamValue& model_name) {
                            model_name.as_string() + "'" +
                            baton::did_you_mean(model_name.as_string(), names) +
                            "; built-in models: mlp, gpt, torchscript");
+}
+
+BuiltModel build_configured_model(baton::Config& config, std::uint64_t seed) {
+  const baton::ParamValues& section = config.section("model");
+  const ModelEntry& entry = find_model(section.at("name"));
+  config.set_plugin_params(
+      "model", baton::resolve_params(config.raw_params("model"), entry.params, entry.num_params,
+                                     std::string("model '") + entry.name + "'"));
+  if (entry.build == nullptr) {
+    return build_torchscript(config.section("model").at("path"), config.plugin_params("model"));
+  }
+  return entry.build(config.plugin_params("model"), seed);
 }
 
 }  // namespace baton_models

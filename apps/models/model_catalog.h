@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "baton/config.h"
 #include "baton/params.h"
 #include "models.h"
 
@@ -23,5 +24,9 @@ const std::vector<ModelEntry>& model_catalog();
 
 // Throws baton::ConfigError naming model.name's origin and the known models.
 const ModelEntry& find_model(const baton::ParamValue& model_name);
+
+// Checks model.params against the model's table (recording the result in `config`) and
+// builds the model: the one path `baton run` and the tests share.
+BuiltModel build_configured_model(baton::Config& config, std::uint64_t seed);
 
 }  // namespace baton_models

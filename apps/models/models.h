@@ -25,12 +25,17 @@ struct BuiltModel {
   std::int64_t input_range = 0;  // for integer inputs (tokens): values in [0, input_range)
   std::vector<std::int64_t> target_shape;  // without the batch dimension
   std::int64_t num_classes = 0;
+  // Optional check on a real batch, once the pipeline is set up (a TorchScript model's
+  // forward must be the chain of its children); throws ConfigError.
+  std::function<void(const std::vector<at::Tensor>& inputs)> verify;
 };
 
 // `params` were checked against the model's table (see model_catalog.h). Parameters are
 // initialised from `seed`, identically on every rank.
 BuiltModel build_mlp(const baton::ParamValues& params, std::uint64_t seed);
 BuiltModel build_gpt(const baton::ParamValues& params, std::uint64_t seed);
+// `path`: model.path; parameters come from the file, not from a seed.
+BuiltModel build_torchscript(const baton::ParamValue& path, const baton::ParamValues& params);
 
 // Cross entropy of logits [..., classes] against class indices [...].
 at::Tensor cross_entropy_loss(const std::vector<at::Tensor>& outputs, const at::Tensor& targets);

@@ -95,6 +95,20 @@ TEST(Executor, WrongInputShapeIsAnnotatedWithTimestepAndPlan) {
   }
 }
 
+TEST(Executor, WrongInputDtypeIsNamedWithBothTypes) {
+  baton::Plan plan = baton::testing::gpipe_plan(1, 2);
+  auto [executor, chain] = single_rank_executor(plan, 2);
+  executor->setup({torch::randn({4, 8})});
+  try {
+    executor->run_step({torch::randn({4, 8}, torch::kFloat64)}, torch::randn({4, 3}));
+    FAIL() << "expected a StepError";
+  } catch (const baton::StepError& error) {
+    EXPECT_EQ(error.action(), "0F0");
+    EXPECT_THAT(error.cause(), HasSubstr("stage 0 forward input 0 (microbatch 0): dtype mismatch: "
+                                         "expected [2, 8] float32, got [2, 8] float64"));
+  }
+}
+
 TEST(Executor, UnevenBatchIsRejectedClearly) {
   baton::Plan plan = baton::testing::gpipe_plan(1, 3);
   auto [executor, chain] = single_rank_executor(plan, 2);

@@ -126,18 +126,8 @@ void train(baton::Config& config, const TrainOptions& options) {
       baton::compile_schedule(*schedule, shape, plugins.schedule->name());
 
   // The model, identical on every rank, cut into stages; this rank keeps its own.
-  const baton_models::ModelEntry& entry =
-      baton_models::find_model(config.section("model").at("name"));
-  if (entry.build == nullptr) {
-    throw baton::ConfigError(config.section("model").at("name").origin().description +
-                             ": model.name '" + entry.name +
-                             "' is not available in `baton run` yet");
-  }
-  config.set_plugin_params(
-      "model", baton::resolve_params(config.raw_params("model"), entry.params, entry.num_params,
-                                     std::string("model '") + entry.name + "'"));
   const auto seed = static_cast<std::uint64_t>(config.section("run").get_int("seed"));
-  baton_models::BuiltModel model = entry.build(config.plugin_params("model"), seed);
+  baton_models::BuiltModel model = baton_models::build_configured_model(config, seed);
   const auto bounds = baton::stage_boundaries(*model.chain, shape.num_stages(),
                                               config.section("model").at("cuts").as_int_list());
   std::vector<std::shared_ptr<baton::Stage>> stages;
@@ -196,7 +186,15 @@ void train(baton::Config& config, const TrainOptions& options) {
   std::vector<double> losses;
   std::int64_t buffers_after_first_step = 0;
   try {
-    executor.setup(batches->batch(1).inputs);
+    const std::vector<at::Tensor> first_inputs = batches->batch(1).inputs;
+    executor.setup(first_inputs);
+    if (model.verify) {
+      // After setup, so that stages that do not fit together fail there, on both sides,
+      // naming both; this catches a model whose forward is more than its children.
+      std::vector<at::Tensor> sample;
+      for (const auto& input : first_inputs) sample.push_back(input.slice(0, 0, 1));
+      model.verify(sample);
+    }
     for (int step = 1; step <= steps; ++step) {
       const auto started = std::chrono::steady_clock::now();
       const baton_models::Batch batch = batches->batch(step);

@@ -95,6 +95,17 @@ std::vector<TensorMeta> infer_outputs(Stage& stage, const std::vector<TensorMeta
   return outputs;
 }
 
+// What went wrong, without an interpreter's traceback: TorchScript prefixes the error with
+// the script frames, which belong in a debugger, not in a setup failure.
+std::string concise(const std::exception& error) {
+  const std::string text = error.what();
+  if (text.find("Traceback of TorchScript") == std::string::npos) return text;
+  std::size_t end = text.find_last_not_of("\n ");
+  if (end == std::string::npos) return text;
+  const std::size_t start = text.rfind('\n', end);
+  return text.substr(start == std::string::npos ? 0 : start + 1, end + 1 - (start + 1));
+}
+
 }  // namespace
 
 StageMetas exchange_stage_metadata(HandshakeContext& context, Stage& stage,
@@ -129,10 +140,10 @@ StageMetas exchange_stage_metadata(HandshakeContext& context, Stage& stage,
     } catch (const std::exception& error) {
       inference_failed = true;
       failure = s == 0 ? stage_on(context, 0) + " cannot take the input batch's microbatch " +
-                             list_metas(metas.inputs) + ": " + error.what()
+                             list_metas(metas.inputs) + ": " + concise(error)
                        : stage_on(context, s) + " cannot take the outputs of " +
                              stage_on(context, s - 1) + " " + list_metas(metas.inputs) + ": " +
-                             error.what();
+                             concise(error);
     }
   }
   if (previous_remote) {
