@@ -1,0 +1,197 @@
+// The SDK as a third party uses it: `cmake --install` baton into a fresh prefix, build the
+// example schedule plugin (plugins/examples/warmup_1f1b) against that prefix only, check
+// its plans without ranks, and train with it through YAML — by name on BATON_PLUGIN_PATH
+// and by path — getting the unpipelined model's results. Plans that are wrong are refused
+// before any tensor moves.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "batches.h"
+#include "baton/config.h"
+#include "baton/module_chain.h"
+#include "baton/unit_chain.h"
+#include "launch_run.h"
+#include "model_catalog.h"
+
+namespace {
+
+using testing::HasSubstr;
+
+const std::string kSource = BATON_SOURCE_DIR;
+const std::string kBuild = BATON_BUILD_DIR;
+const std::string kExample = kSource + "/plugins/examples/warmup_1f1b";
+
+// One prefix and one example build, shared by the cases (CTest runs them one at a time:
+// RESOURCE_LOCK), reused across runs so a rerun only rebuilds what changed.
+const std::string kWork = kBuild + "/sdk-example";
+const std::string kPrefix = kWork + "/prefix";
+const std::string kExampleBuild = kWork + "/build";
+const std::string kPlugin = kExampleBuild + "/libbaton-schedule-warmup_1f1b.so";
+
+class SdkExample : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    log_ = new std::string;
+    auto step = [](const std::string& command) {
+      const auto result = baton_test::run_command(command);
+      *log_ += "$ " + command + "\n" + result.output;
+      return result.exit_code == 0;
+    };
+    ready_ = step("cmake --install '" + kBuild + "' --prefix '" + kPrefix + "'") &&
+             // Configured once (finding LibTorch takes a while); the build re-runs CMake
+             // itself when the prefix changed.
+             step("test -f '" + kExampleBuild + "/CMakeCache.txt' || cmake -S '" + kExample +
+                  "' -B '" + kExampleBuild + "' -G Ninja -DCMAKE_PREFIX_PATH='" + kPrefix +
+                  "' -DCMAKE_CXX_COMPILER_LAUNCHER='" + BATON_CXX_LAUNCHER + "'") &&
+             step("cmake --build '" + kExampleBuild + "'");
+  }
+  static void TearDownTestSuite() { delete log_; }
+  void SetUp() override { ASSERT_TRUE(ready_) << "installing or building failed:\n" << *log_; }
+
+  static std::string* log_;
+  static bool ready_;
+};
+
+std::string* SdkExample::log_ = nullptr;
+bool SdkExample::ready_ = false;
+
+std::string read_text(const std::string& path) {
+  std::ifstream file(path);
+  return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+}
+
+TEST_F(SdkExample, IsBuiltAgainstTheInstalledPackageOnly) {
+  const std::string cache = read_text(kExampleBuild + "/CMakeCache.txt");
+  EXPECT_THAT(cache, HasSubstr("baton_DIR:PATH=" + kPrefix + "/lib/cmake/baton"));
+  EXPECT_THAT(cache, testing::Not(HasSubstr(kSource + "/core")));
+}
+
+TEST_F(SdkExample, ItsCheckProgramValidatesLowersAndSimulatesAGrid) {
+  const auto result = baton_test::run_command("'" + kExampleBuild + "/check_warmup_1f1b'");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("warmup_1f1b(extra_warmup=3): ranks=4 stages_per_rank=1 "
+                                       "microbatches=8: ok, bubble"));
+  EXPECT_THAT(result.output, HasSubstr("refused by the schedule (warmup_1f1b needs microbatches "
+                                       ">= ranks (stages)"));
+  EXPECT_THAT(result.output, HasSubstr("every plan is sound"));
+}
+
+TEST_F(SdkExample, TheInstalledBatonPlansWithItByPath) {
+  const auto result =
+      baton_test::run_command("'" + kPrefix + "/bin/baton' plan --schedule '" + kPlugin +
+                              "' --ranks 2 --microbatches 4 --param extra_warmup=2");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  // Rank 0 runs 1 + 2 forwards before its first backward, then alternates.
+  EXPECT_THAT(result.output, HasSubstr("Step 0: 0F0    1F0"));
+  EXPECT_THAT(result.output, HasSubstr("Step 2: 0F2"));
+  EXPECT_THAT(result.output, HasSubstr("Step 3: 0F3"));
+  EXPECT_THAT(result.output, HasSubstr("Step 4: 0B0"));
+}
+
+// The example's YAML, run by the installed `baton`, against the same model, data and
+// optimizer unpipelined in this process.
+TEST_F(SdkExample, TrainsByNameFromYamlLikeTheUnpipelinedModel) {
+  const std::string yaml = kExample + "/warmup_1f1b.yaml";
+  const std::string dir = ::testing::TempDir() + "/sdk-train";
+  baton_test::run_command("rm -rf '" + dir + "' && mkdir -p '" + dir + "'");
+  const auto result =
+      baton_test::run_command("BATON_PLUGIN_PATH='" + kExampleBuild + "' timeout -k 5 180 '" +
+                              kPrefix + "/bin/baton' launch -n 2 --no-env '" + yaml +
+                              "' --dump-dir '" + dir + "' --set run.output_dir='" + dir + "/runs'");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+
+  baton::ConfigOverrides overrides;
+  overrides.use_environment = false;
+  baton::Config config = baton::load_config_file(yaml, overrides);
+  const auto seed = static_cast<std::uint64_t>(config.section("run").get_int("seed"));
+  auto model = baton_models::build_configured_model(config, seed);
+  const auto batches = baton_models::make_batch_source(config, model, "");
+  auto* chain = dynamic_cast<baton::ModuleChain*>(model.chain.get());
+  ASSERT_NE(chain, nullptr);
+  torch::optim::SGD sgd(chain->root()->parameters(),
+                        torch::optim::SGDOptions(config.section("optimizer").get_float("lr")));
+  const int steps = static_cast<int>(config.section("run").get_int("steps"));
+  std::map<std::string, torch::Tensor> first_grads;
+  double first_loss = 0;
+  for (int step = 1; step <= steps; ++step) {
+    const auto batch = batches->batch(step);
+    sgd.zero_grad();
+    const auto loss = model.loss(baton::run_whole_chain(*model.chain, batch.inputs), batch.targets);
+    loss.backward();
+    if (step == 1) {
+      first_loss = loss.item<double>();
+      for (const auto& named : chain->root()->named_parameters())
+        first_grads[named.key()] = named.value().grad().clone();
+    }
+    sgd.step();
+  }
+
+  std::map<std::string, torch::Tensor> grads, params;
+  double loss = 0;
+  for (int rank = 0; rank < 2; ++rank) {
+    for (const auto& [key, value] :
+         baton_test::read_dump(dir + "/rank" + std::to_string(rank) + ".pt")) {
+      if (key.rfind("grad.", 0) == 0) grads[key.substr(5)] = value;
+      if (key.rfind("param.", 0) == 0) params[key.substr(6)] = value;
+      if (key == "loss") loss = value[0].item<double>();
+    }
+  }
+  EXPECT_NEAR(loss, first_loss, 1e-5 * std::abs(first_loss) + 1e-6);
+  ASSERT_EQ(grads.size(), first_grads.size()) << result.output;
+  for (const auto& [name, expected] : first_grads) {
+    ASSERT_TRUE(grads.count(name)) << name;
+    EXPECT_TRUE(torch::allclose(grads[name], expected, 1e-5, 1e-6)) << name;
+  }
+  for (const auto& named : chain->root()->named_parameters()) {
+    ASSERT_TRUE(params.count(named.key())) << named.key();
+    EXPECT_TRUE(torch::allclose(params[named.key()], named.value().detach(), 1e-5, 1e-6))
+        << named.key();
+  }
+}
+
+TEST_F(SdkExample, IsSelectedByPathInYaml) {
+  const std::string dir = ::testing::TempDir() + "/sdk-by-path";
+  baton_test::run_command("rm -rf '" + dir + "' && mkdir -p '" + dir + "'");
+  std::string yaml = read_text(kExample + "/warmup_1f1b.yaml");
+  const std::string by_name = "  name: warmup_1f1b\n";
+  ASSERT_NE(yaml.find(by_name), std::string::npos);
+  yaml.replace(yaml.find(by_name), by_name.size(), "  name: " + kPlugin + "\n");
+  std::ofstream(dir + "/by_path.yaml") << yaml;
+  const auto result = baton_test::run_command(
+      "timeout -k 5 180 '" + kPrefix + "/bin/baton' launch -n 2 --no-env '" + dir +
+      "/by_path.yaml' --set run.steps=1 --set run.output_dir='" + dir + "/runs'");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("launch: all 2 ranks finished"));
+}
+
+// A plugin whose plans are wrong is refused by `baton launch` with the validator's or the
+// simulator's report, and no rank gets as far as a training step.
+TEST(InvalidSchedulePlugin, IsRefusedBeforeAnyTensorMoves) {
+  const std::string plugin =
+      std::string(BATON_TEST_PLUGIN_DIR) + "/libbaton-schedule-test-invalid-plan.so";
+  const std::vector<std::pair<std::string, std::string>> defects = {
+      {"missing_microbatch", "stage 1 never runs F for microbatch 1 (expected 1F1 on rank 1)"},
+      {"w_before_i", "1W0 runs before 1I0 (step 2) on rank 1"},
+      {"cycle", "cannot finish: every unfinished rank waits on something that never happens"},
+  };
+  for (const auto& [defect, expected] : defects) {
+    const std::string dir = ::testing::TempDir() + "/invalid-" + defect;
+    const auto result = baton_test::run_command(
+        "timeout -k 5 120 '" + std::string(BATON_BINARY) + "' launch -n 2 --no-env" +
+        " --set schedule.name='" + plugin + "' --set schedule.params.defect=" + defect +
+        " --set schedule.microbatches=2 --set model.name=mlp --set data.source=synthetic" +
+        " --set data.batch_size=4 --set run.output_dir='" + dir + "'");
+    EXPECT_EQ(result.exit_code, 1) << defect << ":\n" << result.output;
+    EXPECT_THAT(result.output, HasSubstr(expected)) << defect;
+    EXPECT_THAT(result.output, HasSubstr("Step 0: 0F0")) << defect << ": the plan table";
+    // A step that is wrong is marked; a microbatch missing everywhere has no step to mark.
+    if (defect != "missing_microbatch") {
+      EXPECT_THAT(result.output, HasSubstr("<-- ERROR HERE")) << defect;
+    }
+    EXPECT_THAT(result.output, testing::Not(HasSubstr("step 1/"))) << defect;
+  }
+}
+
+}  // namespace
