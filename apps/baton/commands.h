@@ -13,5 +13,6 @@ int run_plan_command(const std::vector<std::string>& args);
 int run_bench_command(const std::vector<std::string>& args);
 int run_run_command(const std::vector<std::string>& args);
 int run_launch_command(const std::vector<std::string>& args);
+int run_export_command(const std::vector<std::string>& args);
 
 }  // namespace baton_app

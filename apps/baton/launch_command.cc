@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <algorithm>
 
 #include <limits.h>
 #include <chrono>
@@ -30,8 +31,23 @@ struct RankProcess {
   std::string pending;     // a partial line
   std::string last_lines;  // the tail of what it printed, for the summary
   bool running = true;
+  bool stopped_by_launcher = false;  // it was signalled by us while still running
   int status = 0;
 };
+
+// The rank whose failure the store recorded first (ranks record the order before aborting),
+// or -1 when none did (a rank died before writing).
+int first_recorded_failure(baton::Store& store, const std::string& run_id, int world_size) {
+  try {
+    baton::PrefixStore run_store("baton/" + run_id,
+                                 std::shared_ptr<baton::Store>(&store, [](baton::Store*) {}));
+    const auto first = run_store.get("failure/1", std::chrono::milliseconds(2000));
+    const int rank = std::stoi(std::string(first.begin(), first.end()));
+    return rank >= 0 && rank < world_size ? rank : -1;
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
 
 std::string self_path() {
   char buffer[PATH_MAX];
@@ -125,7 +141,7 @@ int run_launch_command(const std::vector<std::string>& args) {
   for (auto& arg : normalized) {
     if (arg == "-n") arg = "--n";
   }
-  CliArgs cli(normalized, {"n", "nproc", "set", "dump-dir"}, {"no-env"});
+  CliArgs cli(normalized, {"n", "nproc", "set", "dump-dir"}, {"no-env", "resume"});
   const std::string count_text = cli.value("n", cli.value("nproc", ""));
   if (count_text.empty()) throw UsageError("baton launch needs -n N (--n N): the number of ranks");
   char* end = nullptr;
@@ -151,6 +167,7 @@ int run_launch_command(const std::vector<std::string>& args) {
     run_args.push_back(cli.value("dump-dir"));
   }
   if (cli.flag("no-env")) run_args.push_back("--no-env");
+  if (cli.flag("resume")) run_args.push_back("--resume");
 
   // The store lives in the launcher, on a free port, for as long as the ranks run.
   baton::TcpStoreOptions store_options;
@@ -193,7 +210,9 @@ int run_launch_command(const std::vector<std::string>& args) {
           // Give the others the transport timeout's chance to fail on their own (they
           // were aborted by the failing rank), then stop them.
           for (auto& other : ranks) {
-            if (other.running) kill(other.pid, SIGTERM);
+            if (!other.running) continue;
+            other.stopped_by_launcher = true;
+            kill(other.pid, SIGTERM);
           }
           deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
         }
@@ -221,16 +240,18 @@ int run_launch_command(const std::vector<std::string>& args) {
     std::cout << "launch: all " << world_size << " ranks finished" << std::endl;
     return 0;
   }
-  // The rank that failed first (ranks record the order in the store before aborting),
-  // which may not be the first one to exit.
-  try {
-    baton::PrefixStore run_store("baton/" + run_id,
-                                 std::shared_ptr<baton::Store>(&store, [](baton::Store*) {}));
-    const auto first = run_store.get("failure/1", std::chrono::milliseconds(2000));
-    const int rank = std::stoi(std::string(first.begin(), first.end()));
-    if (rank >= 0 && rank < world_size) first_failure = rank;
-  } catch (const std::exception&) {
-    // No record (a rank died before writing one): keep the first one to exit.
+  // The rank that failed first. A rank killed by a signal we did not send (a crash, the OOM
+  // killer) could not say so, and its peers' errors follow from it: it comes first.
+  // Otherwise the order the ranks recorded in the store before aborting, which may differ
+  // from the order they exited in.
+  const auto crashed = std::find_if(ranks.begin(), ranks.end(), [](const RankProcess& process) {
+    return WIFSIGNALED(process.status) && !process.stopped_by_launcher;
+  });
+  if (crashed != ranks.end()) {
+    first_failure = crashed->rank;
+  } else {
+    const int recorded = first_recorded_failure(store, run_id, static_cast<int>(world_size));
+    if (recorded >= 0) first_failure = recorded;
   }
   const RankProcess& failed = ranks[static_cast<std::size_t>(first_failure)];
   std::cerr << "\nlaunch: rank " << first_failure << " failed first ("

@@ -17,6 +17,9 @@ commands:
   launch -n N [CONFIG] [--set k=v]...  train: run N local ranks (Gloo on loopback by default)
   run [CONFIG] [--set k=v]...          train as one rank of a run started by a launcher
                                        (baton launch, torchrun, Slurm, Open MPI)
+                                       --resume: continue from the last complete checkpoint
+  export CHECKPOINT [--out FILE]       merge a checkpoint into one state dict of the full
+                                       model (Python: torch.load)
   plugins [--format table|json]        list every plugin found, with viability
   config check [FILE] [--set k=v]...   validate a run configuration and print it resolved
                                        (no FILE: the embedded default)
@@ -47,15 +50,17 @@ int dispatch(const std::vector<std::string>& args) {
   if (command == "bench") return baton_app::run_bench_command(rest);
   if (command == "run") return baton_app::run_run_command(rest);
   if (command == "launch") return baton_app::run_launch_command(rest);
+  if (command == "export") return baton_app::run_export_command(rest);
   if (command == "version" || command == "--version") {
     std::cout << "baton " << BATON_VERSION << " (plugin ABI " << BATON_ABI_MAJOR << "."
               << BATON_ABI_MINOR << ", LibTorch " << TORCH_VERSION
               << ", _GLIBCXX_USE_CXX11_ABI=" << BATON_CXX11_ABI << ")\n";
     return 0;
   }
-  throw baton_app::UsageError("unknown command '" + command + "'" +
-                              baton::did_you_mean(command, {"launch", "run", "plugins", "config",
-                                                            "plan", "bench", "version", "help"}));
+  throw baton_app::UsageError(
+      "unknown command '" + command + "'" +
+      baton::did_you_mean(command, {"launch", "run", "export", "plugins", "config", "plan", "bench",
+                                    "version", "help"}));
 }
 
 }  // namespace

@@ -17,7 +17,7 @@
 namespace baton_app {
 
 int run_run_command(const std::vector<std::string>& args) {
-  CliArgs cli(args, {"set", "dump-dir"}, {"no-env"});
+  CliArgs cli(args, {"set", "dump-dir"}, {"no-env", "resume"});
   if (cli.positional().size() > 1) {
     throw UsageError("baton run takes one CONFIG file, got '" + cli.positional()[1] + "'");
   }
@@ -29,6 +29,7 @@ int run_run_command(const std::vector<std::string>& args) {
                              : baton::load_config_file(cli.positional()[0], overrides);
   TrainOptions options;
   options.dump_dir = cli.value("dump-dir");
+  options.resume = cli.flag("resume");
   options.data_dir = BATON_DATA_DIR;
   const WorldInfo world = world_from_environment();
   try {

@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -63,6 +65,16 @@ Progress::Progress(const baton::Config& config, const WorldInfo& world,
   }
 }
 
+void Progress::resume_after(int step) {
+  if (world_.rank != 0 || step <= 0) return;
+  std::ifstream file(metrics_path_);
+  for (std::string line; std::getline(file, line);) {
+    const std::size_t at = line.find("\"step\": ");
+    if (at != std::string::npos && std::atoi(line.c_str() + at + 8) <= step)
+      earlier_metrics_ += line + "\n";
+  }
+}
+
 double Progress::loss_on_rank0(int step, const baton::StepResult& result) {
   const std::string key = "loss/" + std::to_string(step);
   if (last_stage_here_ && world_.rank != 0 && store_) store_->set(key, encode(result.loss));
@@ -78,7 +90,7 @@ void Progress::step_done(int step, const baton::StepResult& result, double secon
   elapsed_ += seconds;
   lines_.push_back({step, loss, seconds, samples / std::max(seconds, 1e-9)});
   write_metrics();
-  const double eta = elapsed_ / step * (steps_ - step);
+  const double eta = elapsed_ / static_cast<double>(lines_.size()) * (steps_ - step);
   char text[160];
   std::snprintf(text, sizeof(text), "step %d/%d  loss %.4f  %.1f samples/s  eta %s", step, steps_,
                 loss, lines_.back().samples_per_second, format_duration(eta).c_str());
@@ -104,6 +116,7 @@ void Progress::finish() {
 
 void Progress::write_metrics() const {
   std::ostringstream out;
+  out << earlier_metrics_;
   for (const auto& line : lines_) {
     out << "{\"step\": " << line.step << ", \"loss\": ";
     if (std::isfinite(line.loss)) {

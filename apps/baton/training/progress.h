@@ -19,6 +19,8 @@ class Progress {
  public:
   Progress(const baton::Config& config, const WorldInfo& world, std::shared_ptr<baton::Store> store,
            int steps, const baton::Plan& plan);
+  // A resumed run: keeps the metrics of steps 1..`step` already on disk.
+  void resume_after(int step);
   void step_done(int step, const baton::StepResult& result, double seconds, std::int64_t samples);
   void finish();
 
@@ -40,6 +42,7 @@ class Progress {
   bool terminal_;
   std::string metrics_path_;
   std::vector<Line> lines_;
+  std::string earlier_metrics_;  // lines of the steps before a resume, as written then
   double elapsed_ = 0;
 };
 

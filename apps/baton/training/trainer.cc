@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -18,6 +19,7 @@
 #include "baton/stores.h"
 #include "baton/unit_chain.h"
 #include "baton/validator.h"
+#include "checkpoint.h"
 #include "model_catalog.h"
 #include "progress.h"
 #include "world_env.h"
@@ -92,7 +94,8 @@ void write_dump(const std::string& dir, int rank, const c10::Dict<std::string, a
 
 // BATON_INJECT_FAILURE="rank=R,step=S,action=A": make rank R fail when it reaches action A
 // in training step S — to see (and test) how a failure is reported and stops the run.
-void inject_failure_from_environment(int rank, baton::ExecutorOptions* options) {
+// action=kill: the rank SIGKILLs itself at the start of step S (a crash, not an error).
+void inject_failure_from_environment(int rank, baton::ExecutorOptions* options, int* kill_at_step) {
   const char* text = std::getenv("BATON_INJECT_FAILURE");
   if (text == nullptr || text[0] == '\0') return;
   int target_rank = -1, step = -1;
@@ -103,6 +106,10 @@ void inject_failure_from_environment(int rank, baton::ExecutorOptions* options) 
         "': expected rank=R,step=S,action=A (for example rank=1,step=2,action=1B0)");
   }
   if (target_rank != rank) return;
+  if (std::string(action) == "kill") {
+    *kill_at_step = step;
+    return;
+  }
   options->inject_step = step;
   options->inject_action = action;
 }
@@ -173,7 +180,8 @@ void train(baton::Config& config, const TrainOptions& options) {
 
   baton::ExecutorOptions executor_options;
   executor_options.timeout = timeout;
-  inject_failure_from_environment(world.rank, &executor_options);
+  int kill_at_step = -1;
+  inject_failure_from_environment(world.rank, &executor_options, &kill_at_step);
   baton::PipelineExecutor executor(world.rank, plan.lowered, stages, transport,
                                    make_validators(config, loader), model.loss, executor_options);
   const auto batches = baton_models::make_batch_source(config, model, options.data_dir);
@@ -181,7 +189,18 @@ void train(baton::Config& config, const TrainOptions& options) {
   for (auto& stage : stages) stage->set_training(true);
 
   const int steps = static_cast<int>(config.section("run").get_int("steps"));
+  Checkpointer checkpointer(checkpoint_settings(config), world.rank, world.world_size, store,
+                            timeout, named_params, optimizer.get());
+  int first_step = 1;
+  if (options.resume) {
+    first_step = checkpointer.restore_latest() + 1;
+    if (world.rank == 0) {
+      std::cout << "resuming after step " << first_step - 1 << " from "
+                << latest_checkpoint(checkpoint_settings(config).dir) << std::endl;
+    }
+  }
   Progress progress(config, world, store, steps, plan.lowered);
+  progress.resume_after(first_step - 1);
   c10::Dict<std::string, at::Tensor> dump;
   std::vector<double> losses;
   std::int64_t buffers_after_first_step = 0;
@@ -195,7 +214,11 @@ void train(baton::Config& config, const TrainOptions& options) {
       for (const auto& input : first_inputs) sample.push_back(input.slice(0, 0, 1));
       model.verify(sample);
     }
-    for (int step = 1; step <= steps; ++step) {
+    for (int step = first_step; step <= steps; ++step) {
+      if (step == kill_at_step) std::raise(SIGKILL);
+      // Randomness inside the model (dropout) depends on the step alone, so a resumed run
+      // reproduces an uninterrupted one exactly.
+      torch::manual_seed(seed * 1000003 + static_cast<std::uint64_t>(step));
       const auto started = std::chrono::steady_clock::now();
       const baton_models::Batch batch = batches->batch(step);
       optimizer->zero_grad();
@@ -212,6 +235,7 @@ void train(baton::Config& config, const TrainOptions& options) {
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       progress.step_done(step, result, seconds, batch.inputs.at(0).size(0));
+      if (checkpointer.due(step, steps)) checkpointer.save(step, plugins.schedule->name());
     }
   } catch (const baton::Error& error) {
     // Record the order of failures before aborting (which makes peers fail too), so the

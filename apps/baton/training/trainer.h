@@ -15,6 +15,8 @@ struct TrainOptions {
   std::string dump_dir;
   // Folder of the shipped data (the quickstart text).
   std::string data_dir;
+  // Continue from the newest complete checkpoint (checkpoint.dir) instead of step 1.
+  bool resume = false;
 };
 
 // Runs the configured steps on this rank. Throws baton::Error (annotated StepError when a

@@ -1,0 +1,63 @@
+// Checkpoints of a pipelined run, under the full model's parameter names.
+//
+// Layout: <dir>/step-000004/ holds rank<r>.pt (a dict of "param.<name>" tensors, loadable by
+// torch.load and torch::pickle_load) and rank<r>.optim (the optimizer's state archive) for
+// every rank, then manifest.json, written last by rank 0 once every rank reported its files
+// written (through the rendezvous store). Every file is written to a temporary name and
+// renamed, so a checkpoint is either complete — it has a manifest — or ignored.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <torch/optim/optimizer.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "baton/config.h"
+#include "baton/store.h"
+
+namespace baton_app {
+
+struct CheckpointSettings {
+  std::string dir;  // where step-* folders go
+  int every = 0;    // 0: only at the end
+  bool enabled = true;
+};
+
+// checkpoint.* resolved against the run's folder (<run.output_dir>/<run.name>/checkpoints).
+CheckpointSettings checkpoint_settings(const baton::Config& config);
+
+// The newest complete checkpoint under `dir`: its folder, or empty when there is none.
+std::string latest_checkpoint(const std::string& dir);
+
+class Checkpointer {
+ public:
+  Checkpointer(CheckpointSettings settings, int rank, int world_size,
+               std::shared_ptr<baton::Store> store, std::chrono::milliseconds timeout,
+               std::vector<std::pair<std::string, at::Tensor>> named_params,
+               torch::optim::Optimizer* optimizer);
+
+  // Whether step `step` of `last_step` ends with a checkpoint.
+  bool due(int step, int last_step) const;
+  // Writes this rank's files for `step`; rank 0 then writes the manifest. Collective: every
+  // rank calls it after the same step.
+  void save(int step, const std::string& schedule_name);
+  // Loads this rank's parameters and optimizer state from the newest complete checkpoint
+  // and returns its step. Throws ConfigError when there is none or it does not match this
+  // run (world size, this rank's parameter names).
+  int restore_latest();
+
+ private:
+  const CheckpointSettings settings_;
+  const int rank_;
+  const int world_size_;
+  std::shared_ptr<baton::Store> store_;
+  const std::chrono::milliseconds timeout_;
+  std::vector<std::pair<std::string, at::Tensor>> named_params_;
+  torch::optim::Optimizer* optimizer_;
+};
+
+}  // namespace baton_app

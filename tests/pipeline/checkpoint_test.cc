@@ -1,0 +1,129 @@
+// Checkpoints: a rank killed mid-run leaves the last complete checkpoint loadable, the
+// launcher names the rank, and --resume finishes the run with exactly the losses and
+// parameters of an uninterrupted one; `baton export` gives Python the full model's
+// state dict under its own parameter names.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "launch_run.h"
+
+namespace {
+
+using testing::HasSubstr;
+
+const std::string kBaton = BATON_BINARY;
+
+std::vector<std::string> run_settings(const std::string& output_dir) {
+  return {"model.name=mlp",
+          "model.params.in_features=8",
+          "model.params.hidden=16",
+          "model.params.layers=2",
+          "model.params.out_features=3",
+          "data.source=synthetic",
+          "data.batch_size=8",
+          "schedule.name=1f1b",
+          "schedule.microbatches=4",
+          "optimizer.name=adam",
+          "optimizer.lr=0.01",
+          "run.steps=6",
+          "run.name=ckpt",
+          "checkpoint.every=2",
+          "world.timeout_s=30",
+          "run.output_dir=" + output_dir};
+}
+
+std::string losses_of(const std::string& metrics_path) {
+  std::ifstream file(metrics_path);
+  std::string losses;
+  for (std::string line; std::getline(file, line);) {
+    losses += line.substr(0, line.find(", \"step_time_s\"")) + "\n";
+  }
+  return losses;
+}
+
+std::string command_line(const std::vector<std::string>& settings, const std::string& extra) {
+  std::string command = "timeout -k 5 120 " + kBaton + " launch -n 2 --no-env " + extra;
+  for (const auto& setting : settings) command += " --set '" + setting + "'";
+  return command;
+}
+
+TEST(Checkpoint, KilledRankLeavesALoadableCheckpointAndResumeMatchesAnUninterruptedRun) {
+  const std::string root = ::testing::TempDir() + "/checkpoint-resume";
+  baton_test::run_command("rm -rf '" + root + "' && mkdir -p '" + root + "/full' '" + root +
+                          "/resumed'");
+  const auto full = baton_test::run_command(
+      command_line(run_settings(root + "/a"), "--dump-dir '" + root + "/full'"));
+  ASSERT_EQ(full.exit_code, 0) << full.output;
+
+  // Rank 1 dies (SIGKILL) at the start of step 5: checkpoints of steps 2 and 4 exist.
+  const auto killed = baton_test::run_command("BATON_INJECT_FAILURE=rank=1,step=5,action=kill " +
+                                              command_line(run_settings(root + "/b"), ""));
+  EXPECT_NE(killed.exit_code, 0) << killed.output;
+  EXPECT_THAT(killed.output, HasSubstr("launch: rank 1 failed first (killed by signal"));
+  const std::string checkpoints = root + "/b/ckpt/checkpoints";
+  EXPECT_TRUE(std::filesystem::exists(checkpoints + "/step-000004/manifest.json"));
+  EXPECT_FALSE(std::filesystem::exists(checkpoints + "/step-000006"));
+
+  const auto resumed = baton_test::run_command(
+      command_line(run_settings(root + "/b"), "--resume --dump-dir '" + root + "/resumed'"));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_THAT(resumed.output,
+              HasSubstr("resuming after step 4 from " + checkpoints + "/step-000004"));
+  EXPECT_EQ(losses_of(root + "/b/ckpt/metrics.jsonl"), losses_of(root + "/a/ckpt/metrics.jsonl"));
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string file = "/rank" + std::to_string(rank) + ".pt";
+    const auto expected = baton_test::read_dump(root + "/full" + file);
+    const auto actual = baton_test::read_dump(root + "/resumed" + file);
+    int params = 0;
+    for (const auto& [key, value] : expected) {
+      if (key.rfind("param.", 0) != 0) continue;
+      ++params;
+      ASSERT_TRUE(actual.count(key)) << key;
+      EXPECT_TRUE(torch::equal(actual.at(key), value)) << key << " differs after --resume";
+    }
+    EXPECT_GT(params, 0);
+  }
+}
+
+TEST(Checkpoint, ExportGivesPythonTheFullModelsStateDict) {
+  const std::string root = ::testing::TempDir() + "/checkpoint-export";
+  baton_test::run_command("rm -rf '" + root + "' && mkdir -p '" + root + "/dump'");
+  auto settings = run_settings(root + "/out");
+  settings.push_back("run.steps=2");
+  const auto run =
+      baton_test::run_command(command_line(settings, "--dump-dir '" + root + "/dump'"));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto exported = baton_test::run_command(
+      kBaton + " export '" + root + "/out/ckpt/checkpoints' --out '" + root + "/model.pt'");
+  ASSERT_EQ(exported.exit_code, 0) << exported.output;
+  EXPECT_THAT(exported.output, HasSubstr("exported 8 parameters from 2 ranks"));
+
+  // Python (Debian's python3-torch) loads it as a plain state dict.
+  const auto python = baton_test::run_command(
+      std::string(BATON_PYTHON) + " -c \"import torch; sd = torch.load('" + root +
+      "/model.pt'); print('\\n'.join('%s %.6f' % (k, v.double().sum()) for k, v in "
+      "sorted(sd.items())))\"");
+  if (python.output.find("No module named 'torch'") != std::string::npos) {
+    GTEST_SKIP() << "python3-torch is not installed (scripts/bootstrap test installs it)";
+  }
+  ASSERT_EQ(python.exit_code, 0) << python.output;
+  std::map<std::string, torch::Tensor> params;
+  for (const auto& dump : {root + "/dump/rank0.pt", root + "/dump/rank1.pt"}) {
+    for (const auto& [key, value] : baton_test::read_dump(dump))
+      if (key.rfind("param.", 0) == 0) params[key.substr(6)] = value;
+  }
+  std::string expected;
+  for (const auto& [name, value] : params) {
+    char line[256];
+    std::snprintf(line, sizeof(line), "%s %.6f\n", name.c_str(), value.sum().item<double>());
+    expected += line;
+  }
+  EXPECT_EQ(python.output, expected);
+  EXPECT_THAT(python.output, HasSubstr("layers.1.fc.weight "));
+  EXPECT_THAT(python.output, HasSubstr("head.bias "));
+}
+
+}  // namespace
