@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -35,17 +36,19 @@ void make_dirs(const std::string& path) {
   }
 }
 
-std::vector<std::uint8_t> encode(double value) {
-  std::vector<std::uint8_t> bytes(sizeof(double));
-  std::memcpy(bytes.data(), &value, sizeof(double));
+std::vector<std::uint8_t> encode(const std::vector<double>& values) {
+  std::vector<std::uint8_t> bytes(values.size() * sizeof(double));
+  if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
   return bytes;
 }
 
-double decode(const std::vector<std::uint8_t>& bytes) {
-  double value = NAN;
-  if (bytes.size() == sizeof(double)) std::memcpy(&value, bytes.data(), sizeof(double));
-  return value;
+std::vector<double> decode(const std::vector<std::uint8_t>& bytes) {
+  std::vector<double> values(bytes.size() / sizeof(double));
+  if (!values.empty()) std::memcpy(values.data(), bytes.data(), values.size() * sizeof(double));
+  return values;
 }
+
+constexpr std::chrono::milliseconds kGatherTimeout(60000);
 
 }  // namespace
 
@@ -77,23 +80,56 @@ void Progress::resume_after(int step) {
 
 double Progress::loss_on_rank0(int step, const baton::StepResult& result) {
   const std::string key = "loss/" + std::to_string(step);
-  if (last_stage_here_ && world_.rank != 0 && store_) store_->set(key, encode(result.loss));
+  if (last_stage_here_ && world_.rank != 0 && store_) store_->set(key, encode({result.loss}));
   if (world_.rank != 0) return NAN;
   if (result.has_loss) return result.loss;
-  return store_ ? decode(store_->get(key, std::chrono::milliseconds(60000))) : NAN;
+  if (!store_) return NAN;
+  const auto values = decode(store_->get(key, kGatherTimeout));
+  return values.empty() ? NAN : values[0];
+}
+
+std::vector<Progress::RankTime> Progress::times_on_rank0(int step,
+                                                         const baton::StepResult& result) {
+  const std::string prefix = "time/" + std::to_string(step) + "/";
+  if (world_.rank != 0) {
+    if (store_) {
+      store_->set(prefix + std::to_string(world_.rank),
+                  encode({result.compute_seconds, result.comm_seconds, result.step_seconds}));
+    }
+    return {};
+  }
+  std::vector<RankTime> times(static_cast<std::size_t>(world_.world_size));
+  times[0] = {result.compute_seconds, result.comm_seconds, result.step_seconds};
+  for (int rank = 1; rank < world_.world_size && store_; ++rank) {
+    const auto values = decode(store_->get(prefix + std::to_string(rank), kGatherTimeout));
+    if (values.size() == 3)
+      times[static_cast<std::size_t>(rank)] = {values[0], values[1], values[2]};
+  }
+  return times;
 }
 
 void Progress::step_done(int step, const baton::StepResult& result, double seconds,
                          std::int64_t samples) {
   const double loss = loss_on_rank0(step, result);
+  std::vector<RankTime> times = times_on_rank0(step, result);
   if (world_.rank != 0) return;
   elapsed_ += seconds;
-  lines_.push_back({step, loss, seconds, samples / std::max(seconds, 1e-9)});
+  double compute = 0, slowest = 0;
+  for (const auto& time : times) {
+    compute += time.compute;
+    slowest = std::max(slowest, time.step);
+  }
+  const double bubble =
+      slowest > 0 ? std::max(0.0, 1.0 - compute / (slowest * static_cast<double>(times.size())))
+                  : 0.0;
+  lines_.push_back(
+      {step, loss, seconds, samples / std::max(seconds, 1e-9), bubble, std::move(times)});
   write_metrics();
   const double eta = elapsed_ / static_cast<double>(lines_.size()) * (steps_ - step);
   char text[160];
-  std::snprintf(text, sizeof(text), "step %d/%d  loss %.4f  %.1f samples/s  eta %s", step, steps_,
-                loss, lines_.back().samples_per_second, format_duration(eta).c_str());
+  std::snprintf(text, sizeof(text), "step %d/%d  loss %.4f  %.1f samples/s  bubble %.0f%%  eta %s",
+                step, steps_, loss, lines_.back().samples_per_second, 100 * bubble,
+                format_duration(eta).c_str());
   if (terminal_) {
     const int width = 24;
     const int filled = width * step / steps_;
@@ -104,13 +140,17 @@ void Progress::step_done(int step, const baton::StepResult& result, double secon
   }
 }
 
-void Progress::finish() {
+void Progress::finish(const std::string& trace_path) {
   if (world_.rank != 0) return;
   if (terminal_) std::cout << "\n";
   if (!lines_.empty()) {
     std::cout << "done: " << lines_.size() << " steps in " << format_duration(elapsed_) << ", loss "
               << lines_.front().loss << " -> " << lines_.back().loss
               << "; metrics: " << metrics_path_ << std::endl;
+  }
+  if (!trace_path.empty()) {
+    std::cout << "trace: " << trace_path << " (open in https://ui.perfetto.dev), picture: "
+              << std::filesystem::path(trace_path).replace_extension(".svg").string() << std::endl;
   }
 }
 
@@ -125,7 +165,15 @@ void Progress::write_metrics() const {
       out << "null";
     }
     out << ", \"step_time_s\": " << line.seconds
-        << ", \"samples_per_s\": " << line.samples_per_second << "}\n";
+        << ", \"samples_per_s\": " << line.samples_per_second << ", \"bubble\": " << line.bubble
+        << ", \"ranks\": [";
+    for (std::size_t r = 0; r < line.ranks.size(); ++r) {
+      const RankTime& time = line.ranks[r];
+      out << (r ? ", " : "") << "{\"rank\": " << r << ", \"compute_s\": " << time.compute
+          << ", \"comm_s\": " << time.comm
+          << ", \"idle_s\": " << std::max(0.0, time.step - time.compute - time.comm) << "}";
+    }
+    out << "]}\n";
   }
   baton::write_file_atomically(metrics_path_, out.str());
 }

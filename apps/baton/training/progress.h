@@ -22,16 +22,24 @@ class Progress {
   // A resumed run: keeps the metrics of steps 1..`step` already on disk.
   void resume_after(int step);
   void step_done(int step, const baton::StepResult& result, double seconds, std::int64_t samples);
-  void finish();
+  // `trace_path`: where the run's trace went (printed; empty: none).
+  void finish(const std::string& trace_path = "");
 
  private:
+  // Where one rank's time went in a step (from the executor).
+  struct RankTime {
+    double compute = 0, comm = 0, step = 0;
+  };
   struct Line {
     int step;
     double loss;
     double seconds;
     double samples_per_second;
+    double bubble;  // measured: 1 - compute / (ranks x the slowest rank's step)
+    std::vector<RankTime> ranks;
   };
   double loss_on_rank0(int step, const baton::StepResult& result);
+  std::vector<RankTime> times_on_rank0(int step, const baton::StepResult& result);
   void write_metrics() const;
 
   WorldInfo world_;

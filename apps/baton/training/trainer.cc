@@ -22,6 +22,7 @@
 #include "checkpoint.h"
 #include "model_catalog.h"
 #include "progress.h"
+#include "run_trace.h"
 #include "world_env.h"
 
 namespace baton_app {
@@ -180,6 +181,7 @@ void train(baton::Config& config, const TrainOptions& options) {
 
   baton::ExecutorOptions executor_options;
   executor_options.timeout = timeout;
+  executor_options.record_timeline = config.section("trace").get_bool("enabled");
   int kill_at_step = -1;
   inject_failure_from_environment(world.rank, &executor_options, &kill_at_step);
   baton::PipelineExecutor executor(world.rank, plan.lowered, stages, transport,
@@ -201,6 +203,8 @@ void train(baton::Config& config, const TrainOptions& options) {
   }
   Progress progress(config, world, store, steps, plan.lowered);
   progress.resume_after(first_step - 1);
+  RunTrace trace(config, world.rank, world.world_size, store, timeout);
+  std::string trace_path;
   c10::Dict<std::string, at::Tensor> dump;
   std::vector<double> losses;
   std::int64_t buffers_after_first_step = 0;
@@ -222,7 +226,11 @@ void train(baton::Config& config, const TrainOptions& options) {
       const auto started = std::chrono::steady_clock::now();
       const baton_models::Batch batch = batches->batch(step);
       optimizer->zero_grad();
+      const double wall_start_us = std::chrono::duration<double, std::micro>(
+                                       std::chrono::system_clock::now().time_since_epoch())
+                                       .count();
       const baton::StepResult result = executor.run_step(batch.inputs, batch.targets);
+      trace.add_step(step, wall_start_us, result);
       if (step == 1) buffers_after_first_step = executor.recv_buffers().allocations();
       if (step == 1 && !options.dump_dir.empty()) {
         for (const auto& named : named_params) {
@@ -237,6 +245,7 @@ void train(baton::Config& config, const TrainOptions& options) {
       progress.step_done(step, result, seconds, batch.inputs.at(0).size(0));
       if (checkpointer.due(step, steps)) checkpointer.save(step, plugins.schedule->name());
     }
+    trace_path = trace.finish(plan.lowered);
   } catch (const baton::Error& error) {
     // Record the order of failures before aborting (which makes peers fail too), so the
     // launcher can name the rank that failed first rather than the first to exit.
@@ -256,7 +265,7 @@ void train(baton::Config& config, const TrainOptions& options) {
     }
     throw;
   }
-  progress.finish();
+  progress.finish(trace_path);
   if (!options.dump_dir.empty()) {
     for (const auto& named : named_params)
       dump.insert("param." + named.first, named.second.detach().clone());

@@ -97,6 +97,9 @@ const std::vector<SectionSpec>& config_sections() {
        {
            {"enabled", ParamType::kBool, "true", "Record and write the trace."},
            {"path", ParamType::kString, "", "Trace file; empty = <run dir>/trace.json."},
+           {"steps", ParamType::kInt, "3",
+            "Training steps recorded (the first ones after setup; a trace of every step of a "
+            "long run would be huge)."},
        },
        false},
       {"plugins",

@@ -51,6 +51,20 @@ struct PipelineExecutor::Impl {
   RecvBuffers buffers;
   bool ready = false;
   int training_step = 0;
+  std::chrono::steady_clock::time_point step_start;
+  double wait_in_action = 0.0;  // seconds the current compute action spent waiting for data
+
+  double since_step_start() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
+  }
+  void record(ActionSpan::Kind kind, std::string name, double start, double end) {
+    if (kind == ActionSpan::Kind::kCompute) {
+      result.compute_seconds += end - start;
+    } else {
+      result.comm_seconds += end - start;
+    }
+    if (options.record_timeline) result.timeline.push_back({kind, std::move(name), start, end});
+  }
 
   // Per step.
   std::map<std::pair<int, int>, MicrobatchState> states;
@@ -188,7 +202,18 @@ struct PipelineExecutor::Impl {
                   " of stage " + std::to_string(s) + ", microbatch " + std::to_string(mb) +
                   " from another rank, but no earlier step of the plan receives them");
     }
+    const double waiting_since = since_step_start();
     for (auto& work : found->second.works) work->wait(options.timeout);
+    const double waited_until = since_step_start();
+    wait_in_action += waited_until - waiting_since;
+    if (options.record_timeline) {
+      record(ActionSpan::Kind::kCommWait,
+             "wait " + std::to_string(s) +
+                 (direction == FlowDirection::kForward ? "RECV_F" : "RECV_B") + std::to_string(mb),
+             waiting_since, waited_until);
+    } else {
+      record(ActionSpan::Kind::kCommWait, std::string(), waiting_since, waited_until);
+    }
     pending_recvs.erase(found);
     return buffers.get(s, mb, direction);
   }
@@ -378,7 +403,13 @@ struct PipelineExecutor::Impl {
           while (t < steps.size() && steps[t] && is_comm(steps[t]->type))
             run.push_back(*steps[t++]);
           try {
+            const double posted_at = since_step_start();
             post_comms(run);
+            std::string names;
+            if (options.record_timeline) {
+              for (const auto& comm : run) names += (names.empty() ? "" : " ") + to_string(comm);
+            }
+            record(ActionSpan::Kind::kCommPost, std::move(names), posted_at, since_step_start());
           } catch (...) {
             t = first;
             throw;
@@ -389,7 +420,12 @@ struct PipelineExecutor::Impl {
             to_string(*steps[t]) == options.inject_action) {
           throw Error("injected failure (BATON_INJECT_FAILURE)");
         }
+        const double started = since_step_start();
+        wait_in_action = 0.0;
         run_action(*steps[t]);
+        // The compute span starts where waiting for its inputs ended.
+        record(ActionSpan::Kind::kCompute, to_string(*steps[t]), started + wait_in_action,
+               since_step_start());
         ++t;
       } catch (const StepError&) {
         throw;
@@ -400,7 +436,9 @@ struct PipelineExecutor::Impl {
     // Every send must complete before the step ends: the peer relies on it.
     const int end = static_cast<int>(steps.size());
     try {
+      const double draining_since = since_step_start();
       for (auto& work : pending_sends) work->wait(options.timeout);
+      record(ActionSpan::Kind::kCommWait, "wait sends", draining_since, since_step_start());
       if (!pending_recvs.empty()) {
         const auto& key = pending_recvs.begin()->first;
         throw Error("the step ended with a posted receive never used (stage " +
@@ -511,7 +549,9 @@ StepResult PipelineExecutor::run_step(const std::vector<at::Tensor>& inputs,
       s.microbatch_targets.push_back(chunk[0]);
     }
   }
+  s.step_start = std::chrono::steady_clock::now();
   s.run_plan();
+  s.result.step_seconds = s.since_step_start();
   if (s.stages.count(s.last_stage())) {
     s.result.has_loss = true;
     double total = 0;

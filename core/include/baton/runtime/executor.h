@@ -43,6 +43,18 @@ struct ExecutorOptions {
   // `inject_action` (e.g. "1B2") in training step `inject_step`. Empty: off.
   std::string inject_action;
   int inject_step = 0;
+  // Record a span per action in StepResult::timeline (for traces); the totals in
+  // StepResult are measured either way.
+  bool record_timeline = false;
+};
+
+// What ran on this rank during a step, in seconds from the step's start.
+struct ActionSpan {
+  enum class Kind { kCompute, kCommPost, kCommWait };
+  Kind kind = Kind::kCompute;
+  std::string name;  // "1F3"; "SEND_F 1F3 …" for posts; "wait 1F3" for waits before compute
+  double start = 0.0;
+  double end = 0.0;
 };
 
 struct StepResult {
@@ -50,6 +62,12 @@ struct StepResult {
   bool has_loss = false;
   double loss = 0.0;
   std::vector<double> microbatch_losses;  // unscaled, per microbatch
+  // Where this rank's time went (seconds): running stage computations, posting and waiting
+  // for transfers; the rest of `step_seconds` is idle (bookkeeping, scheduling gaps).
+  double step_seconds = 0.0;
+  double compute_seconds = 0.0;
+  double comm_seconds = 0.0;
+  std::vector<ActionSpan> timeline;  // only with ExecutorOptions::record_timeline
 };
 
 class BATON_API PipelineExecutor {

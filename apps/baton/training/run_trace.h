@@ -1,0 +1,58 @@
+// The trace of a real run: each rank records what it ran during the first `trace.steps`
+// steps (spans from the executor, placed on a wall clock), writes them to
+// <trace dir>/ranks/rank<r>.json, and rank 0 merges every rank's into one Chrome-trace
+// JSON (one process per rank, "compute" and "comms" threads), renders it as SVG, and puts
+// the simulated plan's trace and picture beside it.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "baton/config.h"
+#include "baton/plan/plan.h"
+#include "baton/runtime/executor.h"
+#include "baton/store.h"
+
+namespace baton_app {
+
+// One bar of a timeline picture: rank, lane (0 compute, 1 comms), times in microseconds.
+struct TraceBar {
+  int rank = 0;
+  int lane = 0;
+  std::string name;
+  double start_us = 0;
+  double end_us = 0;
+};
+
+// An SVG timeline: a row per rank with its two lanes, bars colored by kind (F, B, I, W,
+// comms), a time axis in ms. Self-contained: opens in any browser.
+std::string render_timeline_svg(const std::vector<TraceBar>& bars, int ranks,
+                                const std::string& title);
+
+class RunTrace {
+ public:
+  RunTrace(const baton::Config& config, int rank, int world_size,
+           std::shared_ptr<baton::Store> store, std::chrono::milliseconds timeout);
+
+  bool enabled() const { return enabled_; }
+  // Records one step; `wall_start_us`: the step's start on the system clock.
+  void add_step(int step, double wall_start_us, const baton::StepResult& result);
+  // Writes this rank's part; on rank 0, waits for the others and writes the merged trace,
+  // its SVG and the simulated plan's. Returns the merged trace's path on rank 0.
+  std::string finish(const baton::Plan& lowered_plan);
+
+ private:
+  bool enabled_;
+  int steps_;
+  int rank_;
+  int world_size_;
+  std::shared_ptr<baton::Store> store_;
+  std::chrono::milliseconds timeout_;
+  std::string path_;
+  std::vector<TraceBar> bars_;
+  int recorded_ = 0;
+};
+
+}  // namespace baton_app

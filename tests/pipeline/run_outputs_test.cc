@@ -1,0 +1,65 @@
+// What a run leaves behind besides checkpoints: a merged Chrome trace of what really ran
+// on every rank (with its SVG picture and the simulated plan's trace beside it) and
+// metrics with the measured bubble and each rank's compute, comm and idle time.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "launch_run.h"
+
+namespace {
+
+using testing::HasSubstr;
+
+std::string read_text(const std::string& path) {
+  std::ifstream file(path);
+  return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+}
+
+TEST(RunOutputs, TraceOfEveryRankMetricsWithBubbleAndTimes) {
+  const std::string root = ::testing::TempDir() + "/run-outputs";
+  const auto result = baton_test::launch(
+      BATON_BINARY, 2,
+      {"model.name=mlp", "model.params.in_features=8", "model.params.hidden=16",
+       "model.params.layers=2", "model.params.out_features=3", "data.source=synthetic",
+       "data.batch_size=8", "schedule.name=gpipe", "schedule.microbatches=4", "run.steps=3",
+       "run.name=outputs", "trace.steps=2", "checkpoint.enabled=false",
+       "run.output_dir=" + root},
+      "outputs");
+  ASSERT_EQ(result.command.exit_code, 0) << result.command.output;
+  const std::string run = root + "/outputs";
+  EXPECT_THAT(result.command.output, HasSubstr("trace: " + run + "/trace.json"));
+  EXPECT_THAT(result.command.output, testing::ContainsRegex("bubble [0-9]+%"));
+  EXPECT_FALSE(std::filesystem::exists(run + "/checkpoints"));
+
+  const std::string trace = read_text(run + "/trace.json");
+  EXPECT_THAT(trace, HasSubstr("\"name\": \"Rank 0\""));
+  EXPECT_THAT(trace, HasSubstr("\"name\": \"Rank 1\""));
+  EXPECT_THAT(trace, HasSubstr("\"name\": \"comms\""));
+  // Every compute action of both recorded steps, on the rank that ran it; none of step 3.
+  for (int step : {1, 2}) {
+    for (int mb = 0; mb < 4; ++mb) {
+      for (const std::string action : {"0F", "1F", "0B", "1B"}) {
+        const int rank = action[0] - '0';
+        EXPECT_THAT(trace, HasSubstr("\"name\": \"" + action + std::to_string(mb) + " (step " +
+                                     std::to_string(step) + ")\", \"pid\": " +
+                                     std::to_string(rank) + ", \"tid\": 1"));
+      }
+    }
+  }
+  EXPECT_THAT(trace, testing::Not(HasSubstr("(step 3)")));
+  EXPECT_THAT(trace, HasSubstr("0SEND_F0"));
+  EXPECT_THAT(trace, HasSubstr("wait 1RECV_F0"));
+  EXPECT_THAT(read_text(run + "/trace.svg"), HasSubstr("<svg"));
+  EXPECT_THAT(read_text(run + "/plan_trace.json"), HasSubstr("\"traceEvents\""));
+  EXPECT_THAT(read_text(run + "/plan_trace.svg"), HasSubstr("<svg"));
+
+  const std::string metrics = read_text(run + "/metrics.jsonl");
+  EXPECT_THAT(metrics, testing::ContainsRegex("\"step\": 3, .*\"bubble\": 0\\.[0-9]+"));
+  EXPECT_THAT(metrics, testing::ContainsRegex("\\{\"rank\": 1, \"compute_s\": [0-9.e-]+, "
+                                              "\"comm_s\": [0-9.e-]+, \"idle_s\": [0-9.e-]+\\}"));
+}
+
+}  // namespace
