@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "baton/error.h"
+#include "tensor_files.h"
 
 namespace baton_models {
 namespace {
@@ -65,20 +66,23 @@ class TextBatches : public BatchSource {
   std::uint64_t seed_;
 };
 
-at::Tensor read_bytes_as_tokens(const std::string& path, const baton::ParamValue& origin) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    throw baton::ConfigError(origin.origin().description + ": data.tokens: cannot read '" + path +
-                             "'");
+// Consecutive rows of tensors read from files (wrapping around), the same on every rank.
+class FileBatches : public BatchSource {
+ public:
+  FileBatches(at::Tensor inputs, at::Tensor targets, std::int64_t batch_size)
+      : inputs_(std::move(inputs)), targets_(std::move(targets)), batch_size_(batch_size) {}
+
+  Batch batch(int step) const override {
+    const std::int64_t rows = inputs_.size(0);
+    const at::Tensor index =
+        (at::arange(batch_size_, at::kLong) + (step - 1) * batch_size_).remainder(rows);
+    return Batch{{inputs_.index_select(0, index)}, targets_.index_select(0, index)};
   }
-  std::ostringstream contents;
-  contents << file.rdbuf();
-  const std::string bytes = contents.str();
-  at::Tensor tokens = at::empty({static_cast<std::int64_t>(bytes.size())}, at::kLong);
-  auto* data = tokens.data_ptr<std::int64_t>();
-  for (std::size_t i = 0; i < bytes.size(); ++i) data[i] = static_cast<unsigned char>(bytes[i]);
-  return tokens;
-}
+
+ private:
+  at::Tensor inputs_, targets_;
+  std::int64_t batch_size_;
+};
 
 }  // namespace
 
@@ -100,7 +104,7 @@ std::unique_ptr<BatchSource> make_batch_source(const baton::Config& config, cons
     const baton::ParamValue& path = data.at("tokens");
     const std::string file =
         path.as_string().empty() ? data_dir + "/declaration.txt" : path.as_string();
-    at::Tensor tokens = read_bytes_as_tokens(file, path);
+    at::Tensor tokens = read_token_file(file, data.get_string("token_format"), "data.tokens");
     const std::int64_t seq_len = model.sample_shape[0];
     if (tokens.size(0) < seq_len + 2) {
       throw baton::ConfigError(path.origin().description + ": data.tokens: '" + file + "' holds " +
@@ -115,8 +119,36 @@ std::unique_ptr<BatchSource> make_batch_source(const baton::Config& config, cons
     }
     return std::make_unique<TextBatches>(tokens, batch_size, seq_len, seed);
   }
+  if (source.as_string() == "files") {
+    const baton::ParamValue& inputs_path = data.at("inputs");
+    const baton::ParamValue& targets_path = data.at("targets");
+    if (inputs_path.as_string().empty() || targets_path.as_string().empty()) {
+      throw baton::ConfigError(source.origin().description +
+                               ": data.source 'files' needs data.inputs and data.targets (.npy "
+                               "or .pt files, one row per sample)");
+    }
+    at::Tensor inputs = read_tensor_file(inputs_path.as_string(), "data.inputs");
+    at::Tensor targets = read_tensor_file(targets_path.as_string(), "data.targets");
+    if (inputs.dim() == 0 || targets.dim() == 0 || inputs.size(0) != targets.size(0)) {
+      throw baton::ConfigError(
+          inputs_path.origin().description + ": data.inputs has " +
+          std::to_string(inputs.dim() ? inputs.size(0) : 0) + " samples but data.targets has " +
+          std::to_string(targets.dim() ? targets.size(0) : 0) + "; both need one row per sample");
+    }
+    if (inputs.size(0) < batch_size) {
+      throw baton::ConfigError(inputs_path.origin().description + ": data.inputs holds " +
+                               std::to_string(inputs.size(0)) + " samples, fewer than " +
+                               "data.batch_size " + std::to_string(batch_size));
+    }
+    // What the model takes: floating inputs as its dtype, integer ones (tokens) as int64;
+    // class targets as int64.
+    inputs =
+        at::isFloatingType(model.input_dtype) ? inputs.to(model.input_dtype) : inputs.to(at::kLong);
+    targets = targets.to(at::kLong);
+    return std::make_unique<FileBatches>(inputs.contiguous(), targets.contiguous(), batch_size);
+  }
   throw baton::ConfigError(source.origin().description + ": data.source '" + source.as_string() +
-                           "' is not supported by this build (use synthetic or text)");
+                           "' is unknown (synthetic, files or text)");
 }
 
 }  // namespace baton_models

@@ -25,8 +25,7 @@ TEST(RunOutputs, TraceOfEveryRankMetricsWithBubbleAndTimes) {
       {"model.name=mlp", "model.params.in_features=8", "model.params.hidden=16",
        "model.params.layers=2", "model.params.out_features=3", "data.source=synthetic",
        "data.batch_size=8", "schedule.name=gpipe", "schedule.microbatches=4", "run.steps=3",
-       "run.name=outputs", "trace.steps=2", "checkpoint.enabled=false",
-       "run.output_dir=" + root},
+       "run.name=outputs", "trace.steps=2", "checkpoint.enabled=false", "run.output_dir=" + root},
       "outputs");
   ASSERT_EQ(result.command.exit_code, 0) << result.command.output;
   const std::string run = root + "/outputs";
@@ -44,8 +43,8 @@ TEST(RunOutputs, TraceOfEveryRankMetricsWithBubbleAndTimes) {
       for (const std::string action : {"0F", "1F", "0B", "1B"}) {
         const int rank = action[0] - '0';
         EXPECT_THAT(trace, HasSubstr("\"name\": \"" + action + std::to_string(mb) + " (step " +
-                                     std::to_string(step) + ")\", \"pid\": " +
-                                     std::to_string(rank) + ", \"tid\": 1"));
+                                     std::to_string(step) +
+                                     ")\", \"pid\": " + std::to_string(rank) + ", \"tid\": 1"));
       }
     }
   }

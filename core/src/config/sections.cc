@@ -52,6 +52,9 @@ const std::vector<SectionSpec>& config_sections() {
            {"tokens", ParamType::kString, "",
             "Token file (source: text): raw text read as bytes, .npy, or raw uint16/int32; "
             "empty = the text shipped with baton."},
+           {"token_format", ParamType::kString, "auto",
+            "How to read data.tokens: auto (.npy -> npy, else bytes), bytes, uint16, int32 "
+            "(raw little-endian) or npy."},
        },
        false},
       {"schedule",

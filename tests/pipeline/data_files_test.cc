@@ -1,0 +1,141 @@
+// Data from files written by Python: tensors (.npy from numpy.save, .pt from torch.save)
+// feed a pipelined run that matches the unpipelined model on the same rows, and token
+// files in every documented format read back as the same stream.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "batches.h"
+#include "baton/config.h"
+#include "baton/error.h"
+#include "baton/module_chain.h"
+#include "baton/unit_chain.h"
+#include "launch_run.h"
+#include "model_catalog.h"
+#include "tensor_files.h"
+
+namespace {
+
+using testing::HasSubstr;
+
+// Writes the files with Debian's python3 (numpy and torch); false when it cannot.
+bool write_with_python(const std::string& dir, std::string* output) {
+  const std::string script =
+      "import numpy as np, torch\n"
+      "g = torch.Generator().manual_seed(1)\n"
+      "x = torch.randn(24, 8, generator=g)\n"
+      "np.save('" +
+      dir +
+      "/inputs.npy', x.numpy())\n"
+      "torch.save(torch.randint(0, 3, (24,), generator=g), '" +
+      dir +
+      "/targets.pt')\n"
+      "tokens = np.array([5, 1, 65535, 300, 7], dtype=np.uint16)\n"
+      "np.save('" +
+      dir +
+      "/tokens_u16.npy', tokens)\n"
+      "tokens.tofile('" +
+      dir +
+      "/tokens.u16')\n"
+      "tokens.astype(np.int32).tofile('" +
+      dir +
+      "/tokens.i32')\n"
+      "np.save('" +
+      dir + "/tokens_i64.npy', tokens.astype(np.int64))\n";
+  std::ofstream(dir + "/write.py") << script;
+  const auto result =
+      baton_test::run_command(std::string(BATON_PYTHON) + " '" + dir + "/write.py'");
+  *output = result.output;
+  return result.exit_code == 0;
+}
+
+class DataFiles : public testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "/data-files";
+    baton_test::run_command("rm -rf '" + dir_ + "' && mkdir -p '" + dir_ + "'");
+    std::string output;
+    if (!write_with_python(dir_, &output)) {
+      GTEST_SKIP() << "python3 with numpy and torch is needed (scripts/bootstrap test installs "
+                      "python3-torch): "
+                   << output;
+    }
+  }
+  std::string dir_;
+};
+
+TEST_F(DataFiles, TokenFilesInEveryFormatReadTheSameStream) {
+  const std::vector<std::int64_t> expected{5, 1, 65535, 300, 7};
+  for (const auto& [file, format] :
+       std::vector<std::pair<std::string, std::string>>{{"tokens_u16.npy", "auto"},
+                                                        {"tokens_i64.npy", "npy"},
+                                                        {"tokens.u16", "uint16"},
+                                                        {"tokens.i32", "int32"}}) {
+    const at::Tensor tokens =
+        baton_models::read_token_file(dir_ + "/" + file, format, "data.tokens");
+    ASSERT_EQ(tokens.numel(), 5) << file;
+    for (int i = 0; i < 5; ++i) EXPECT_EQ(tokens[i].item<std::int64_t>(), expected[i]) << file;
+  }
+  try {
+    baton_models::read_token_file(dir_ + "/tokens.u16", "int32", "data.tokens");
+    ADD_FAILURE() << "10 bytes read as int32 tokens";
+  } catch (const baton::ConfigError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("10 bytes is not a whole number of int32 tokens"));
+  }
+}
+
+TEST_F(DataFiles, NpyInputsAndPtTargetsTrainLikeTheUnpipelinedModel) {
+  const std::vector<std::string> settings = {"model.name=mlp",
+                                             "model.params.in_features=8",
+                                             "model.params.hidden=16",
+                                             "model.params.layers=2",
+                                             "model.params.out_features=3",
+                                             "data.source=files",
+                                             "data.inputs=" + dir_ + "/inputs.npy",
+                                             "data.targets=" + dir_ + "/targets.pt",
+                                             "data.batch_size=8",
+                                             "schedule.name=gpipe",
+                                             "schedule.microbatches=4",
+                                             "optimizer.name=sgd",
+                                             "optimizer.lr=0.1",
+                                             "run.steps=4",
+                                             "run.seed=2",
+                                             "world.timeout_s=30"};
+  baton::ConfigOverrides overrides;
+  overrides.set = settings;
+  overrides.use_environment = false;
+  baton::Config config = baton::load_config_text("", "test", overrides);
+  auto model = baton_models::build_configured_model(config, 2);
+  const auto batches = baton_models::make_batch_source(config, model, "");
+  // Step 4 wraps around the 24 rows: rows 0..7 again.
+  EXPECT_TRUE(at::equal(batches->batch(4).inputs[0], batches->batch(1).inputs[0]));
+  auto* chain = dynamic_cast<baton::ModuleChain*>(model.chain.get());
+  const auto first = batches->batch(1);
+  const double reference =
+      model.loss(baton::run_whole_chain(*model.chain, first.inputs), first.targets).item<double>();
+
+  const auto result = baton_test::launch(BATON_BINARY, 2, settings, "data-files");
+  ASSERT_EQ(result.command.exit_code, 0) << result.command.output;
+  double loss = -1;
+  for (const auto& dump : result.dumps)
+    if (dump.count("loss")) loss = dump.at("loss")[0].item<double>();
+  EXPECT_NEAR(loss, reference, 1e-5 * std::abs(reference) + 1e-6);
+  ASSERT_NE(chain, nullptr);
+}
+
+TEST_F(DataFiles, MismatchedRowCountsAreRefusedNamingBoth) {
+  std::string output;
+  const auto result =
+      baton_test::run_command(std::string(BATON_PYTHON) + " -c \"import numpy as np; np.save('" +
+                              dir_ + "/short.npy', np.zeros((5,), dtype=np.int64))\"");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const auto run = baton_test::run_command(
+      std::string(BATON_BINARY) + " run --no-env --set model.name=mlp --set data.source=files" +
+      " --set data.inputs=" + dir_ + "/inputs.npy --set data.targets=" + dir_ + "/short.npy" +
+      " --set world.ranks=1 --set data.batch_size=4 --set schedule.microbatches=1");
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_THAT(run.output, HasSubstr("data.inputs has 24 samples but data.targets has 5"));
+}
+
+}  // namespace
