@@ -1,0 +1,61 @@
+// Every runnable file in configs/ runs for two steps as shipped (from the repository root,
+// as their headers say). A config whose transport cannot run here (NCCL without GPUs) is
+// skipped with the transport's own reason.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "baton/config.h"
+#include "baton/error.h"
+#include "baton/plugin_loader.h"
+#include "launch_run.h"
+
+namespace {
+
+const std::string kSource = BATON_SOURCE_DIR;
+
+std::vector<std::string> shipped_configs() {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(kSource + "/configs")) {
+    if (entry.path().extension() == ".yaml") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+class ShippedConfig : public testing::TestWithParam<std::string> {};
+
+TEST_P(ShippedConfig, RunsTwoSteps) {
+  const std::string path = kSource + "/configs/" + GetParam() + ".yaml";
+  baton::ConfigOverrides overrides;
+  overrides.use_environment = false;
+  const baton::Config config = baton::load_config_file(path, overrides);
+  const std::string transport = config.section("transport").get_string("name");
+  const auto viability =
+      baton::PluginLoader().load(baton::PluginKind::kTransport, transport)->viability();
+  if (!viability.viable) {
+    GTEST_SKIP() << GetParam() << ": transport '" << transport
+                 << "' cannot run here: " << viability.reason;
+  }
+  const int ranks = static_cast<int>(config.section("world").get_int("ranks"));
+  const std::string out = ::testing::TempDir() + "/config-" + GetParam();
+  const auto result = baton_test::run_command(
+      "cd '" + kSource + "' && timeout -k 5 200 '" + BATON_BINARY + "' launch -n " +
+      std::to_string(ranks) + " --no-env 'configs/" + GetParam() +
+      ".yaml' --set run.steps=2 --set run.output_dir='" + out + "'");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_THAT(result.output,
+              testing::HasSubstr("launch: all " + std::to_string(ranks) + " ranks finished"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Configs, ShippedConfig, testing::ValuesIn(shipped_configs()),
+                         [](const testing::TestParamInfo<std::string>& info) {
+                           std::string name = info.param;
+                           for (char& c : name)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return name;
+                         });
+
+}  // namespace
