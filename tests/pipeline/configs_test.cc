@@ -4,7 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <algorithm>
+
 #include <filesystem>
 
 #include "baton/config.h"
@@ -48,6 +50,23 @@ TEST_P(ShippedConfig, RunsTwoSteps) {
   EXPECT_EQ(result.exit_code, 0) << result.output;
   EXPECT_THAT(result.output,
               testing::HasSubstr("launch: all " + std::to_string(ranks) + " ranks finished"));
+}
+
+// `baton run` as one rank of a job Open MPI started: rank and world size come from
+// OMPI_COMM_WORLD_RANK / OMPI_COMM_WORLD_SIZE, rank 0 hosts the store.
+TEST(Launchers, AConfigRunsUnderMpirun) {
+  if (baton_test::run_command("command -v mpirun").exit_code != 0) {
+    GTEST_SKIP() << "mpirun is not installed (scripts/bootstrap test installs openmpi-bin)";
+  }
+  const std::string out = ::testing::TempDir() + "/mpirun";
+  const auto result = baton_test::run_command(
+      "cd '" + kSource + "' && timeout -k 5 200 mpirun --allow-run-as-root --oversubscribe -n 2 '" +
+      BATON_BINARY + "' run --no-env configs/gpipe-gloo.yaml --set run.steps=2" +
+      " --set run.output_dir='" + out +
+      "' --set world.port=" + std::to_string(20000 + ::getpid() % 20000) + " < /dev/null");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_THAT(result.output, testing::HasSubstr("done: 2 steps"));
+  EXPECT_TRUE(std::filesystem::exists(out + "/gpipe-gloo/metrics.jsonl"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Configs, ShippedConfig, testing::ValuesIn(shipped_configs()),
