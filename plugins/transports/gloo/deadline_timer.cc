@@ -15,12 +15,12 @@ DeadlineTimer::Id DeadlineTimer::schedule(Clock::time_point deadline,
                                           std::function<void()> action) {
   std::lock_guard<std::mutex> lock(mutex_);
   const Id id = next_id_++;
-  const bool earliest = pending_.empty() || deadline < pending_.begin()->first.first;
+  const bool earlier = deadline < sleeping_until_;
   pending_.emplace(std::make_pair(deadline, id), std::move(action));
   deadlines_.emplace(id, deadline);
   if (!thread_.joinable()) {
     thread_ = std::thread([this] { loop(); });
-  } else if (earliest) {
+  } else if (earlier) {
     wake_.notify_one();
   }
   return id;
@@ -42,14 +42,17 @@ void DeadlineTimer::loop() {
   std::unique_lock<std::mutex> lock(mutex_);
   while (!stopping_) {
     if (pending_.empty()) {
+      sleeping_until_ = Clock::time_point::max();
       wake_.wait(lock);
       continue;
     }
     const Clock::time_point deadline = pending_.begin()->first.first;
     if (Clock::now() < deadline) {
+      sleeping_until_ = deadline;
       wake_.wait_until(lock, deadline);
       continue;
     }
+    sleeping_until_ = Clock::time_point::min();  // running actions: schedule() need not wake
     auto due = pending_.begin();
     const Id id = due->first.second;
     std::function<void()> action = std::move(due->second);

@@ -4,8 +4,8 @@
 // The gloo transport uses it to bound the caller's waits: a gloo wait given a deadline that
 // expires closes every connection of the context, so callers wait in gloo without one and
 // the timer interrupts the wait (abortWaitRecv/abortWaitSend) when the caller's timeout is
-// up. Waits usually share one timeout, so a new deadline is normally the latest and
-// scheduling it does not wake the thread.
+// up. Waits usually share one timeout, so a new deadline is normally later than the one the
+// thread already sleeps toward, and scheduling it (or cancelling) does not wake the thread.
 #pragma once
 
 #include <chrono>
@@ -42,6 +42,9 @@ class DeadlineTimer {
   std::map<std::pair<Clock::time_point, Id>, std::function<void()>> pending_;
   std::map<Id, Clock::time_point> deadlines_;
   Id next_id_ = 1;
+  // The deadline the thread sleeps toward (max: none): a new deadline wakes it only when
+  // earlier. After a cancel it may wake for nothing; it then sleeps toward the next one.
+  Clock::time_point sleeping_until_ = Clock::time_point::max();
   Id running_ = 0;
   bool stopping_ = false;
   std::thread thread_;  // started with the first deadline
