@@ -28,6 +28,8 @@ function(baton_add_plugin)
       LIBRARY_OUTPUT_DIRECTORY ${BATON_PLUGIN_OUTPUT_DIRECTORY})
   endif()
   if(DEFINED BATON_INSTALL_PLUGIN_DIR AND NOT PLUGIN_NO_INSTALL)
+    # Installed plugins sit in <libdir>/baton, one level below libbaton_core.
+    set_target_properties(${target} PROPERTIES INSTALL_RPATH "$ORIGIN/..")
     install(TARGETS ${target} LIBRARY DESTINATION ${BATON_INSTALL_PLUGIN_DIR})
   endif()
   if(COMMAND baton_target_warnings)

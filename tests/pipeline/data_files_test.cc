@@ -53,7 +53,9 @@ bool write_with_python(const std::string& dir, std::string* output) {
 class DataFiles : public testing::Test {
  protected:
   void SetUp() override {
-    dir_ = ::testing::TempDir() + "/data-files";
+    // A folder per test: CTest runs the cases in parallel processes.
+    dir_ = ::testing::TempDir() + "/data-files-" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
     baton_test::run_command("rm -rf '" + dir_ + "' && mkdir -p '" + dir_ + "'");
     std::string output;
     if (!write_with_python(dir_, &output)) {

@@ -5,6 +5,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <fstream>
 
 #include "batches.h"
@@ -23,7 +25,9 @@ constexpr int kSteps = 3;
 class TorchScriptPipeline : public testing::Test {
  protected:
   static void SetUpTestSuite() {
-    models_ = new std::string(::testing::TempDir() + "/scripted-models");
+    // A folder per process: CTest runs the cases in parallel processes.
+    models_ =
+        new std::string(::testing::TempDir() + "/scripted-models-" + std::to_string(::getpid()));
     const auto result = baton_test::run_command(std::string(BATON_PYTHON) + " '" +
                                                 BATON_SCRIPT_MODELS + "' '" + *models_ + "'");
     python_output_ = new std::string(result.output);

@@ -59,6 +59,8 @@ GlooTransport::~GlooTransport() {
   for (auto& link : links_) {
     if (link == nullptr) continue;
     for (auto& buffer : link->control_receives) buffer->abortWaitRecv();
+    // A reader may be telling its peer about a size mismatch.
+    link->control_send->abortWaitSend();
     if (link->reader.joinable()) link->reader.join();
   }
   registry_->waiters.shutdown();
