@@ -109,7 +109,7 @@ std::vector<Progress::RankTime> Progress::times_on_rank0(int step,
 }
 
 void Progress::step_done(int step, const baton::StepResult& result, double seconds,
-                         std::int64_t samples) {
+                         std::int64_t samples, std::int64_t tokens) {
   const double loss = loss_on_rank0(step, result);
   std::vector<RankTime> times = times_on_rank0(step, result);
   if (world_.rank != 0) return;
@@ -122,13 +122,15 @@ void Progress::step_done(int step, const baton::StepResult& result, double secon
   const double bubble =
       slowest > 0 ? std::max(0.0, 1.0 - compute / (slowest * static_cast<double>(times.size())))
                   : 0.0;
-  lines_.push_back(
-      {step, loss, seconds, samples / std::max(seconds, 1e-9), bubble, std::move(times)});
+  lines_.push_back({step, loss, seconds, samples / std::max(seconds, 1e-9),
+                    tokens / std::max(seconds, 1e-9), bubble, std::move(times)});
   write_metrics();
   const double eta = elapsed_ / static_cast<double>(lines_.size()) * (steps_ - step);
   char text[160];
-  std::snprintf(text, sizeof(text), "step %d/%d  loss %.4f  %.1f samples/s  bubble %.0f%%  eta %s",
-                step, steps_, loss, lines_.back().samples_per_second, 100 * bubble,
+  const Line& line = lines_.back();
+  const double rate = line.tokens_per_second > 0 ? line.tokens_per_second : line.samples_per_second;
+  std::snprintf(text, sizeof(text), "step %d/%d  loss %.4f  %.1f %s/s  bubble %.0f%%  eta %s", step,
+                steps_, loss, rate, line.tokens_per_second > 0 ? "tokens" : "samples", 100 * bubble,
                 format_duration(eta).c_str());
   if (terminal_) {
     const int width = 24;
@@ -165,8 +167,9 @@ void Progress::write_metrics() const {
       out << "null";
     }
     out << ", \"step_time_s\": " << line.seconds
-        << ", \"samples_per_s\": " << line.samples_per_second << ", \"bubble\": " << line.bubble
-        << ", \"ranks\": [";
+        << ", \"samples_per_s\": " << line.samples_per_second;
+    if (line.tokens_per_second > 0) out << ", \"tokens_per_s\": " << line.tokens_per_second;
+    out << ", \"bubble\": " << line.bubble << ", \"ranks\": [";
     for (std::size_t r = 0; r < line.ranks.size(); ++r) {
       const RankTime& time = line.ranks[r];
       out << (r ? ", " : "") << "{\"rank\": " << r << ", \"compute_s\": " << time.compute

@@ -21,7 +21,9 @@ class Progress {
            int steps, const baton::Plan& plan);
   // A resumed run: keeps the metrics of steps 1..`step` already on disk.
   void resume_after(int step);
-  void step_done(int step, const baton::StepResult& result, double seconds, std::int64_t samples);
+  // `tokens`: tokens in the batch for language models (shown as tokens/s), 0 otherwise.
+  void step_done(int step, const baton::StepResult& result, double seconds, std::int64_t samples,
+                 std::int64_t tokens = 0);
   // `trace_path`: where the run's trace went (printed; empty: none).
   void finish(const std::string& trace_path = "");
 
@@ -35,7 +37,8 @@ class Progress {
     double loss;
     double seconds;
     double samples_per_second;
-    double bubble;  // measured: 1 - compute / (ranks x the slowest rank's step)
+    double tokens_per_second;  // 0: not a language model
+    double bubble;             // measured: 1 - compute / (ranks x the slowest rank's step)
     std::vector<RankTime> ranks;
   };
   double loss_on_rank0(int step, const baton::StepResult& result);

@@ -242,7 +242,11 @@ void train(baton::Config& config, const TrainOptions& options) {
       if (result.has_loss) losses.push_back(result.loss);
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      progress.step_done(step, result, seconds, batch.inputs.at(0).size(0));
+      const at::Tensor& first_input = batch.inputs.at(0);
+      // Integer inputs are token ids: a language model's throughput is tokens/s.
+      const std::int64_t tokens =
+          at::isFloatingType(first_input.scalar_type()) ? 0 : first_input.numel();
+      progress.step_done(step, result, seconds, first_input.size(0), tokens);
       if (checkpointer.due(step, steps)) checkpointer.save(step, plugins.schedule->name());
     }
     trace_path = trace.finish(plan.lowered);
