@@ -10,6 +10,9 @@ namespace {
 
 // For the launcher's own tests: a rank that fails a check, and one that never finishes.
 void scenario_harness_fail(RankContext& ctx) {
+  // Only once both ranks are through connect(): a rank that exits while its peer is still
+  // connecting makes the peer's connect fail too, which is not what this tests.
+  ctx.barrier("connected");
   check(ctx.rank != 1, "rank 1 fails on purpose");
 }
 
