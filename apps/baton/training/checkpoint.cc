@@ -11,6 +11,7 @@
 #include "baton/atomic_file.h"
 #include "baton/error.h"
 #include "baton/plan/format.h"
+#include "store_count.h"
 
 namespace baton_app {
 namespace {
@@ -117,16 +118,8 @@ void Checkpointer::save(int step, const std::string& schedule_name) {
   if (rank_ != 0) return;
   // The manifest marks the checkpoint complete: only once every rank's files are in place.
   if (store_) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout_;
-    while (store_->add(written_key, 0) < world_size_) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        throw baton::Error("rank 0: checkpoint of step " + std::to_string(step) + ": only " +
-                           std::to_string(store_->add(written_key, 0)) + " of " +
-                           std::to_string(world_size_) + " ranks wrote their files within " +
-                           std::to_string(timeout_.count() / 1000) + " s");
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
+    wait_for_count(*store_, written_key, world_size_, timeout_,
+                   "rank 0: checkpoint of step " + std::to_string(step));
   }
   std::ostringstream manifest;
   manifest << "{\n  \"format\": \"baton-checkpoint-1\",\n  \"step\": " << step

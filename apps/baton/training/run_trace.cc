@@ -12,6 +12,7 @@
 #include "baton/plan/action.h"
 #include "baton/plan/format.h"
 #include "baton/plan/simulate.h"
+#include "store_count.h"
 
 namespace baton_app {
 namespace {
@@ -174,13 +175,7 @@ std::string RunTrace::finish(const baton::Plan& lowered_plan) {
   if (rank_ != 0) return "";
 
   if (store_) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout_;
-    while (store_->add("trace/written", 0) < world_size_) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        throw baton::Error("rank 0: the trace: not every rank wrote its part within the timeout");
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
+    wait_for_count(*store_, "trace/written", world_size_, timeout_, "rank 0: the trace");
   }
   std::vector<TraceBar> bars;
   for (int rank = 0; rank < world_size_; ++rank) {
