@@ -3,8 +3,6 @@
 #include <gloo/transport/tcp/attr.h>
 #include <gloo/transport/tcp/device.h>
 
-#include <cstdio>
-
 #include "baton/transport_support.h"
 #include "gloo_errors.h"
 #include "store_adapter.h"
@@ -16,24 +14,15 @@ namespace {
 // Deadline for gloo's own waits (see operation.cc): never reached.
 constexpr std::chrono::milliseconds kNoDeadline = std::chrono::hours(24 * 30);
 
-// How long a broken connection's operations get to report that they completed before it
-// broke (see on_peer_failure).
-constexpr std::chrono::milliseconds kPeerFailureGrace(500);
-
 std::string device_location(const GlooOptions& options) {
   return options.interface.empty() ? "address '" + options.address + "'"
                                    : "interface '" + options.interface + "'";
 }
 
-std::string hex(std::uint64_t value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(value));
-  return text;
-}
-
 }  // namespace
 
 constexpr std::size_t GlooTransport::kControlReceives;
+constexpr std::uint64_t GlooTransport::kNoChannel;
 
 GlooTransport::GlooTransport(const GlooOptions& options) : options_(options) {
   gloo::transport::tcp::attr attr;
@@ -59,10 +48,11 @@ GlooTransport::~GlooTransport() {
   for (auto& link : links_) {
     if (link == nullptr) continue;
     for (auto& buffer : link->control_receives) buffer->abortWaitRecv();
-    // A reader may be telling its peer about a size mismatch.
+    // A reader or a waiter may be sending the peer a control message.
     link->control_send->abortWaitSend();
     if (link->reader.joinable()) link->reader.join();
   }
+  registry_->set_prober(nullptr);  // waits for a probe under way
   registry_->waiters.shutdown();
   // Buffers go before the context and the device they were created from. A Work that
   // outlives the transport keeps its own operation; its wait reports the shutdown.
@@ -116,6 +106,7 @@ void GlooTransport::connect(const baton::TransportContext& ctx) {
     link->control_send = context_->createUnboundBuffer(&link->outgoing, sizeof(ControlMessage));
     links_[peer] = std::move(link);
   }
+  registry_->set_prober([this](const std::shared_ptr<Operation>& operation) { probe(operation); });
   for (int peer = 0; peer < world_size_; ++peer) {
     if (peer != rank_)
       links_[peer]->reader = std::thread([this, peer] { read_control_messages(peer); });
@@ -131,22 +122,13 @@ baton::P2PDescription GlooTransport::describe(const at::Tensor& tensor, int peer
   }
   baton::check_p2p_arguments(tensor, rank_, world_size_, peer, direction);
   baton::P2PDescription what{direction, peer, tag, baton::tensor_bytes(tensor)};
-  if (tag > kMaxUserTag) {
-    throw baton::TransportError(baton::rank_prefix(rank_) + what.str() + ": tag " + hex(tag) +
-                                " is too large; the gloo transport carries tags up to " +
-                                hex(kMaxUserTag));
+  if (what.bytes > kMaxMessageBytes) {
+    throw baton::TransportError(baton::rank_prefix(rank_) + what.str() +
+                                ": the gloo transport carries messages of up to " +
+                                std::to_string(kMaxMessageBytes) +
+                                " bytes (64 GiB); split the tensor");
   }
   return what;
-}
-
-std::shared_ptr<Operation> GlooTransport::new_operation_locked(const baton::P2PDescription& what,
-                                                               const at::Tensor& tensor,
-                                                               std::uint64_t sequence) {
-  auto operation =
-      std::make_shared<Operation>(rank_, what, tensor, payload_slot(what.tag, sequence));
-  operation->payload = context_->createUnboundBuffer(operation->data(), what.bytes);
-  registry_->add(operation);
-  return operation;
 }
 
 void GlooTransport::throw_if_unusable_locked(const baton::P2PDescription& what) const {
@@ -157,88 +139,138 @@ void GlooTransport::throw_if_unusable_locked(const baton::P2PDescription& what) 
   if (!failure.empty()) throw baton::TransportError(name + " failed: " + failure);
 }
 
+std::shared_ptr<Operation> GlooTransport::new_operation_locked(const baton::P2PDescription& what,
+                                                               const at::Tensor& tensor,
+                                                               TagState& state) {
+  std::deque<std::weak_ptr<Operation>>& in_flight = state.in_flight;
+  while (!in_flight.empty()) {
+    std::shared_ptr<Operation> oldest = in_flight.front().lock();
+    if (oldest != nullptr && !oldest->settled()) break;
+    in_flight.pop_front();
+  }
+  if (in_flight.size() >= kSequenceWindow) {
+    throw baton::TransportError(baton::rank_prefix(rank_) + what.str() + ": " +
+                                std::to_string(kSequenceWindow) +
+                                " operations with this tag and peer are in flight, the most the "
+                                "gloo transport allows; wait for the oldest first");
+  }
+  auto operation =
+      std::make_shared<Operation>(rank_, what, tensor, state.next_sequence++,
+                                  Operation::Kind::kUser, Operation::Clock::now() + kProbeAfter);
+  operation->payload = context_->createUnboundBuffer(operation->data(), what.bytes);
+  registry_->add(operation);
+  in_flight.push_back(operation);
+  return operation;
+}
+
+bool GlooTransport::take_claim_locked(PeerLink& link, const Operation& operation,
+                                      std::uint64_t* bytes) {
+  if (link.claims.empty()) return false;  // the usual case
+  const baton::P2PDescription& what = operation.what();
+  auto claim = link.claims.find(ClaimKey{what.direction, what.tag, operation.sequence()});
+  if (claim == link.claims.end()) return false;
+  *bytes = claim->second;
+  link.claims.erase(claim);
+  return true;
+}
+
+void GlooTransport::post(const std::shared_ptr<Operation>& operation, std::uint64_t channel) {
+  const baton::P2PDescription& what = operation->what();
+  const std::uint64_t slot = payload_slot(channel, operation->sequence(), what.bytes);
+  try {
+    if (what.direction == baton::P2PDirection::kSend) {
+      operation->payload->send(what.peer, slot);
+    } else {
+      operation->payload->recv(what.peer, slot);
+    }
+  } catch (const std::exception& error) {
+    const std::string message = operation->name() + " failed: " + explain_gloo_error(error, what.peer);
+    operation->fail(message);
+    operation->interrupt();
+    throw baton::TransportError(message);
+  }
+}
+
 std::unique_ptr<baton::Work> GlooTransport::isend(const at::Tensor& tensor, int peer,
                                                   std::uint64_t tag) {
   const baton::P2PDescription what = describe(tensor, peer, tag, baton::P2PDirection::kSend);
   std::shared_ptr<Operation> operation;
-  std::uint64_t receive_bytes = 0;
-  bool receive_posted = false;
+  std::uint64_t channel = kNoChannel;
+  bool first_of_tag = false;
+  std::uint64_t claimed_bytes = 0;
+  bool claimed = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     throw_if_unusable_locked(what);
     PeerLink& link = *links_[peer];
-    operation = new_operation_locked(what, tensor, link.next_send[tag]++);
-    const std::uint64_t slot = operation->slot();
-    auto posted = link.posted_by_peer.find(slot);
-    if (posted == link.posted_by_peer.end()) {
-      operation->set_phase(Operation::Phase::kAwaitingReceiver);
-      link.awaiting_receiver.emplace(slot, operation);
-    } else {
-      receive_posted = true;
-      receive_bytes = posted->second;
-      link.posted_by_peer.erase(posted);
+    TagState& state = link.sends[tag];
+    if (state.channel == kNoChannel) {
+      if (link.channels_used == kMaxChannels) {
+        throw baton::TransportError(
+            baton::rank_prefix(rank_) + what.str() + ": this rank already sent " + std::to_string(kMaxChannels) +
+            " different tags to rank " + std::to_string(peer) +
+            ", the most the gloo transport tells apart; reuse tags");
+      }
+      state.channel = link.channels_used++;
+      first_of_tag = true;
+    }
+    channel = state.channel;
+    operation = new_operation_locked(what, tensor, state);
+    claimed = take_claim_locked(link, *operation, &claimed_bytes);
+  }
+  if (first_of_tag) {
+    ControlMessage announce;
+    announce.kind = ControlKind::kChannel;
+    announce.tag = tag;
+    announce.value = channel;
+    try {
+      send_control(peer, announce);
+    } catch (const baton::TransportError& error) {
+      operation->fail(operation->name() + " failed: " + error.what());
+      throw baton::TransportError(operation->name() + " failed: " + error.what());
     }
   }
-  if (receive_posted) start_send(operation, receive_bytes);
+  post(operation, channel);
+  if (claimed && claimed_bytes != what.bytes) {
+    clear_mismatch(operation, what.bytes, claimed_bytes, /*tell_peer=*/true);
+  }
   return std::make_unique<GlooWork>(operation, registry_);
-}
-
-void GlooTransport::start_send(const std::shared_ptr<Operation>& operation,
-                               std::uint64_t receive_bytes) {
-  // Outside mutex_: gloo's post waits for the connection's lock, which gloo's I/O thread
-  // holds while it moves a payload (milliseconds for large ones). Every message has a slot
-  // of its own, so posts need no ordering among themselves.
-  if (receive_bytes != operation->what().bytes) {
-    // Like a transport that cannot tell, the sender completes; the receiver fails. A caller
-    // already waiting in gloo for the payload that never leaves is woken.
-    operation->succeed();
-    operation->interrupt();
-    report_size_mismatch(*operation);
-    return;
-  }
-  try {
-    operation->payload->send(operation->what().peer, operation->slot());
-  } catch (const std::exception& error) {
-    operation->fail(operation->name() +
-                    " failed: " + explain_gloo_error(error, operation->what().peer));
-    operation->interrupt();
-  }
 }
 
 std::unique_ptr<baton::Work> GlooTransport::irecv(const at::Tensor& tensor, int peer,
                                                   std::uint64_t tag) {
   const baton::P2PDescription what = describe(tensor, peer, tag, baton::P2PDirection::kRecv);
   std::shared_ptr<Operation> operation;
+  std::uint64_t channel = kNoChannel;
+  std::uint64_t claimed_bytes = 0;
+  bool claimed = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     throw_if_unusable_locked(what);
     PeerLink& link = *links_[peer];
-    operation = new_operation_locked(what, tensor, link.next_recv[tag]++);
+    TagState& state = link.receives[tag];
+    operation = new_operation_locked(what, tensor, state);
+    channel = state.channel;
+    if (channel == kNoChannel) {
+      // Posted by the reader once the sender says which channel the tag uses.
+      operation->set_phase(Operation::Phase::kAwaitingChannel);
+      link.awaiting_channel[tag].push_back(operation);
+    }
+    claimed = take_claim_locked(link, *operation, &claimed_bytes);
   }
-  try {
-    // Posted first (outside mutex_, see start_send), so gloo's "receive ready" reaches the
-    // sender before our control message does and the payload can leave as soon as the send
-    // is matched.
-    operation->payload->recv(peer, operation->slot());
-  } catch (const std::exception& error) {
-    operation->fail(operation->name() + " failed: " + explain_gloo_error(error, peer));
-    throw baton::TransportError(operation->name() + " failed: " + explain_gloo_error(error, peer));
-  }
-  ControlMessage posted;
-  posted.kind = ControlKind::kReceivePosted;
-  posted.slot = operation->slot();
-  posted.bytes = operation->what().bytes;
-  try {
-    send_control(peer, posted);
-  } catch (const baton::TransportError& error) {
-    operation->fail(operation->name() + " failed: " + error.what());
-    operation->interrupt();
-    throw baton::TransportError(operation->name() + " failed: " + error.what());
+  if (channel != kNoChannel) post(operation, channel);
+  if (claimed && claimed_bytes != what.bytes) {
+    clear_mismatch(operation, claimed_bytes, what.bytes, /*tell_peer=*/true);
   }
   return std::make_unique<GlooWork>(operation, registry_);
 }
 
 void GlooTransport::send_control(int peer, const ControlMessage& message) {
+  {
+    std::lock_guard<std::mutex> state(mutex_);
+    if (aborted_) throw baton::TransportError("the transport was aborted: " + abort_reason_);
+    if (closing_) throw baton::TransportError("the transport is shutting down");
+  }
   PeerLink& link = *links_[peer];
   std::lock_guard<std::mutex> lock(link.control_send_mutex);
   link.outgoing = message;
@@ -261,139 +293,6 @@ void GlooTransport::send_control(int peer, const ControlMessage& message) {
     if (closing_) throw baton::TransportError("the transport is shutting down");
     throw baton::TransportError("rank " + std::to_string(peer) + " took no control message for " +
                                 baton::format_seconds(timeout_) + " (is it stopped?)");
-  }
-}
-
-void GlooTransport::report_size_mismatch(const Operation& send) {
-  ControlMessage mismatch;
-  mismatch.kind = ControlKind::kSizeMismatch;
-  mismatch.slot = send.slot();
-  mismatch.bytes = send.what().bytes;
-  try {
-    send_control(send.what().peer, mismatch);
-  } catch (const baton::TransportError&) {
-    // The connection is gone or the transport stops: the receive fails for that reason.
-  }
-}
-
-void GlooTransport::read_control_messages(int peer) {
-  PeerLink& link = *links_[peer];
-  for (std::size_t next = 0;; next = (next + 1) % kControlReceives) {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (aborted_ || closing_) return;
-    }
-    try {
-      if (!link.control_receives[next]->waitRecv(nullptr, kNoDeadline)) return;  // shutdown
-    } catch (const std::exception& error) {
-      on_peer_failure(peer, explain_gloo_error(error, peer));
-      return;
-    }
-    const ControlMessage message = link.incoming[next];
-    if (message.magic != kControlMagic) {
-      on_peer_failure(peer, "rank " + std::to_string(peer) +
-                                " does not speak this version of baton's gloo protocol (magic " +
-                                hex(message.magic) + ")");
-      return;
-    }
-    // Handled before the receive is posted again: posting waits for gloo's connection lock,
-    // which gloo's I/O thread holds while it reads a payload (milliseconds for large ones).
-    if (message.kind == ControlKind::kReceivePosted) {
-      on_receive_posted(peer, message);
-    } else if (message.kind == ControlKind::kSizeMismatch) {
-      on_size_mismatch(peer, message);
-    }
-    try {
-      link.control_receives[next]->recv(peer, kControlSlot);
-    } catch (const std::exception& error) {
-      on_peer_failure(peer, explain_gloo_error(error, peer));
-      return;
-    }
-  }
-}
-
-void GlooTransport::on_receive_posted(int peer, const ControlMessage& message) {
-  std::shared_ptr<Operation> send;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (aborted_ || closing_) return;
-    PeerLink& link = *links_[peer];
-    auto waiting = link.awaiting_receiver.find(message.slot);
-    if (waiting == link.awaiting_receiver.end()) {
-      link.posted_by_peer.emplace(message.slot, message.bytes);
-      return;
-    }
-    send = std::move(waiting->second);
-    link.awaiting_receiver.erase(waiting);
-    send->set_phase(Operation::Phase::kTransferring);
-  }
-  start_send(send, message.bytes);
-}
-
-void GlooTransport::on_size_mismatch(int peer, const ControlMessage& message) {
-  for (const std::shared_ptr<Operation>& operation : registry_->all()) {
-    const baton::P2PDescription& what = operation->what();
-    if (what.direction != baton::P2PDirection::kRecv || what.peer != peer ||
-        operation->slot() != message.slot) {
-      continue;
-    }
-    // The payload was not sent, and nothing is ever sent to this slot again: the posted
-    // gloo receive stays unmatched, and the next message with this tag has its own slot.
-    operation->fail(operation->name() + ": size mismatch: rank " + std::to_string(peer) + " sent " +
-                    std::to_string(message.bytes) + " bytes, the receive tensor holds " +
-                    std::to_string(what.bytes) + " bytes");
-    operation->interrupt();
-  }
-}
-
-void GlooTransport::on_peer_failure(int peer, const std::string& reason) {
-  std::vector<std::shared_ptr<Operation>> orphans;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (aborted_ || closing_) return;  // our own shutdown closed the connection
-    PeerLink& link = *links_[peer];
-    if (!link.failure.empty()) return;
-    link.failure = reason;
-    for (auto& entry : link.awaiting_receiver) orphans.push_back(entry.second);
-    link.awaiting_receiver.clear();
-  }
-  for (auto& operation : orphans) operation->fail(operation->name() + " failed: " + reason);
-  // gloo signals the broken connection to operations still queued, but not to the one whose
-  // bytes were under way: that one would wait forever. Operations that completed before the
-  // connection broke report it as soon as someone waits; so wait for them all, give them a
-  // moment, then fail and release the rest.
-  std::vector<std::shared_ptr<Operation>> affected;
-  for (const std::shared_ptr<Operation>& operation : registry_->all()) {
-    if (operation->what().peer != peer || operation->settled()) continue;
-    std::weak_ptr<OperationRegistry> registry = registry_;
-    const Operation* key = operation.get();
-    operation->wait_in_background(registry_->waiters, [registry, key] {
-      if (auto alive = registry.lock()) alive->remove(key);
-    });
-    affected.push_back(operation);
-  }
-  const auto deadline = std::chrono::steady_clock::now() + kPeerFailureGrace;
-  for (auto& operation : affected) {
-    if (operation->settled_by(deadline)) continue;
-    operation->fail(operation->name() + " failed: " + reason);
-    operation->interrupt();
-  }
-}
-
-void GlooTransport::fail_everything(const std::string& suffix) {
-  std::vector<std::shared_ptr<Operation>> waiting;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (auto& link : links_) {
-      if (link == nullptr) continue;
-      for (auto& entry : link->awaiting_receiver) waiting.push_back(entry.second);
-      link->awaiting_receiver.clear();
-    }
-  }
-  for (auto& operation : waiting) operation->fail(operation->name() + suffix);
-  for (const std::shared_ptr<Operation>& operation : registry_->all()) {
-    operation->fail(operation->name() + suffix);
-    operation->interrupt();
   }
 }
 

@@ -1,6 +1,7 @@
 // baton's Transport over gloo's TCP transport: a full mesh of connections, point-to-point
 // transfers with unbound buffers (one per operation: a buffer allows one pending operation),
-// one gloo slot per message, and sizes agreed before any byte lands (see wire.h).
+// and each message in a gloo slot named by its tag, sequence and size, so that sizes never
+// need a message of their own (see wire.h).
 //
 // Threads: callers post and wait (a caller's wait sits in gloo's own wait, see operation.h);
 // one reader thread per peer handles that peer's control messages; a timer bounds waits;
@@ -14,10 +15,13 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -52,19 +56,32 @@ class GlooTransport : public baton::Transport {
   // Control receives kept posted per peer: that many control messages can be under way to
   // this rank before a sender has to wait for the reader to take one.
   static constexpr std::size_t kControlReceives = 8;
+  static constexpr std::uint64_t kNoChannel = ~std::uint64_t{0};
+
+  // One tag's messages in one direction with one peer.
+  struct TagState {
+    std::uint64_t channel = kNoChannel;  // sends: chosen here; receives: told by the peer
+    std::uint64_t next_sequence = 0;
+    // Operations that may still be in gloo, oldest first (see kSequenceWindow).
+    std::deque<std::weak_ptr<Operation>> in_flight;
+  };
+
+  // What the peer said about one of its operations before this rank posted the matching
+  // one: (direction of this rank's operation, tag, sequence) -> the peer's bytes.
+  using ClaimKey = std::tuple<baton::P2PDirection, std::uint64_t, std::uint64_t>;
 
   struct PeerLink {
     std::array<ControlMessage, kControlReceives> incoming{};
     std::vector<std::unique_ptr<gloo::transport::UnboundBuffer>> control_receives;
     std::thread reader;
     std::string failure;  // why the connection is gone; empty while it works
-    // Sequence numbers of the next send and receive, per tag (see wire.h).
-    std::unordered_map<std::uint64_t, std::uint64_t> next_send;
-    std::unordered_map<std::uint64_t, std::uint64_t> next_recv;
-    // Receives the peer posted (slot -> bytes) that no send of this rank claimed yet, and
-    // sends of this rank waiting for the peer's receive (slot -> operation).
-    std::unordered_map<std::uint64_t, std::uint64_t> posted_by_peer;
-    std::unordered_map<std::uint64_t, std::shared_ptr<Operation>> awaiting_receiver;
+
+    std::unordered_map<std::uint64_t, TagState> sends;     // by tag
+    std::unordered_map<std::uint64_t, TagState> receives;  // by tag
+    std::uint64_t channels_used = 0;                       // by this rank's sends
+    // Receives posted before the peer said which channel their tag uses, by tag.
+    std::unordered_map<std::uint64_t, std::vector<std::shared_ptr<Operation>>> awaiting_channel;
+    std::map<ClaimKey, std::uint64_t> claims;
 
     std::mutex control_send_mutex;  // one control message at a time goes to this peer
     ControlMessage outgoing;
@@ -75,18 +92,36 @@ class GlooTransport : public baton::Transport {
   baton::P2PDescription describe(const at::Tensor& tensor, int peer, std::uint64_t tag,
                                  baton::P2PDirection direction) const;
   void throw_if_unusable_locked(const baton::P2PDescription& what) const;
-  // The `sequence`-th operation of its (peer, tag, direction), registered as in flight.
+  // The next operation of its (peer, tag, direction), registered as in flight; throws when
+  // that tag already has kSequenceWindow operations in flight.
   std::shared_ptr<Operation> new_operation_locked(const baton::P2PDescription& what,
-                                                  const at::Tensor& tensor, std::uint64_t sequence);
-  // Posts the payload of a send whose receive is posted with `receive_bytes`; when the sizes
-  // differ the send completes unsent and the receiver is told. Not under mutex_.
-  void start_send(const std::shared_ptr<Operation>& operation, std::uint64_t receive_bytes);
+                                                  const at::Tensor& tensor, TagState& state);
+  // The peer's claim about the operation, if it made one (and forgets it); 0 bytes and false
+  // otherwise.
+  bool take_claim_locked(PeerLink& link, const Operation& operation, std::uint64_t* bytes);
+  // Posts an operation's payload to gloo on `channel`. Not under mutex_: gloo's post waits
+  // for the connection's lock, which gloo's I/O thread holds while it moves a payload.
+  void post(const std::shared_ptr<Operation>& operation, std::uint64_t channel);
   void send_control(int peer, const ControlMessage& message);
-  void report_size_mismatch(const Operation& send);
 
-  void read_control_messages(int peer);
-  void on_receive_posted(int peer, const ControlMessage& message);
+  // Size checks (gloo_size_check.cc).
+  void probe(const std::shared_ptr<Operation>& operation);
+  void on_probe(int peer, const ControlMessage& message);
   void on_size_mismatch(int peer, const ControlMessage& message);
+  // Clears this rank's side of a mismatch between `sent_bytes` and `received_bytes`; tells
+  // the peer when `tell_peer`.
+  void clear_mismatch(const std::shared_ptr<Operation>& operation, std::uint64_t sent_bytes,
+                      std::uint64_t received_bytes, bool tell_peer);
+  // Posts a zero-filled operation of the transport's own into `channel`'s slot for
+  // (sequence, bytes); it is waited for in the background and released when done.
+  void post_scratch(baton::P2PDirection direction, int peer, std::uint64_t tag,
+                    std::uint64_t sequence, std::uint64_t channel, std::uint64_t bytes);
+  std::shared_ptr<Operation> find_operation(int peer, baton::P2PDirection direction,
+                                            std::uint64_t tag, std::uint64_t sequence);
+
+  // Control messages (gloo_control.cc).
+  void read_control_messages(int peer);
+  void on_channel(int peer, const ControlMessage& message);
   void on_peer_failure(int peer, const std::string& reason);
   void fail_everything(const std::string& suffix);
 

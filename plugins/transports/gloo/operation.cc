@@ -15,10 +15,13 @@ constexpr std::chrono::milliseconds kNoDeadline = std::chrono::hours(24 * 30);
 
 }  // namespace
 
-Operation::Operation(int rank, baton::P2PDescription what, at::Tensor tensor, std::uint64_t slot)
+Operation::Operation(int rank, baton::P2PDescription what, at::Tensor tensor,
+                     std::uint64_t sequence, Kind kind, Clock::time_point probe_at)
     : rank_(rank),
       what_(what),
-      slot_(slot),
+      sequence_(sequence),
+      kind_(kind),
+      probe_at_(probe_at),
       tensor_(std::move(tensor)),
       data_(what.bytes == 0 ? static_cast<void*>(&zero_byte_target) : tensor_.data_ptr()) {}
 
@@ -39,6 +42,18 @@ void Operation::fail(const std::string& message) {
   status_ = Status::kFailed;
   error_ = message;
   done_.notify_all();
+}
+
+void Operation::fail_when_done(const std::string& message) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (status_ == Status::kPending) failure_when_done_ = message;
+}
+
+bool Operation::begin_clearing_mismatch() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (clearing_mismatch_) return false;
+  clearing_mismatch_ = true;
+  return true;
 }
 
 void Operation::set_phase(Phase phase) {
@@ -76,28 +91,66 @@ bool Operation::wait_in_gloo() {
     return true;
   }
   // An operation failed by abort() or a peer's failure stays failed: the first outcome wins.
-  if (completed) succeed();
+  if (completed) {
+    std::string failure;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      failure = failure_when_done_;
+    }
+    if (failure.empty()) {
+      succeed();
+    } else {
+      fail(failure);
+    }
+  }
   return completed;
+}
+
+bool Operation::wait_claimed(Clock::time_point deadline, OperationRegistry& registry) {
+  for (;;) {
+    const bool probe_first = !probed_ && probe_at_ < deadline;
+    const Clock::time_point until = probe_first ? probe_at_ : deadline;
+    DeadlineTimer::Id timer = 0;
+    if (until != Clock::time_point::max()) {
+      // Interrupting the gloo wait leaves the operation pending and the connections intact.
+      timer = registry.timer.schedule(until, [this] { interrupt(); });
+    }
+    const bool completed = wait_in_gloo();
+    if (timer != 0) registry.timer.cancel(timer);
+    if (completed || settled()) return true;
+    const Clock::time_point now = Clock::now();
+    if (probe_first && now >= probe_at_) {
+      probed_ = true;
+      registry.probe(shared_from_this());
+    } else if (now >= deadline) {
+      return false;
+    }
+    // Otherwise an interrupt meant for an earlier wait: wait again.
+  }
 }
 
 void Operation::throw_outcome_locked(std::chrono::milliseconds timeout) const {
   if (status_ == Status::kFailed) throw baton::TransportError(error_);
   std::string message = name() + " timed out after " + baton::format_seconds(timeout);
-  if (phase_ == Phase::kAwaitingReceiver) {
-    message += " (rank " + std::to_string(what_.peer) + " has not posted a receive for this tag)";
+  const std::string peer = "rank " + std::to_string(what_.peer);
+  if (phase_ == Phase::kAwaitingChannel) {
+    message += " (" + peer + " has sent nothing with this tag yet)";
+  } else if (what_.direction == baton::P2PDirection::kSend) {
+    message += " (" + peer + " has not posted a matching receive)";
   }
   throw baton::TransportError(message);
 }
 
-void Operation::wait(std::chrono::milliseconds timeout, DeadlineTimer& timer) {
+void Operation::wait(std::chrono::milliseconds timeout, OperationRegistry& registry) {
+  // A timeout too long to add to the clock means no deadline.
+  const Clock::time_point now = Clock::now();
+  const Clock::time_point deadline = timeout < std::chrono::hours(24 * 365 * 100)
+                                         ? now + timeout
+                                         : Clock::time_point::max();
   std::unique_lock<std::mutex> lock(mutex_);
   if (status_ == Status::kPending && try_claim_locked()) {
     lock.unlock();
-    // Interrupting the gloo wait leaves the operation pending and the connections intact.
-    const DeadlineTimer::Id deadline =
-        timer.schedule(DeadlineTimer::Clock::now() + timeout, [this] { interrupt(); });
-    wait_in_gloo();
-    timer.cancel(deadline);
+    wait_claimed(deadline, registry);
     lock.lock();
     claimed_ = false;
   } else {
@@ -106,27 +159,27 @@ void Operation::wait(std::chrono::milliseconds timeout, DeadlineTimer& timer) {
   if (status_ != Status::kSucceeded) throw_outcome_locked(timeout);
 }
 
-void Operation::wait_in_background(WaiterPool& waiters, const std::function<void()>& on_settled) {
+void Operation::wait_in_background(OperationRegistry& registry,
+                                   const std::function<void()>& on_settled) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (status_ != Status::kPending || !try_claim_locked()) return;
   }
-  waiters.run([self = shared_from_this(), on_settled] {
-    // Only a caller's deadline interrupts a pending operation, and callers do not wait while
-    // the claim is here; abort() and failures settle the operation before interrupting.
-    while (!self->wait_in_gloo() && !self->settled()) {
-    }
+  // The registry outlives the pool's threads: the pool is one of its members.
+  registry.waiters.run([self = shared_from_this(), &registry, on_settled] {
+    // No deadline: abort() and failures settle the operation before interrupting it.
+    self->wait_claimed(Clock::time_point::max(), registry);
     on_settled();
   });
 }
 
-bool Operation::test(WaiterPool& waiters, const std::function<void()>& on_settled) {
+bool Operation::test(OperationRegistry& registry, const std::function<void()>& on_settled) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (status_ == Status::kFailed) throw baton::TransportError(error_);
     if (status_ == Status::kSucceeded) return true;
   }
-  wait_in_background(waiters, on_settled);
+  wait_in_background(registry, on_settled);
   return false;
 }
 
@@ -147,6 +200,16 @@ void OperationRegistry::remove(const Operation* operation) {
   if (found == in_flight_.end()) return;
   last = std::move(found->second);
   in_flight_.erase(found);
+}
+
+void OperationRegistry::set_prober(Prober prober) {
+  std::lock_guard<std::mutex> lock(prober_mutex_);
+  prober_ = std::move(prober);
+}
+
+void OperationRegistry::probe(const std::shared_ptr<Operation>& operation) {
+  std::lock_guard<std::mutex> lock(prober_mutex_);
+  if (prober_) prober_(operation);
 }
 
 std::vector<std::shared_ptr<Operation>> OperationRegistry::all() {
@@ -176,16 +239,16 @@ GlooWork::~GlooWork() {
     registry_->remove(operation_.get());
   } else {
     // The registry keeps the operation (and the memory gloo writes to) until gloo is done.
-    operation_->wait_in_background(registry_->waiters, release());
+    operation_->wait_in_background(*registry_, release());
   }
 }
 
 void GlooWork::wait(std::chrono::milliseconds timeout) {
-  operation_->wait(timeout, registry_->timer);
+  operation_->wait(timeout, *registry_);
 }
 
 bool GlooWork::test() {
-  return operation_->test(registry_->waiters, release());
+  return operation_->test(*registry_, release());
 }
 
 }  // namespace baton_gloo

@@ -6,7 +6,8 @@
 // in gloo's blocking wait. The caller's wait() does it itself (one wake-up from gloo's I/O
 // thread to the caller, as with raw gloo), bounded by the transport's DeadlineTimer; test()
 // and a Work dropped early hand the wait to a pool thread instead. Whoever holds the claim
-// is the only one in gloo's wait; everyone else waits for the outcome.
+// is the only one in gloo's wait; everyone else waits for the outcome. Whoever waits also
+// sends the operation's probe when it is due (see wire.h).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -15,6 +16,8 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -28,17 +31,28 @@
 
 namespace baton_gloo {
 
+class OperationRegistry;
+
 class Operation : public std::enable_shared_from_this<Operation> {
  public:
+  using Clock = std::chrono::steady_clock;
+
   enum class Phase {
-    kAwaitingReceiver,  // a send whose receiver has not posted the matching receive yet
-    kTransferring,      // posted to gloo
+    kAwaitingChannel,  // a receive whose sender has not said which channel its tag uses
+    kPosted,           // posted to gloo
+  };
+  enum class Kind {
+    kUser,     // a caller's send or receive
+    kScratch,  // the transport's own, clearing a size mismatch (see wire.h)
   };
 
-  Operation(int rank, baton::P2PDescription what, at::Tensor tensor, std::uint64_t slot);
+  // `probe_at`: when a still pending operation tells the peer its size (max: never).
+  Operation(int rank, baton::P2PDescription what, at::Tensor tensor, std::uint64_t sequence,
+            Kind kind, Clock::time_point probe_at);
 
   const baton::P2PDescription& what() const { return what_; }
-  std::uint64_t slot() const { return slot_; }
+  std::uint64_t sequence() const { return sequence_; }
+  Kind kind() const { return kind_; }
   // "rank 1: recv from rank 0 (tag 0x10002, 4194304 bytes)"
   std::string name() const;
   void* data() const { return data_; }
@@ -46,15 +60,21 @@ class Operation : public std::enable_shared_from_this<Operation> {
   // The first outcome wins; later ones are ignored (an abort racing a completion).
   void succeed();
   void fail(const std::string& message);
+  // A receive whose sender's size differs: it fails with `message` once gloo is done with
+  // it (the sender clears it with zeros; until then gloo may still write to the tensor).
+  void fail_when_done(const std::string& message);
+  // True the first time: the caller clears this operation's side of a size mismatch.
+  bool begin_clearing_mismatch();
   void set_phase(Phase phase);
   bool settled();
 
   // Blocks until done or `timeout`; throws TransportError on failure or timeout.
-  void wait(std::chrono::milliseconds timeout, DeadlineTimer& timer);
-  // True when done; throws when failed. Hands the gloo wait to `waiters` when nobody waits.
-  bool test(WaiterPool& waiters, const std::function<void()>& on_settled);
+  void wait(std::chrono::milliseconds timeout, OperationRegistry& registry);
+  // True when done; throws when failed. Hands the gloo wait to the registry's waiter pool
+  // when nobody waits.
+  bool test(OperationRegistry& registry, const std::function<void()>& on_settled);
   // Makes sure someone waits for the outcome (a Work dropped before its operation ended).
-  void wait_in_background(WaiterPool& waiters, const std::function<void()>& on_settled);
+  void wait_in_background(OperationRegistry& registry, const std::function<void()>& on_settled);
   // Waits until the operation succeeded or failed, or `deadline`; never throws.
   bool settled_by(std::chrono::steady_clock::time_point deadline);
   // Interrupts a thread waiting in gloo for this operation (or the next one to wait).
@@ -70,31 +90,46 @@ class Operation : public std::enable_shared_from_this<Operation> {
   // With the claim held: waits in gloo without a deadline and records the outcome (true) or
   // returns false when interrupted with the operation still pending.
   bool wait_in_gloo();
+  // With the claim held: waits in gloo until the operation ends (true) or `deadline` (false),
+  // sending the probe on the way when it is due.
+  bool wait_claimed(Clock::time_point deadline, OperationRegistry& registry);
   bool try_claim_locked();
   [[noreturn]] void throw_outcome_locked(std::chrono::milliseconds timeout) const;
 
   const int rank_;
   const baton::P2PDescription what_;
-  const std::uint64_t slot_;
+  const std::uint64_t sequence_;
+  const Kind kind_;
+  const Clock::time_point probe_at_;
+  bool probed_ = false;  // only the claim holder touches it
   const at::Tensor tensor_;  // keeps the memory alive while gloo may touch it
   void* const data_;
 
   std::mutex mutex_;
   std::condition_variable done_;
   Status status_ = Status::kPending;
-  Phase phase_ = Phase::kTransferring;
+  Phase phase_ = Phase::kPosted;
   bool claimed_ = false;  // a thread is in (or about to enter) gloo's wait
+  bool clearing_mismatch_ = false;
   std::string error_;
+  std::string failure_when_done_;
 };
 
 // The operations in flight, shared by the transport and its Works (a Work may outlive the
 // transport), with the timer and the waiter pool they use.
 class OperationRegistry {
  public:
+  using Prober = std::function<void(const std::shared_ptr<Operation>&)>;
+
   void add(const std::shared_ptr<Operation>& operation);
   void remove(const Operation* operation);
   std::vector<std::shared_ptr<Operation>> all();
   void clear();
+
+  // Who tells the peer an operation's size when its probe is due; null: nobody (the
+  // transport is gone).
+  void set_prober(Prober prober);
+  void probe(const std::shared_ptr<Operation>& operation);
 
   DeadlineTimer timer;
   WaiterPool waiters;
@@ -102,6 +137,8 @@ class OperationRegistry {
  private:
   std::mutex mutex_;
   std::unordered_map<const Operation*, std::shared_ptr<Operation>> in_flight_;
+  std::mutex prober_mutex_;  // held while probing: set_prober(nullptr) waits for a probe
+  Prober prober_;
 };
 
 // What isend()/irecv() return.

@@ -1,53 +1,79 @@
 // What the gloo transport puts on the wire besides tensor bytes, and where.
 //
-// A gloo receive into a buffer of the wrong size corrupts memory or aborts the process in
-// gloo's I/O thread, so no payload may ever meet a receive of another size. The protocol:
+// A gloo receive meeting a larger payload aborts the process in gloo's I/O thread, and a
+// smaller one completes silently with the rest of the tensor unwritten, so no payload may
+// ever meet a receive of another size. Checking sizes with an extra message per transfer
+// doubles the cost of a small message; instead the size is part of the address:
 //
-//   * every message has its own gloo slot: (sequence << 40) | tag, where `sequence` counts the
-//     messages of that (peer, tag) on each side. Same-tag messages keep their order because
-//     they are matched by sequence, and a receive that was rejected can never swallow a later
-//     message: nothing is ever sent to its slot again.
-//   * irecv() posts the payload receive at once (gloo tells the sender "receive ready", as in
-//     raw gloo) and sends the sender a kReceivePosted control message: (tag, sequence,
-//     bytes).
-//   * isend() sends the payload once the receiver's kReceivePosted for its slot is there, and
-//     only if the sizes agree. Usually it is already there when the send is posted, so a
-//     message costs one trip, as in raw gloo. If the sizes differ the payload is not sent;
-//     the receiver gets a kSizeMismatch instead and fails that receive, naming both sizes.
+//   * every message goes to the gloo slot (channel, sequence, bytes). `channel` stands for
+//     the (peer, tag) pair, `sequence` counts the messages of that tag (same-tag messages
+//     keep their order), and `bytes` is the size this side has. A send and a receive of
+//     different sizes have different slots: gloo never pairs them, so nothing lands in the
+//     wrong buffer, and a transfer of the right size costs what it costs in raw gloo.
+//   * channels are numbered by the sender, in the order its tags are first used; the first
+//     send with a tag tells the receiver its channel (kChannel). A receive posted before that
+//     waits for it; afterwards a tag costs nothing.
+//   * a size mismatch shows as a send and a receive that never complete. An operation still
+//     pending kProbeAfter after it was posted tells the peer what it has (kProbe); the peer
+//     compares with its own operation of that (tag, sequence), now or when it posts it, and
+//     on a mismatch both sides clear it: the receiver takes the sender's payload into a
+//     scratch buffer, the sender sends the receive zeros of its size, the send completes
+//     and the receive fails naming both sizes (kSizeMismatch tells the side that did not
+//     notice). Slots are never reused while a mismatched pair may still be in gloo: see
+//     kSequenceWindow.
 //
-// Control messages travel on one slot (bit 63 set; user slots never have it) and each rank
-// keeps several control receives posted per peer, so they go out without waiting.
+// Control messages travel on one slot (bit 63 set; payload slots never have it) and each
+// rank keeps several control receives posted per peer, so they go out without waiting.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 
 namespace baton_gloo {
 
-constexpr int kTagBits = 40;
-constexpr int kSequenceBits = 23;
-constexpr std::uint64_t kMaxUserTag = (std::uint64_t{1} << kTagBits) - 1;
-constexpr std::uint64_t kSequenceMask = (std::uint64_t{1} << kSequenceBits) - 1;
+constexpr int kByteBits = 36;
+constexpr int kSequenceBits = 12;
+constexpr int kChannelBits = 15;
+
+// The largest message: 64 GiB - 1 byte.
+constexpr std::uint64_t kMaxMessageBytes = (std::uint64_t{1} << kByteBits) - 1;
+// Distinct tags one rank can send to one peer.
+constexpr std::uint64_t kMaxChannels = std::uint64_t{1} << kChannelBits;
+// Sequences wrap; gloo pairs operations of one slot in the order they were posted, so a
+// reused slot is safe unless an older operation of it is still unpaired (a mismatch being
+// cleared). At most this many operations of one (peer, tag, direction) may be in flight.
+constexpr std::uint64_t kSequenceWindow = std::uint64_t{1} << kSequenceBits;
 constexpr std::uint64_t kControlSlot = std::uint64_t{1} << 63;
 
-// The slot of the `sequence`-th message with `tag` between two ranks (sequence wraps after
-// 2^23 messages of one tag, by which time the earlier message is long gone).
-constexpr std::uint64_t payload_slot(std::uint64_t tag, std::uint64_t sequence) {
-  return ((sequence & kSequenceMask) << kTagBits) | tag;
+constexpr std::uint64_t payload_slot(std::uint64_t channel, std::uint64_t sequence,
+                                     std::uint64_t bytes) {
+  return (channel << (kSequenceBits + kByteBits)) |
+         ((sequence & (kSequenceWindow - 1)) << kByteBits) | bytes;
 }
 
-// "baton-g2": identifies the protocol (and its version) on the control slot.
-constexpr std::uint64_t kControlMagic = 0x6261746f6e2d6732ULL;
+// How long an operation may be pending before its size is compared with the peer's.
+constexpr std::chrono::milliseconds kProbeAfter(100);
+
+// "baton-g3": identifies the protocol (and its version) on the control slot.
+constexpr std::uint64_t kControlMagic = 0x6261746f6e2d6733ULL;
 
 enum class ControlKind : std::uint64_t {
-  kReceivePosted = 1,  // receiver -> sender: a receive of `bytes` waits in `slot`
-  kSizeMismatch = 2,   // sender -> receiver: the message for `slot` has `bytes`; not sent
+  kChannel = 1,       // sender -> receiver: `tag` travels on channel `value`
+  kProbe = 2,         // either way: my operation (`tag`, `sequence`), a `role`, has `bytes`
+  kSizeMismatch = 3,  // either way: (`tag`, `sequence`) was sent with `bytes` into a
+                      // receive of `value` bytes; clear your side (mine was the `role`)
 };
+
+enum class Role : std::uint64_t { kSend = 0, kReceive = 1 };
 
 struct ControlMessage {
   std::uint64_t magic = kControlMagic;
-  ControlKind kind = ControlKind::kReceivePosted;
-  std::uint64_t slot = 0;
+  ControlKind kind = ControlKind::kChannel;
+  std::uint64_t tag = 0;
+  std::uint64_t sequence = 0;
   std::uint64_t bytes = 0;
+  std::uint64_t value = 0;
+  Role role = Role::kSend;
 };
 
 }  // namespace baton_gloo

@@ -1,0 +1,178 @@
+// How the gloo transport finds and clears a size mismatch (see wire.h): a send and a
+// receive of different sizes have different slots, so gloo never pairs them; each side
+// tells the other what it has once its operation is pending for kProbeAfter, and a
+// mismatched pair is cleared with scratch buffers so that nothing stays in gloo.
+#include <ATen/ATen.h>
+
+#include "gloo_transport.h"
+
+namespace baton_gloo {
+
+namespace {
+
+baton::P2PDirection direction_of(Role role) {
+  return role == Role::kSend ? baton::P2PDirection::kSend : baton::P2PDirection::kRecv;
+}
+
+Role role_of(baton::P2PDirection direction) {
+  return direction == baton::P2PDirection::kSend ? Role::kSend : Role::kReceive;
+}
+
+baton::P2PDirection opposite(baton::P2PDirection direction) {
+  return direction == baton::P2PDirection::kSend ? baton::P2PDirection::kRecv
+                                                 : baton::P2PDirection::kSend;
+}
+
+}  // namespace
+
+void GlooTransport::probe(const std::shared_ptr<Operation>& operation) {
+  if (operation->kind() != Operation::Kind::kUser) return;
+  const baton::P2PDescription& what = operation->what();
+  ControlMessage message;
+  message.kind = ControlKind::kProbe;
+  message.tag = what.tag;
+  message.sequence = operation->sequence();
+  message.bytes = what.bytes;
+  message.role = role_of(what.direction);
+  try {
+    send_control(what.peer, message);
+  } catch (const baton::TransportError&) {
+    // The connection is gone or the transport stops: the operation fails for that reason.
+  }
+}
+
+void GlooTransport::on_probe(int peer, const ControlMessage& message) {
+  const baton::P2PDirection mine = opposite(direction_of(message.role));
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (aborted_ || closing_) return;
+    PeerLink& link = *links_[peer];
+    auto& tags = mine == baton::P2PDirection::kSend ? link.sends : link.receives;
+    auto state = tags.find(message.tag);
+    const std::uint64_t posted = state == tags.end() ? 0 : state->second.next_sequence;
+    if (message.sequence >= posted) {
+      // Compared when this rank posts its side.
+      link.claims[ClaimKey{mine, message.tag, message.sequence}] = message.bytes;
+      return;
+    }
+  }
+  std::shared_ptr<Operation> operation = find_operation(peer, mine, message.tag, message.sequence);
+  // Gone or settled: it completed, so the sizes agreed.
+  if (operation == nullptr || operation->settled() || operation->what().bytes == message.bytes) {
+    return;
+  }
+  if (mine == baton::P2PDirection::kSend) {
+    clear_mismatch(operation, operation->what().bytes, message.bytes, /*tell_peer=*/true);
+  } else {
+    clear_mismatch(operation, message.bytes, operation->what().bytes, /*tell_peer=*/true);
+  }
+}
+
+void GlooTransport::on_size_mismatch(int peer, const ControlMessage& message) {
+  const baton::P2PDirection mine = opposite(direction_of(message.role));
+  std::shared_ptr<Operation> operation = find_operation(peer, mine, message.tag, message.sequence);
+  if (operation == nullptr) return;  // failed and released already (abort, dead peer)
+  clear_mismatch(operation, message.bytes, message.value, /*tell_peer=*/false);
+}
+
+void GlooTransport::clear_mismatch(const std::shared_ptr<Operation>& operation,
+                                   std::uint64_t sent_bytes, std::uint64_t received_bytes,
+                                   bool tell_peer) {
+  if (!operation->begin_clearing_mismatch()) return;
+  const baton::P2PDescription& what = operation->what();
+  std::uint64_t channel = kNoChannel;
+  bool awaited_channel = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (aborted_ || closing_) return;
+    PeerLink& link = *links_[what.peer];
+    auto& tags = what.direction == baton::P2PDirection::kSend ? link.sends : link.receives;
+    channel = tags[what.tag].channel;
+    if (channel == kNoChannel) {
+      // A receive the sender has not named a channel for: not in gloo yet, so it can fail
+      // at once. (Its sender's payload then stays unpaired; this cannot happen while
+      // control messages keep their order, since the channel comes before any probe.)
+      auto& waiting = link.awaiting_channel[what.tag];
+      for (auto it = waiting.begin(); it != waiting.end(); ++it) {
+        if (it->get() == operation.get()) {
+          waiting.erase(it);
+          awaited_channel = true;
+          break;
+        }
+      }
+    }
+  }
+  if (what.direction == baton::P2PDirection::kRecv) {
+    // Worded as on a transport that checks sizes on arrival; the sender completes.
+    const std::string message = operation->name() + ": size mismatch: rank " +
+                                std::to_string(what.peer) + " sent " + std::to_string(sent_bytes) +
+                                " bytes, the receive tensor holds " +
+                                std::to_string(received_bytes) + " bytes";
+    if (awaited_channel || channel == kNoChannel) {
+      operation->fail(message);
+      operation->interrupt();
+    } else {
+      // The sender fills this receive with zeros; only then is its tensor ours again.
+      operation->fail_when_done(message);
+      post_scratch(baton::P2PDirection::kRecv, what.peer, what.tag, operation->sequence(),
+                   channel, sent_bytes);
+    }
+  } else {
+    post_scratch(baton::P2PDirection::kSend, what.peer, what.tag, operation->sequence(), channel,
+                 received_bytes);
+  }
+  if (!tell_peer) return;
+  ControlMessage mismatch;
+  mismatch.kind = ControlKind::kSizeMismatch;
+  mismatch.tag = what.tag;
+  mismatch.sequence = operation->sequence();
+  mismatch.bytes = sent_bytes;
+  mismatch.value = received_bytes;
+  mismatch.role = role_of(what.direction);
+  try {
+    send_control(what.peer, mismatch);
+  } catch (const baton::TransportError&) {
+    // The connection is gone or the transport stops: the operations fail for that reason.
+  }
+}
+
+void GlooTransport::post_scratch(baton::P2PDirection direction, int peer, std::uint64_t tag,
+                                 std::uint64_t sequence, std::uint64_t channel,
+                                 std::uint64_t bytes) {
+  const baton::P2PDescription what{direction, peer, tag, bytes};
+  auto scratch = std::make_shared<Operation>(
+      rank_, what, at::zeros({static_cast<std::int64_t>(bytes)}, at::kByte), sequence,
+      Operation::Kind::kScratch, Operation::Clock::time_point::max());
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (aborted_ || closing_) return;
+    scratch->payload = context_->createUnboundBuffer(scratch->data(), bytes);
+    registry_->add(scratch);
+  }
+  try {
+    post(scratch, channel);
+  } catch (const baton::TransportError&) {
+    // The connection is gone: the operations it was to clear fail for that reason.
+  }
+  std::weak_ptr<OperationRegistry> registry = registry_;
+  const Operation* key = scratch.get();
+  scratch->wait_in_background(*registry_, [registry, key] {
+    if (auto alive = registry.lock()) alive->remove(key);
+  });
+}
+
+std::shared_ptr<Operation> GlooTransport::find_operation(int peer, baton::P2PDirection direction,
+                                                         std::uint64_t tag,
+                                                         std::uint64_t sequence) {
+  // Only for probes and mismatches, which are rare: a scan is enough.
+  for (std::shared_ptr<Operation>& operation : registry_->all()) {
+    const baton::P2PDescription& what = operation->what();
+    if (operation->kind() == Operation::Kind::kUser && what.peer == peer &&
+        what.direction == direction && what.tag == tag && operation->sequence() == sequence) {
+      return operation;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace baton_gloo
