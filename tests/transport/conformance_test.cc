@@ -87,6 +87,10 @@ TEST_P(TransportConformance, WrongSizeReceiveNamesBothSizes) {
   expect_success("wrong_size", 2);
 }
 
+TEST_P(TransportConformance, WrongSizeIsFoundWhicheverSidePostsFirst) {
+  expect_success("wrong_size_either_first", 2);
+}
+
 TEST_P(TransportConformance, TimeoutNamesThePeerAndLeavesTransportUsable) {
   expect_success("timeout", 2);
 }

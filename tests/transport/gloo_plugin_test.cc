@@ -1,5 +1,6 @@
 // gloo-specific behaviour that the conformance suite does not cover: its parameter table,
-// refusing an unusable interface, and use before connect().
+// refusing an unusable interface, use before connect(), and its limit on operations in
+// flight per tag.
 #include <gtest/gtest.h>
 
 #include <ATen/ATen.h>
@@ -10,6 +11,7 @@
 #include "baton/plugin_loader.h"
 #include "baton/stores.h"
 #include "baton/transport.h"
+#include "rank_launcher.h"
 
 namespace baton {
 namespace {
@@ -131,6 +133,14 @@ TEST_F(GlooPlugin, ConnectTimeoutNamesTheMissingPeer) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
   transport.reset();
   std::filesystem::remove_all(pattern);
+}
+
+TEST_F(GlooPlugin, RefusesMoreThan4096InFlightOperationsPerTag) {
+  baton_test::RankJob job;
+  job.transport = "gloo";
+  job.scenario = "gloo_in_flight_limit";
+  const baton_test::JobResult result = baton_test::run_ranks(job);
+  EXPECT_TRUE(result.all_succeeded()) << result.report();
 }
 
 }  // namespace

@@ -33,9 +33,11 @@ Scenario find_scenario(const std::string& name) {
       {"ring", scenario_ring},
       {"rejects", scenario_rejects},
       {"wrong_size", scenario_wrong_size},
+      {"wrong_size_either_first", scenario_wrong_size_either_first},
       {"timeout", scenario_timeout},
       {"peer_killed", scenario_peer_killed},
       {"abort", scenario_abort},
+      {"gloo_in_flight_limit", scenario_gloo_in_flight_limit},
       {"harness_fail", scenario_harness_fail},
       {"harness_hang", scenario_harness_hang},
   };

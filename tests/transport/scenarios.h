@@ -24,8 +24,12 @@ void scenario_all_to_all(RankContext& ctx);
 void scenario_ring(RankContext& ctx);
 void scenario_rejects(RankContext& ctx);
 void scenario_wrong_size(RankContext& ctx);
+void scenario_wrong_size_either_first(RankContext& ctx);
 void scenario_timeout(RankContext& ctx);
 void scenario_peer_killed(RankContext& ctx);
 void scenario_abort(RankContext& ctx);
+
+// gloo only (scenarios_gloo.cc).
+void scenario_gloo_in_flight_limit(RankContext& ctx);
 
 }  // namespace baton_test

@@ -87,6 +87,68 @@ void scenario_wrong_size(RankContext& ctx) {
   ctx.barrier("end");
 }
 
+void scenario_wrong_size_either_first(RankContext& ctx) {
+  check(ctx.world_size == 2, "this scenario runs on 2 ranks");
+  // Transports may find a mismatch when the message arrives, or (gloo) by comparing notes
+  // once the operations wait; each case here gives the other side a head start.
+  constexpr std::size_t kMiB = 1 << 20;
+  if (ctx.rank == 0) {
+    ctx.barrier("receive posted");  // tag 20: the receive is posted first
+    auto wrong = ctx.transport->isend(pattern_bytes(32, 1), 1, 20);
+    auto right = ctx.transport->isend(pattern_bytes(16, 2), 1, 20);
+    // Tag 21: the sends wait for a while before their receives exist.
+    auto early = ctx.transport->isend(pattern_bytes(2 * kMiB, 3), 1, 21);
+    auto after_early = ctx.transport->isend(pattern_bytes(kMiB, 4), 1, 21);
+    // Tag 22: matched messages, then a mismatch, then a match.
+    std::vector<std::unique_ptr<baton::Work>> works;
+    for (int i = 0; i < 3; ++i)
+      works.push_back(ctx.transport->isend(pattern_bytes(8, 10 + i), 1, 22));
+    works.push_back(ctx.transport->isend(pattern_bytes(8, 13), 1, 22));
+    works.push_back(ctx.transport->isend(pattern_bytes(8, 14), 1, 22));
+    wrong->wait(kWait);
+    right->wait(kWait);
+    early->wait(kWait);
+    after_early->wait(kWait);
+    for (auto& work : works) work->wait(kWait);
+  } else {
+    at::Tensor small = empty_bytes(16);
+    auto wrong = ctx.transport->irecv(small, 0, 20);
+    ctx.barrier("receive posted");
+    std::string error = expect_transport_error("receive 32 bytes into 16, posted first",
+                                               [&] { wrong->wait(kWait); });
+    expect_contains(error, "rank 1: recv from rank 0 (tag 0x14, 16 bytes)");
+    expect_contains(error, "32 bytes");
+    at::Tensor next = empty_bytes(16);
+    ctx.transport->irecv(next, 0, 20)->wait(kWait);
+    check_pattern(next, 2, "the message after the rejected one (tag 20)");
+
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    error = expect_transport_error("receive 2 MiB into 1 MiB, posted late", [&] {
+      ctx.transport->irecv(empty_bytes(kMiB), 0, 21)->wait(kWait);
+    });
+    expect_contains(error, "(tag 0x15, 1048576 bytes)");
+    expect_contains(error, "2097152 bytes");
+    at::Tensor after = empty_bytes(kMiB);
+    ctx.transport->irecv(after, 0, 21)->wait(kWait);
+    check_pattern(after, 4, "the message after the rejected one (tag 21)");
+
+    for (int i = 0; i < 3; ++i) {
+      at::Tensor inbox = empty_bytes(8);
+      ctx.transport->irecv(inbox, 0, 22)->wait(kWait);
+      check_pattern(inbox, 10 + i, "matched message " + std::to_string(i) + " (tag 22)");
+    }
+    error = expect_transport_error("receive 8 bytes into 4 after matched messages", [&] {
+      ctx.transport->irecv(empty_bytes(4), 0, 22)->wait(kWait);
+    });
+    expect_contains(error, "(tag 0x16, 4 bytes)");
+    expect_contains(error, "8 bytes");
+    at::Tensor last = empty_bytes(8);
+    ctx.transport->irecv(last, 0, 22)->wait(kWait);
+    check_pattern(last, 14, "the message after the rejected one (tag 22)");
+  }
+  ctx.barrier("end");
+}
+
 void scenario_timeout(RankContext& ctx) {
   check(ctx.world_size == 2, "this scenario runs on 2 ranks");
   if (ctx.rank == 0) {

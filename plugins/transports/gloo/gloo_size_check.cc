@@ -1,7 +1,7 @@
 // How the gloo transport finds and clears a size mismatch (see wire.h): a send and a
 // receive of different sizes have different slots, so gloo never pairs them; each side
-// tells the other what it has once its operation is pending for kProbeAfter, and a
-// mismatched pair is cleared with scratch buffers so that nothing stays in gloo.
+// tells the other what it has once its operation is pending for kProbeAfter, and the
+// receiver clears a mismatched pair with scratch buffers so that nothing stays in gloo.
 #include <ATen/ATen.h>
 
 #include "gloo_transport.h"
@@ -62,47 +62,66 @@ void GlooTransport::on_probe(int peer, const ControlMessage& message) {
     return;
   }
   if (mine == baton::P2PDirection::kSend) {
-    clear_mismatch(operation, operation->what().bytes, message.bytes, /*tell_peer=*/true);
+    clear_mismatch(operation, operation->what().bytes, message.bytes);
   } else {
-    clear_mismatch(operation, message.bytes, operation->what().bytes, /*tell_peer=*/true);
+    clear_mismatch(operation, message.bytes, operation->what().bytes);
   }
 }
 
 void GlooTransport::on_size_mismatch(int peer, const ControlMessage& message) {
-  const baton::P2PDirection mine = opposite(direction_of(message.role));
-  std::shared_ptr<Operation> operation = find_operation(peer, mine, message.tag, message.sequence);
-  if (operation == nullptr) return;  // failed and released already (abort, dead peer)
-  clear_mismatch(operation, message.bytes, message.value, /*tell_peer=*/false);
+  std::shared_ptr<Operation> receive =
+      find_operation(peer, baton::P2PDirection::kRecv, message.tag, message.sequence);
+  if (receive == nullptr) return;  // failed and released already (abort, dead peer)
+  clear_mismatch(receive, message.bytes, receive->what().bytes);
 }
 
-void GlooTransport::clear_mismatch(const std::shared_ptr<Operation>& operation,
-                                   std::uint64_t sent_bytes, std::uint64_t received_bytes,
-                                   bool tell_peer) {
-  if (!operation->begin_clearing_mismatch()) return;
-  const baton::P2PDescription& what = operation->what();
+void GlooTransport::on_clear_receive(int peer, const ControlMessage& message) {
   std::uint64_t channel = kNoChannel;
-  bool awaited_channel = false;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (aborted_ || closing_) return;
-    PeerLink& link = *links_[what.peer];
-    auto& tags = what.direction == baton::P2PDirection::kSend ? link.sends : link.receives;
-    channel = tags[what.tag].channel;
-    if (channel == kNoChannel) {
-      // A receive the sender has not named a channel for: not in gloo yet, so it can fail
-      // at once. (Its sender's payload then stays unpaired; this cannot happen while
-      // control messages keep their order, since the channel comes before any probe.)
-      auto& waiting = link.awaiting_channel[what.tag];
-      for (auto it = waiting.begin(); it != waiting.end(); ++it) {
-        if (it->get() == operation.get()) {
-          waiting.erase(it);
-          awaited_channel = true;
-          break;
+    auto state = links_[peer]->sends.find(message.tag);
+    if (state != links_[peer]->sends.end()) channel = state->second.channel;
+  }
+  if (channel == kNoChannel) return;  // the peer asks about a tag never sent: not ours
+  post_scratch(baton::P2PDirection::kSend, peer, message.tag, message.sequence, channel,
+               message.bytes);
+}
+
+void GlooTransport::clear_mismatch(const std::shared_ptr<Operation>& operation,
+                                   std::uint64_t sent_bytes, std::uint64_t received_bytes) {
+  if (!operation->begin_clearing_mismatch()) return;
+  const baton::P2PDescription& what = operation->what();
+  ControlMessage tell;
+  tell.tag = what.tag;
+  tell.sequence = operation->sequence();
+  if (what.direction == baton::P2PDirection::kSend) {
+    // The receiver clears the pair: only it can make sure its receive is marked failed
+    // before the zeros that complete it arrive.
+    tell.kind = ControlKind::kSizeMismatch;
+    tell.bytes = sent_bytes;
+  } else {
+    std::uint64_t channel = kNoChannel;
+    bool awaited_channel = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (aborted_ || closing_) return;
+      PeerLink& link = *links_[what.peer];
+      channel = link.receives[what.tag].channel;
+      if (channel == kNoChannel) {
+        // Not in gloo yet (the sender has not named the tag's channel), so it can fail at
+        // once. This cannot happen while control messages keep their order: a sender names
+        // the channel before it probes or posts.
+        auto& waiting = link.awaiting_channel[what.tag];
+        for (auto it = waiting.begin(); it != waiting.end(); ++it) {
+          if (it->get() == operation.get()) {
+            waiting.erase(it);
+            awaited_channel = true;
+            break;
+          }
         }
       }
     }
-  }
-  if (what.direction == baton::P2PDirection::kRecv) {
     // Worded as on a transport that checks sizes on arrival; the sender completes.
     const std::string message = operation->name() + ": size mismatch: rank " +
                                 std::to_string(what.peer) + " sent " + std::to_string(sent_bytes) +
@@ -111,29 +130,24 @@ void GlooTransport::clear_mismatch(const std::shared_ptr<Operation>& operation,
     if (awaited_channel || channel == kNoChannel) {
       operation->fail(message);
       operation->interrupt();
-    } else {
-      // The sender fills this receive with zeros; only then is its tensor ours again.
-      operation->fail_when_done(message);
-      post_scratch(baton::P2PDirection::kRecv, what.peer, what.tag, operation->sequence(),
-                   channel, sent_bytes);
+      return;
     }
-  } else {
-    post_scratch(baton::P2PDirection::kSend, what.peer, what.tag, operation->sequence(), channel,
-                 received_bytes);
+    operation->fail_when_done(message);
+    post_scratch(baton::P2PDirection::kRecv, what.peer, what.tag, operation->sequence(), channel,
+                 sent_bytes);
+    tell.kind = ControlKind::kClearReceive;
+    tell.bytes = received_bytes;
   }
-  if (!tell_peer) return;
-  ControlMessage mismatch;
-  mismatch.kind = ControlKind::kSizeMismatch;
-  mismatch.tag = what.tag;
-  mismatch.sequence = operation->sequence();
-  mismatch.bytes = sent_bytes;
-  mismatch.value = received_bytes;
-  mismatch.role = role_of(what.direction);
-  try {
-    send_control(what.peer, mismatch);
-  } catch (const baton::TransportError&) {
-    // The connection is gone or the transport stops: the operations fail for that reason.
-  }
+  // From a pool thread: this may be a reader, which must not block on its peer's reader
+  // (both could be sending to each other with the other's control receives all taken).
+  const int peer = what.peer;
+  registry_->waiters.run([this, peer, tell] {
+    try {
+      send_control(peer, tell);
+    } catch (const baton::TransportError&) {
+      // The connection is gone or the transport stops: the operations fail for that reason.
+    }
+  });
 }
 
 void GlooTransport::post_scratch(baton::P2PDirection direction, int peer, std::uint64_t tag,

@@ -123,10 +123,9 @@ baton::P2PDescription GlooTransport::describe(const at::Tensor& tensor, int peer
   baton::check_p2p_arguments(tensor, rank_, world_size_, peer, direction);
   baton::P2PDescription what{direction, peer, tag, baton::tensor_bytes(tensor)};
   if (what.bytes > kMaxMessageBytes) {
-    throw baton::TransportError(baton::rank_prefix(rank_) + what.str() +
-                                ": the gloo transport carries messages of up to " +
-                                std::to_string(kMaxMessageBytes) +
-                                " bytes (64 GiB); split the tensor");
+    throw baton::TransportError(
+        baton::rank_prefix(rank_) + what.str() + ": the gloo transport carries messages of up to " +
+        std::to_string(kMaxMessageBytes) + " bytes (64 GiB); split the tensor");
   }
   return what;
 }
@@ -184,7 +183,8 @@ void GlooTransport::post(const std::shared_ptr<Operation>& operation, std::uint6
       operation->payload->recv(what.peer, slot);
     }
   } catch (const std::exception& error) {
-    const std::string message = operation->name() + " failed: " + explain_gloo_error(error, what.peer);
+    const std::string message =
+        operation->name() + " failed: " + explain_gloo_error(error, what.peer);
     operation->fail(message);
     operation->interrupt();
     throw baton::TransportError(message);
@@ -206,10 +206,10 @@ std::unique_ptr<baton::Work> GlooTransport::isend(const at::Tensor& tensor, int 
     TagState& state = link.sends[tag];
     if (state.channel == kNoChannel) {
       if (link.channels_used == kMaxChannels) {
-        throw baton::TransportError(
-            baton::rank_prefix(rank_) + what.str() + ": this rank already sent " + std::to_string(kMaxChannels) +
-            " different tags to rank " + std::to_string(peer) +
-            ", the most the gloo transport tells apart; reuse tags");
+        throw baton::TransportError(baton::rank_prefix(rank_) + what.str() +
+                                    ": this rank already sent " + std::to_string(kMaxChannels) +
+                                    " different tags to rank " + std::to_string(peer) +
+                                    ", the most the gloo transport tells apart; reuse tags");
       }
       state.channel = link.channels_used++;
       first_of_tag = true;
@@ -232,7 +232,7 @@ std::unique_ptr<baton::Work> GlooTransport::isend(const at::Tensor& tensor, int 
   }
   post(operation, channel);
   if (claimed && claimed_bytes != what.bytes) {
-    clear_mismatch(operation, what.bytes, claimed_bytes, /*tell_peer=*/true);
+    clear_mismatch(operation, what.bytes, claimed_bytes);
   }
   return std::make_unique<GlooWork>(operation, registry_);
 }
@@ -260,7 +260,7 @@ std::unique_ptr<baton::Work> GlooTransport::irecv(const at::Tensor& tensor, int 
   }
   if (channel != kNoChannel) post(operation, channel);
   if (claimed && claimed_bytes != what.bytes) {
-    clear_mismatch(operation, claimed_bytes, what.bytes, /*tell_peer=*/true);
+    clear_mismatch(operation, claimed_bytes, what.bytes);
   }
   return std::make_unique<GlooWork>(operation, registry_);
 }

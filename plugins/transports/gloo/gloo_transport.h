@@ -108,10 +108,11 @@ class GlooTransport : public baton::Transport {
   void probe(const std::shared_ptr<Operation>& operation);
   void on_probe(int peer, const ControlMessage& message);
   void on_size_mismatch(int peer, const ControlMessage& message);
-  // Clears this rank's side of a mismatch between `sent_bytes` and `received_bytes`; tells
-  // the peer when `tell_peer`.
+  void on_clear_receive(int peer, const ControlMessage& message);
+  // Starts clearing a mismatch between `sent_bytes` and `received_bytes` that `operation`
+  // is part of (once per operation): a send tells the receiver, a receive clears the pair.
   void clear_mismatch(const std::shared_ptr<Operation>& operation, std::uint64_t sent_bytes,
-                      std::uint64_t received_bytes, bool tell_peer);
+                      std::uint64_t received_bytes);
   // Posts a zero-filled operation of the transport's own into `channel`'s slot for
   // (sequence, bytes); it is waited for in the background and released when done.
   void post_scratch(baton::P2PDirection direction, int peer, std::uint64_t tag,

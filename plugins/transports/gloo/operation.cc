@@ -144,9 +144,8 @@ void Operation::throw_outcome_locked(std::chrono::milliseconds timeout) const {
 void Operation::wait(std::chrono::milliseconds timeout, OperationRegistry& registry) {
   // A timeout too long to add to the clock means no deadline.
   const Clock::time_point now = Clock::now();
-  const Clock::time_point deadline = timeout < std::chrono::hours(24 * 365 * 100)
-                                         ? now + timeout
-                                         : Clock::time_point::max();
+  const Clock::time_point deadline =
+      timeout < std::chrono::hours(24 * 365 * 100) ? now + timeout : Clock::time_point::max();
   std::unique_lock<std::mutex> lock(mutex_);
   if (status_ == Status::kPending && try_claim_locked()) {
     lock.unlock();

@@ -101,7 +101,7 @@ class Operation : public std::enable_shared_from_this<Operation> {
   const std::uint64_t sequence_;
   const Kind kind_;
   const Clock::time_point probe_at_;
-  bool probed_ = false;  // only the claim holder touches it
+  bool probed_ = false;      // only the claim holder touches it
   const at::Tensor tensor_;  // keeps the memory alive while gloo may touch it
   void* const data_;
 

@@ -15,11 +15,13 @@
 //     waits for it; afterwards a tag costs nothing.
 //   * a size mismatch shows as a send and a receive that never complete. An operation still
 //     pending kProbeAfter after it was posted tells the peer what it has (kProbe); the peer
-//     compares with its own operation of that (tag, sequence), now or when it posts it, and
-//     on a mismatch both sides clear it: the receiver takes the sender's payload into a
-//     scratch buffer, the sender sends the receive zeros of its size, the send completes
-//     and the receive fails naming both sizes (kSizeMismatch tells the side that did not
-//     notice). Slots are never reused while a mismatched pair may still be in gloo: see
+//     compares with its own operation of that (tag, sequence), now or when it posts it. A
+//     mismatched pair is cleared so that nothing stays in gloo: the receiver marks its
+//     receive as failed, takes the sender's payload into a scratch buffer and asks the
+//     sender (kClearReceive) for zeros of its own size, which complete the receive; only
+//     then does the receive report the error (naming both sizes) and give back its tensor.
+//     The send completes. A sender that notices first tells the receiver (kSizeMismatch).
+//     Slots are never reused while a mismatched pair may still be in gloo: see
 //     kSequenceWindow.
 //
 // Control messages travel on one slot (bit 63 set; payload slots never have it) and each
@@ -60,8 +62,10 @@ constexpr std::uint64_t kControlMagic = 0x6261746f6e2d6733ULL;
 enum class ControlKind : std::uint64_t {
   kChannel = 1,       // sender -> receiver: `tag` travels on channel `value`
   kProbe = 2,         // either way: my operation (`tag`, `sequence`), a `role`, has `bytes`
-  kSizeMismatch = 3,  // either way: (`tag`, `sequence`) was sent with `bytes` into a
-                      // receive of `value` bytes; clear your side (mine was the `role`)
+  kSizeMismatch = 3,  // sender -> receiver: message (`tag`, `sequence`) has `bytes`, which
+                      // your receive does not
+  kClearReceive = 4,  // receiver -> sender: send `bytes` of zeros to my receive (`tag`,
+                      // `sequence`); it has failed
 };
 
 enum class Role : std::uint64_t { kSend = 0, kReceive = 1 };
