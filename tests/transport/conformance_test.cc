@@ -67,6 +67,10 @@ TEST_P(TransportConformance, SameTagMessagesArriveInSendOrder) {
   expect_success("same_tag_order", 2);
 }
 
+TEST_P(TransportConformance, SameTensorsReusedEveryStep) {
+  expect_success("reused_tensors", 2);
+}
+
 TEST_P(TransportConformance, AllToAllOnThreeRanks) {
   expect_success("all_to_all", 3);
 }

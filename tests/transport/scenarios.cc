@@ -29,6 +29,7 @@ Scenario find_scenario(const std::string& name) {
       {"dtypes", scenario_dtypes},
       {"out_of_order", scenario_out_of_order},
       {"same_tag_order", scenario_same_tag_order},
+      {"reused_tensors", scenario_reused_tensors},
       {"all_to_all", scenario_all_to_all},
       {"ring", scenario_ring},
       {"rejects", scenario_rejects},

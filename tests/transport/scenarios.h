@@ -20,6 +20,7 @@ void scenario_large_sizes(RankContext& ctx);
 void scenario_dtypes(RankContext& ctx);
 void scenario_out_of_order(RankContext& ctx);
 void scenario_same_tag_order(RankContext& ctx);
+void scenario_reused_tensors(RankContext& ctx);
 void scenario_all_to_all(RankContext& ctx);
 void scenario_ring(RankContext& ctx);
 void scenario_rejects(RankContext& ctx);

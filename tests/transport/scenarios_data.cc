@@ -190,6 +190,33 @@ void scenario_same_tag_order(RankContext& ctx) {
   ctx.barrier("end");
 }
 
+void scenario_reused_tensors(RankContext& ctx) {
+  check(ctx.world_size == 2, "this scenario runs on 2 ranks");
+  // Pipelines send and receive the same preallocated tensors every step; a transport that
+  // keeps per-tensor state (gloo reuses its buffers) must stay exact across reuses, also
+  // after a wait that timed out.
+  constexpr int kSteps = 40;
+  constexpr std::size_t kBytes = 4096;
+  const int peer = 1 - ctx.rank;
+  at::Tensor outbox = empty_bytes(kBytes);
+  at::Tensor inbox = empty_bytes(kBytes);
+  for (int step = 0; step < kSteps; ++step) {
+    outbox.copy_(pattern_bytes(kBytes, 1000 * ctx.rank + step));
+    const bool late_sender = step % 10 == 9;  // rank 1's receive times out once first
+    auto recv = ctx.transport->irecv(inbox, peer, 3);
+    if (ctx.rank == 0 && late_sender) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    auto send = ctx.transport->isend(outbox, peer, 3);
+    if (ctx.rank == 1 && late_sender) {
+      expect_transport_error("a wait shorter than the sender's delay",
+                             [&] { recv->wait(std::chrono::milliseconds(1)); });
+    }
+    recv->wait(kWait);
+    send->wait(kWait);
+    check_pattern(inbox, 1000 * peer + step, "step " + std::to_string(step));
+  }
+  ctx.barrier("end");
+}
+
 void scenario_all_to_all(RankContext& ctx) {
   // Every rank sends several tagged messages to every other rank at once.
   constexpr int kPerPeer = 6;

@@ -156,7 +156,10 @@ std::shared_ptr<Operation> GlooTransport::new_operation_locked(const baton::P2PD
   auto operation =
       std::make_shared<Operation>(rank_, what, tensor, state.next_sequence++,
                                   Operation::Kind::kUser, Operation::Clock::now() + kProbeAfter);
-  operation->payload = context_->createUnboundBuffer(operation->data(), what.bytes);
+  operation->payload = registry_->reuse_buffer(operation->data(), what.bytes);
+  if (operation->payload == nullptr) {
+    operation->payload = context_->createUnboundBuffer(operation->data(), what.bytes);
+  }
   registry_->add(operation);
   in_flight.push_back(operation);
   return operation;

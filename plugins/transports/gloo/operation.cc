@@ -66,13 +66,21 @@ bool Operation::settled() {
   return status_ != Status::kPending;
 }
 
+std::unique_ptr<gloo::transport::UnboundBuffer> Operation::take_reusable_payload() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (status_ != Status::kSucceeded || kind_ != Kind::kUser || claimed_) return nullptr;
+  return std::move(payload);
+}
+
 bool Operation::try_claim_locked() {
   if (claimed_) return false;
   claimed_ = true;
   return true;
 }
 
-void Operation::interrupt() const {
+void Operation::interrupt() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (payload == nullptr) return;  // given away for reuse: nobody waits for it any more
   if (what_.direction == baton::P2PDirection::kSend) {
     payload->abortWaitSend();
   } else {
@@ -193,12 +201,38 @@ void OperationRegistry::add(const std::shared_ptr<Operation>& operation) {
 }
 
 void OperationRegistry::remove(const Operation* operation) {
-  std::shared_ptr<Operation> last;  // destroyed outside the lock
+  std::shared_ptr<Operation> last;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto found = in_flight_.find(operation);
+    if (found == in_flight_.end()) return;
+    last = std::move(found->second);
+    in_flight_.erase(found);
+  }
+  std::unique_ptr<gloo::transport::UnboundBuffer> buffer = last->take_reusable_payload();
+  std::unique_ptr<gloo::transport::UnboundBuffer> evicted;  // destroyed outside the lock
+  if (buffer != nullptr) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    reusable_.push_back(std::move(buffer));
+    if (reusable_.size() > kReusableBuffers) {
+      evicted = std::move(reusable_.front());
+      reusable_.pop_front();
+    }
+  }
+}
+
+std::unique_ptr<gloo::transport::UnboundBuffer> OperationRegistry::reuse_buffer(const void* data,
+                                                                                std::size_t bytes) {
   std::lock_guard<std::mutex> lock(mutex_);
-  auto found = in_flight_.find(operation);
-  if (found == in_flight_.end()) return;
-  last = std::move(found->second);
-  in_flight_.erase(found);
+  // Newest first: the buffer of the last operation on this tensor is the likeliest match.
+  for (auto it = reusable_.rbegin(); it != reusable_.rend(); ++it) {
+    if ((*it)->ptr == data && (*it)->size == bytes) {
+      std::unique_ptr<gloo::transport::UnboundBuffer> buffer = std::move(*it);
+      reusable_.erase(std::next(it).base());
+      return buffer;
+    }
+  }
+  return nullptr;
 }
 
 void OperationRegistry::set_prober(Prober prober) {
@@ -221,8 +255,10 @@ std::vector<std::shared_ptr<Operation>> OperationRegistry::all() {
 
 void OperationRegistry::clear() {
   std::unordered_map<const Operation*, std::shared_ptr<Operation>> released;
+  std::deque<std::unique_ptr<gloo::transport::UnboundBuffer>> buffers;
   std::lock_guard<std::mutex> lock(mutex_);
   released.swap(in_flight_);
+  buffers.swap(reusable_);
 }
 
 std::function<void()> GlooWork::release() const {

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -67,6 +68,9 @@ class Operation : public std::enable_shared_from_this<Operation> {
   bool begin_clearing_mismatch();
   void set_phase(Phase phase);
   bool settled();
+  // The gloo buffer, for another operation on the same memory, once this one succeeded
+  // (gloo is done with it and its counters are back to zero); null otherwise.
+  std::unique_ptr<gloo::transport::UnboundBuffer> take_reusable_payload();
 
   // Blocks until done or `timeout`; throws TransportError on failure or timeout.
   void wait(std::chrono::milliseconds timeout, OperationRegistry& registry);
@@ -78,7 +82,7 @@ class Operation : public std::enable_shared_from_this<Operation> {
   // Waits until the operation succeeded or failed, or `deadline`; never throws.
   bool settled_by(std::chrono::steady_clock::time_point deadline);
   // Interrupts a thread waiting in gloo for this operation (or the next one to wait).
-  void interrupt() const;
+  void interrupt();
 
   // gloo's buffer for the payload. Declared after the tensor: it is destroyed first, while
   // its memory is valid.
@@ -122,9 +126,15 @@ class OperationRegistry {
   using Prober = std::function<void(const std::shared_ptr<Operation>&)>;
 
   void add(const std::shared_ptr<Operation>& operation);
+  // Forgets a settled operation; keeps its gloo buffer for reuse when it succeeded.
   void remove(const Operation* operation);
   std::vector<std::shared_ptr<Operation>> all();
   void clear();
+
+  // A gloo buffer of an earlier operation on exactly this memory, or null. Pipelines send
+  // and receive the same preallocated tensors every step; reusing their buffers saves
+  // creating and destroying one per message, as raw gloo users do.
+  std::unique_ptr<gloo::transport::UnboundBuffer> reuse_buffer(const void* data, std::size_t bytes);
 
   // Who tells the peer an operation's size when its probe is due; null: nobody (the
   // transport is gone).
@@ -135,8 +145,12 @@ class OperationRegistry {
   WaiterPool waiters;
 
  private:
+  // Buffers kept for reuse, oldest first; a few dozen are enough for a pipeline stage.
+  static constexpr std::size_t kReusableBuffers = 64;
+
   std::mutex mutex_;
   std::unordered_map<const Operation*, std::shared_ptr<Operation>> in_flight_;
+  std::deque<std::unique_ptr<gloo::transport::UnboundBuffer>> reusable_;
   std::mutex prober_mutex_;  // held while probing: set_prober(nullptr) waits for a probe
   Prober prober_;
 };
