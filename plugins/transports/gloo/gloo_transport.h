@@ -1,7 +1,7 @@
 // baton's Transport over gloo's TCP transport: a full mesh of connections, point-to-point
-// transfers with unbound buffers (one per operation: a buffer allows one pending operation),
-// and each message in a gloo slot named by its tag, sequence and size, so that sizes never
-// need a message of their own (see wire.h).
+// transfers with unbound buffers (one per operation in flight, reused by later operations
+// on the same memory; see OperationRegistry), and each message in a gloo slot named by its
+// tag, sequence and size, so that sizes never need a message of their own (see wire.h).
 //
 // Threads: callers post and wait (a caller's wait sits in gloo's own wait, see operation.h);
 // one reader thread per peer handles that peer's control messages; a timer bounds waits;
