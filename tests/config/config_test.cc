@@ -80,6 +80,14 @@ TEST(Config, UnknownSectionIsAnError) {
   EXPECT_THAT(message, HasSubstr("did you mean 'schedule'?"));
 }
 
+TEST(Config, OverrideOfAnUnknownSectionListsTheSections) {
+  std::string message = config_error_of([] { load("", {"train.steps=5"}); });
+  EXPECT_THAT(message, HasSubstr("--set train.steps=5: unknown section 'train'"));
+  EXPECT_THAT(message, HasSubstr("sections: run, world, model"));
+  message = config_error_of([] { load("", {"steps=5"}); });
+  EXPECT_THAT(message, HasSubstr("'steps' is not section.key (for example run.steps)"));
+}
+
 TEST(Config, WrongTypeNamesKeyAndLocation) {
   const std::string message = config_error_of([] { load("schedule:\n  microbatches: eight\n"); });
   EXPECT_THAT(message,

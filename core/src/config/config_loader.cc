@@ -34,6 +34,18 @@ std::vector<std::string> section_names() {
   return names;
 }
 
+// "unknown section 'train'; sections: run, world, ..." (with a suggestion when one is close).
+std::string unknown_section(const std::string& name) {
+  std::string message =
+      "unknown section '" + name + "'" + did_you_mean(name, section_names()) + "; sections:";
+  const char* separator = " ";
+  for (const std::string& section : section_names()) {
+    message += separator + section;
+    separator = ", ";
+  }
+  return message;
+}
+
 std::vector<std::string> key_names(const SectionSpec& section) {
   std::vector<std::string> names;
   for (const auto& key : section.keys) names.emplace_back(key.name);
@@ -140,11 +152,8 @@ WrittenConfig read_yaml(const std::string& text, const std::string& source) {
     const std::string section_name = section_entry.first.Scalar();
     const SectionSpec* section = find_section(section_name);
     if (section == nullptr) {
-      throw ConfigError(origin_of(source, section_entry.first.Mark()).description +
-                        ": unknown section '" + section_name + "'" +
-                        did_you_mean(section_name, section_names()) +
-                        "; sections: run, world, model, data, schedule, transport, validation, "
-                        "optimizer, checkpoint, trace, plugins");
+      throw ConfigError(origin_of(source, section_entry.first.Mark()).description + ": " +
+                        unknown_section(section_name));
     }
     const YAML::Node& body = section_entry.second;
     if (body.IsNull()) continue;
@@ -192,9 +201,12 @@ void apply_override(WrittenConfig& written, const std::string& key_path, const s
   const auto dot = key_path.find('.');
   const std::string section_name = key_path.substr(0, dot);
   const SectionSpec* section = find_section(section_name);
-  if (section == nullptr || dot == std::string::npos) {
-    throw ConfigError(origin.description + ": '" + key_path + "' is not section.key" +
-                      did_you_mean(section_name, section_names()));
+  if (dot == std::string::npos) {
+    throw ConfigError(origin.description + ": '" + key_path +
+                      "' is not section.key (for example run.steps)");
+  }
+  if (section == nullptr) {
+    throw ConfigError(origin.description + ": " + unknown_section(section_name));
   }
   const std::string key = key_path.substr(dot + 1);
   const std::string params_prefix = "params.";

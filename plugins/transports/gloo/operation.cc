@@ -1,5 +1,7 @@
 #include "operation.h"
 
+#include <algorithm>
+
 #include "gloo_errors.h"
 
 namespace baton_gloo {
@@ -8,6 +10,9 @@ namespace {
 
 // gloo needs a valid address even for zero bytes; an empty tensor may have none.
 char zero_byte_target;
+
+// How long a wait gives gloo before sending a probe that is already due (see wait_claimed).
+constexpr std::chrono::milliseconds kProbeGrace(2);
 
 // Deadline for gloo's own waits. Never reached: callers' timeouts are applied through the
 // DeadlineTimer, and shutdown interrupts the waits.
@@ -117,7 +122,12 @@ bool Operation::wait_in_gloo() {
 bool Operation::wait_claimed(Clock::time_point deadline, OperationRegistry& registry) {
   for (;;) {
     const bool probe_first = !probed_ && probe_at_ < deadline;
-    const Clock::time_point until = probe_first ? probe_at_ : deadline;
+    // An operation waited for long after it was posted has usually completed: gloo's wait
+    // then returns at once, unless an interrupt is already due (which wins over a
+    // completion), so a due probe gets a moment first instead of a message for nothing.
+    const Clock::time_point until =
+        probe_first ? std::min(deadline, std::max(probe_at_, Clock::now() + kProbeGrace))
+                    : deadline;
     DeadlineTimer::Id timer = 0;
     if (until != Clock::time_point::max()) {
       // Interrupting the gloo wait leaves the operation pending and the connections intact.
