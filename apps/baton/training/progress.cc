@@ -78,40 +78,34 @@ void Progress::resume_after(int step) {
   }
 }
 
-double Progress::loss_on_rank0(int step, const baton::StepResult& result) {
-  const std::string key = "loss/" + std::to_string(step);
-  if (last_stage_here_ && world_.rank != 0 && store_) store_->set(key, encode({result.loss}));
-  if (world_.rank != 0) return NAN;
-  if (result.has_loss) return result.loss;
-  if (!store_) return NAN;
-  const auto values = decode(store_->get(key, kGatherTimeout));
-  return values.empty() ? NAN : values[0];
-}
-
-std::vector<Progress::RankTime> Progress::times_on_rank0(int step,
-                                                         const baton::StepResult& result) {
-  const std::string prefix = "time/" + std::to_string(step) + "/";
+std::vector<Progress::RankTime> Progress::gather_on_rank0(int step, const baton::StepResult& result,
+                                                          double* loss) {
+  const std::string prefix = "progress/" + std::to_string(step) + "/";
+  const bool sends_loss = last_stage_here_ && result.has_loss;
   if (world_.rank != 0) {
     if (store_) {
       store_->set(prefix + std::to_string(world_.rank),
-                  encode({result.compute_seconds, result.comm_seconds, result.step_seconds}));
+                  encode({result.compute_seconds, result.comm_seconds, result.step_seconds,
+                          sends_loss ? 1.0 : 0.0, sends_loss ? result.loss : 0.0}));
     }
     return {};
   }
+  *loss = result.has_loss ? result.loss : NAN;
   std::vector<RankTime> times(static_cast<std::size_t>(world_.world_size));
   times[0] = {result.compute_seconds, result.comm_seconds, result.step_seconds};
   for (int rank = 1; rank < world_.world_size && store_; ++rank) {
     const auto values = decode(store_->get(prefix + std::to_string(rank), kGatherTimeout));
-    if (values.size() == 3)
-      times[static_cast<std::size_t>(rank)] = {values[0], values[1], values[2]};
+    if (values.size() != 5) continue;
+    times[static_cast<std::size_t>(rank)] = {values[0], values[1], values[2]};
+    if (values[3] != 0.0 && std::isnan(*loss)) *loss = values[4];
   }
   return times;
 }
 
 void Progress::step_done(int step, const baton::StepResult& result, double seconds,
                          std::int64_t samples, std::int64_t tokens) {
-  const double loss = loss_on_rank0(step, result);
-  std::vector<RankTime> times = times_on_rank0(step, result);
+  double loss = NAN;
+  std::vector<RankTime> times = gather_on_rank0(step, result, &loss);
   if (world_.rank != 0) return;
   elapsed_ += seconds;
   double compute = 0, slowest = 0;

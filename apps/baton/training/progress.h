@@ -41,8 +41,9 @@ class Progress {
     double bubble;             // measured: 1 - compute / (ranks x the slowest rank's step)
     std::vector<RankTime> ranks;
   };
-  double loss_on_rank0(int step, const baton::StepResult& result);
-  std::vector<RankTime> times_on_rank0(int step, const baton::StepResult& result);
+  // Every other rank sends rank 0 one message per step: its times, and the loss when it
+  // holds the last stage. On rank 0: every rank's times, and the loss in `loss` (NAN: none).
+  std::vector<RankTime> gather_on_rank0(int step, const baton::StepResult& result, double* loss);
   void write_metrics() const;
 
   WorldInfo world_;
