@@ -81,12 +81,13 @@ void Progress::resume_after(int step) {
 std::vector<Progress::RankTime> Progress::gather_on_rank0(int step, const baton::StepResult& result,
                                                           double* loss) {
   const std::string prefix = "progress/" + std::to_string(step) + "/";
-  const bool sends_loss = last_stage_here_ && result.has_loss;
   if (world_.rank != 0) {
+    // The loss slot is NaN unless this rank computed the loss (it holds the last stage).
+    const double loss_here = last_stage_here_ && result.has_loss ? result.loss : NAN;
     if (store_) {
-      store_->set(prefix + std::to_string(world_.rank),
-                  encode({result.compute_seconds, result.comm_seconds, result.step_seconds,
-                          sends_loss ? 1.0 : 0.0, sends_loss ? result.loss : 0.0}));
+      store_->set(
+          prefix + std::to_string(world_.rank),
+          encode({result.compute_seconds, result.comm_seconds, result.step_seconds, loss_here}));
     }
     return {};
   }
@@ -95,9 +96,9 @@ std::vector<Progress::RankTime> Progress::gather_on_rank0(int step, const baton:
   times[0] = {result.compute_seconds, result.comm_seconds, result.step_seconds};
   for (int rank = 1; rank < world_.world_size && store_; ++rank) {
     const auto values = decode(store_->get(prefix + std::to_string(rank), kGatherTimeout));
-    if (values.size() != 5) continue;
+    if (values.size() != 4) continue;
     times[static_cast<std::size_t>(rank)] = {values[0], values[1], values[2]};
-    if (values[3] != 0.0 && std::isnan(*loss)) *loss = values[4];
+    if (std::isnan(*loss)) *loss = values[3];
   }
   return times;
 }

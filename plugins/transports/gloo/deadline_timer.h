@@ -19,6 +19,10 @@
 
 namespace baton_gloo {
 
+// The deadline given to gloo's own waits: never reached. A gloo wait whose deadline expires
+// closes every connection, so waits are bounded by a DeadlineTimer instead.
+constexpr std::chrono::milliseconds kNoDeadline = std::chrono::hours(24 * 30);
+
 class DeadlineTimer {
  public:
   using Clock = std::chrono::steady_clock;

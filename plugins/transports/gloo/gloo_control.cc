@@ -1,7 +1,6 @@
 // The gloo transport's control messages (see wire.h) and what happens when a connection
 // breaks or the transport stops.
-#include <cstdio>
-
+#include "baton/transport_support.h"
 #include "gloo_errors.h"
 #include "gloo_transport.h"
 
@@ -9,18 +8,9 @@ namespace baton_gloo {
 
 namespace {
 
-// Deadline for gloo's own waits (see operation.cc): never reached.
-constexpr std::chrono::milliseconds kNoDeadline = std::chrono::hours(24 * 30);
-
 // How long a broken connection's operations get to report that they completed before it
 // broke (see on_peer_failure).
 constexpr std::chrono::milliseconds kPeerFailureGrace(500);
-
-std::string hex(std::uint64_t value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(value));
-  return text;
-}
 
 }  // namespace
 
@@ -41,7 +31,7 @@ void GlooTransport::read_control_messages(int peer) {
     if (message.magic != kControlMagic) {
       on_peer_failure(peer, "rank " + std::to_string(peer) +
                                 " does not speak this version of baton's gloo protocol (magic " +
-                                hex(message.magic) + ")");
+                                baton::format_tag(message.magic) + ")");
       return;
     }
     // Handled before the receive is posted again: posting waits for gloo's connection lock,
@@ -87,7 +77,8 @@ void GlooTransport::on_channel(int peer, const ControlMessage& message) {
   }
   if (!valid) {
     on_peer_failure(peer, "rank " + std::to_string(peer) + " named channel " +
-                              std::to_string(message.value) + " for tag " + hex(message.tag) +
+                              std::to_string(message.value) + " for tag " +
+                              baton::format_tag(message.tag) +
                               ", which breaks baton's gloo protocol");
     return;
   }
@@ -135,11 +126,8 @@ void GlooTransport::on_peer_failure(int peer, const std::string& reason) {
   std::vector<std::shared_ptr<Operation>> affected;
   for (const std::shared_ptr<Operation>& operation : registry_->all()) {
     if (operation->what().peer != peer || operation->settled()) continue;
-    std::weak_ptr<OperationRegistry> registry = registry_;
-    const Operation* key = operation.get();
-    operation->wait_in_background(*registry_, [registry, key] {
-      if (auto alive = registry.lock()) alive->remove(key);
-    });
+    operation->wait_in_background(*registry_,
+                                  OperationRegistry::remover(registry_, operation.get()));
     affected.push_back(operation);
   }
   const auto deadline = std::chrono::steady_clock::now() + kPeerFailureGrace;

@@ -4,6 +4,8 @@
 // receiver clears a mismatched pair with scratch buffers so that nothing stays in gloo.
 #include <ATen/ATen.h>
 
+#include <algorithm>
+
 #include "gloo_transport.h"
 
 namespace baton_gloo {
@@ -113,13 +115,9 @@ void GlooTransport::clear_mismatch(const std::shared_ptr<Operation>& operation,
         // once. This cannot happen while control messages keep their order: a sender names
         // the channel before it probes or posts.
         auto& waiting = link.awaiting_channel[what.tag];
-        for (auto it = waiting.begin(); it != waiting.end(); ++it) {
-          if (it->get() == operation.get()) {
-            waiting.erase(it);
-            awaited_channel = true;
-            break;
-          }
-        }
+        auto found = std::find(waiting.begin(), waiting.end(), operation);
+        awaited_channel = found != waiting.end();
+        if (awaited_channel) waiting.erase(found);
       }
     }
     // Worded as on a transport that checks sizes on arrival; the sender completes.
@@ -168,11 +166,7 @@ void GlooTransport::post_scratch(baton::P2PDirection direction, int peer, std::u
   } catch (const baton::TransportError&) {
     // The connection is gone: the operations it was to clear fail for that reason.
   }
-  std::weak_ptr<OperationRegistry> registry = registry_;
-  const Operation* key = scratch.get();
-  scratch->wait_in_background(*registry_, [registry, key] {
-    if (auto alive = registry.lock()) alive->remove(key);
-  });
+  scratch->wait_in_background(*registry_, OperationRegistry::remover(registry_, scratch.get()));
 }
 
 std::shared_ptr<Operation> GlooTransport::find_operation(int peer, baton::P2PDirection direction,

@@ -11,9 +11,6 @@ namespace baton_gloo {
 
 namespace {
 
-// Deadline for gloo's own waits (see operation.cc): never reached.
-constexpr std::chrono::milliseconds kNoDeadline = std::chrono::hours(24 * 30);
-
 std::string device_location(const GlooOptions& options) {
   return options.interface.empty() ? "address '" + options.address + "'"
                                    : "interface '" + options.interface + "'";
@@ -229,8 +226,9 @@ std::unique_ptr<baton::Work> GlooTransport::isend(const at::Tensor& tensor, int 
     try {
       send_control(peer, announce);
     } catch (const baton::TransportError& error) {
-      operation->fail(operation->name() + " failed: " + error.what());
-      throw baton::TransportError(operation->name() + " failed: " + error.what());
+      const std::string message = operation->name() + " failed: " + error.what();
+      operation->fail(message);
+      throw baton::TransportError(message);
     }
   }
   post(operation, channel);

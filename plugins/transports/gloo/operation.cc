@@ -14,10 +14,6 @@ char zero_byte_target;
 // How long a wait gives gloo before sending a probe that is already due (see wait_claimed).
 constexpr std::chrono::milliseconds kProbeGrace(2);
 
-// Deadline for gloo's own waits. Never reached: callers' timeouts are applied through the
-// DeadlineTimer, and shutdown interrupts the waits.
-constexpr std::chrono::milliseconds kNoDeadline = std::chrono::hours(24 * 30);
-
 }  // namespace
 
 Operation::Operation(int rank, baton::P2PDescription what, at::Tensor tensor,
@@ -271,12 +267,16 @@ void OperationRegistry::clear() {
   buffers.swap(reusable_);
 }
 
-std::function<void()> GlooWork::release() const {
-  std::weak_ptr<OperationRegistry> registry = registry_;
-  const Operation* operation = operation_.get();
-  return [registry, operation] {
-    if (std::shared_ptr<OperationRegistry> alive = registry.lock()) alive->remove(operation);
+std::function<void()> OperationRegistry::remover(const std::shared_ptr<OperationRegistry>& registry,
+                                                 const Operation* operation) {
+  std::weak_ptr<OperationRegistry> weak = registry;
+  return [weak, operation] {
+    if (std::shared_ptr<OperationRegistry> alive = weak.lock()) alive->remove(operation);
   };
+}
+
+std::function<void()> GlooWork::release() const {
+  return OperationRegistry::remover(registry_, operation_.get());
 }
 
 GlooWork::~GlooWork() {

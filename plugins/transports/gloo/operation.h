@@ -141,6 +141,11 @@ class OperationRegistry {
   void set_prober(Prober prober);
   void probe(const std::shared_ptr<Operation>& operation);
 
+  // What a background wait runs when `operation` settles: removes it from `registry` if
+  // the registry still exists (a Work may outlive the transport).
+  static std::function<void()> remover(const std::shared_ptr<OperationRegistry>& registry,
+                                       const Operation* operation);
+
   DeadlineTimer timer;
   WaiterPool waiters;
 
