@@ -14,11 +14,13 @@
 #include "baton/suggest.h"
 #include "bench_method.h"
 #include "bench_perftest.h"
+#include "bench_pipeline.h"
 #include "bench_process.h"
 #include "bench_rank.h"
 #include "bench_report.h"
 #include "bench_scratch.h"
 #include "bench_sizes.h"
+#include "bench_unpipelined.h"
 #include "cli_args.h"
 #include "commands.h"
 
@@ -26,7 +28,9 @@ namespace baton_app {
 namespace {
 
 const char* const kBenchUsage =
-    "usage: baton bench transport --transport NAME|PATH [--sizes 1K,64K,1M,16M,64M]\n"
+    "usage: baton bench pipeline [CONFIG] [--set key=value]... [--steps N] [--warmup W]\n"
+    "                            [--format table|json] [--timeout SECONDS]\n"
+    "       baton bench transport --transport NAME|PATH [--sizes 1K,64K,1M,16M,64M]\n"
     "                             [--iterations N] [--repeats R] [--format table|json]\n"
     "                             [--param key=value]... [--plugin-path DIR]...\n"
     "                             [--timeout SECONDS] [--no-reference]\n";
@@ -38,33 +42,6 @@ constexpr std::size_t kPerftestBytesPerRun = std::size_t{256} << 20;
 
 // Each transfer's wait; the whole run is bounded by --timeout.
 constexpr std::chrono::milliseconds kWaitTimeout(60000);
-
-int bounded_int(const CliArgs& cli, const std::string& name, int fallback, int low, int high) {
-  if (!cli.has(name)) return fallback;
-  const std::string text = cli.value(name);
-  char* end = nullptr;
-  const long value = std::strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || value < low || value > high) {
-    throw UsageError("--" + name + " must be an integer from " + std::to_string(low) + " to " +
-                     std::to_string(high) + ", got '" + text + "'");
-  }
-  return static_cast<int>(value);
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-// This program's path, so that the ranks run exactly this binary.
-std::string own_program() {
-  char path[4096];
-  const ssize_t length = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
-  if (length <= 0) return "/proc/self/exe";
-  return std::string(path, static_cast<std::size_t>(length));
-}
 
 struct Reference {
   enum class Kind { kNone, kGloo, kPerftest } kind = Kind::kNone;
@@ -132,7 +109,7 @@ std::vector<SizeFigures> run_ranks(RankJob job, const ScratchFolder& scratch,
   if (!failures.empty()) {
     throw baton::Error("bench transport failed (the ranks' own messages are above):" + failures);
   }
-  std::vector<SizeFigures> figures = parse_figures(read_file(job.figures));
+  std::vector<SizeFigures> figures = parse_figures(read_child_output(job.figures));
   if (figures.size() != job.sizes.size()) {
     throw baton::Error("bench transport: rank 0 reported " + std::to_string(figures.size()) +
                        " of " + std::to_string(job.sizes.size()) + " sizes");
@@ -188,9 +165,9 @@ int run_transport_bench(const CliArgs& cli) {
   const std::string name = cli.value("transport");
   if (name.empty()) throw UsageError(std::string("--transport is required\n") + kBenchUsage);
   const std::vector<std::size_t> sizes = parse_message_sizes(cli.value("sizes", kDefaultSizes));
-  const int iterations = bounded_int(cli, "iterations", 0, 1, 1000000);
-  const int repeats = bounded_int(cli, "repeats", 3, 1, 100);
-  const int timeout_s = bounded_int(cli, "timeout", 600, 1, 86400);
+  const int iterations = cli.integer("iterations", 0, 1, 1000000);
+  const int repeats = cli.integer("repeats", 3, 1, 100);
+  const int timeout_s = cli.integer("timeout", 600, 1, 86400);
   const auto deadline = BenchClock::now() + std::chrono::seconds(timeout_s);
 
   // Everything that can be checked here is, before any process starts.
@@ -242,6 +219,12 @@ int run_transport_bench(const CliArgs& cli) {
 }  // namespace
 
 int run_bench_command(const std::vector<std::string>& args) {
+  if (!args.empty() && args[0] == kUnpipelinedRankCommand) {
+    return run_unpipelined_rank(std::vector<std::string>(args.begin() + 1, args.end()));
+  }
+  if (!args.empty() && args[0] == "pipeline") {
+    return run_pipeline_bench(std::vector<std::string>(args.begin() + 1, args.end()));
+  }
   if (!args.empty() && args[0] == kBenchRankCommand) {
     return run_bench_rank(
         parse_rank_command_line(std::vector<std::string>(args.begin() + 1, args.end())));
@@ -251,12 +234,13 @@ int run_bench_command(const std::vector<std::string>& args) {
       {"transport", "sizes", "iterations", "repeats", "format", "param", "plugin-path", "timeout"},
       {"no-reference"});
   if (cli.positional().empty()) {
-    throw UsageError(std::string("baton bench needs a benchmark: transport\n") + kBenchUsage);
+    throw UsageError(std::string("baton bench needs a benchmark: transport or pipeline\n") +
+                     kBenchUsage);
   }
   if (cli.positional()[0] != "transport") {
     throw UsageError("unknown benchmark '" + cli.positional()[0] + "'" +
-                     baton::did_you_mean(cli.positional()[0], {"transport"}) +
-                     "; baton bench knows: transport\n" + kBenchUsage);
+                     baton::did_you_mean(cli.positional()[0], {"transport", "pipeline"}) +
+                     "; baton bench knows: transport, pipeline\n" + kBenchUsage);
   }
   if (cli.positional().size() > 1) {
     throw UsageError("baton bench transport takes options only, got '" + cli.positional()[1] +

@@ -8,7 +8,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include "baton/error.h"
@@ -16,6 +18,20 @@
 extern char** environ;
 
 namespace baton_app {
+
+std::string own_program() {
+  char path[4096];
+  const ssize_t length = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (length <= 0) return "/proc/self/exe";
+  return std::string(path, static_cast<std::size_t>(length));
+}
+
+std::string read_child_output(const std::string& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
 
 std::string ProcessOutcome::describe() const {
   if (timed_out) return name + " was still running at the deadline and was killed";
@@ -29,11 +45,24 @@ ProcessGroup::~ProcessGroup() {
 }
 
 std::size_t ProcessGroup::spawn(const std::string& name, const std::vector<std::string>& argv,
-                                const std::string& output_path) {
+                                const std::string& output_path,
+                                const std::vector<std::string>& environment) {
   std::vector<std::string> arguments = argv;
   std::vector<char*> pointers;
   for (std::string& argument : arguments) pointers.push_back(argument.data());
   pointers.push_back(nullptr);
+  // The child's environment: ours, with `environment`'s names replaced.
+  std::vector<std::string> variables = environment;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string text(*entry);
+    const std::string key = text.substr(0, text.find('=') + 1);
+    bool replaced = false;
+    for (const auto& own : environment) replaced = replaced || own.rfind(key, 0) == 0;
+    if (!replaced) variables.push_back(text);
+  }
+  std::vector<char*> variable_pointers;
+  for (std::string& variable : variables) variable_pointers.push_back(variable.data());
+  variable_pointers.push_back(nullptr);
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -45,8 +74,8 @@ std::size_t ProcessGroup::spawn(const std::string& name, const std::vector<std::
     posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
   }
   pid_t pid = -1;
-  const int error =
-      posix_spawn(&pid, arguments[0].c_str(), &actions, nullptr, pointers.data(), environ);
+  const int error = posix_spawn(&pid, arguments[0].c_str(), &actions, nullptr, pointers.data(),
+                                variable_pointers.data());
   posix_spawn_file_actions_destroy(&actions);
   if (error != 0) {
     throw baton::Error("bench: cannot start " + name + " (" + arguments[0] +

@@ -14,6 +14,12 @@ namespace baton_app {
 
 using BenchClock = std::chrono::steady_clock;
 
+// This program's path, so that the bench's processes run exactly this binary.
+std::string own_program();
+
+// The whole of a file a child wrote (its figures, its output); empty when there is none.
+std::string read_child_output(const std::string& path);
+
 struct ProcessOutcome {
   std::string name;
   bool exited = false;  // exited by itself with `exit_code`
@@ -36,8 +42,10 @@ class ProcessGroup {
   // Starts `argv` (argv[0] is the program's path). `output_path` empty: the child writes to
   // this process's stderr (its stdout too, keeping this process's stdout for results);
   // otherwise both go to that file. Returns the index of the process. Throws baton::Error.
+  // `environment`: "NAME=value" entries set for the child (over this process's own).
   std::size_t spawn(const std::string& name, const std::vector<std::string>& argv,
-                    const std::string& output_path = {});
+                    const std::string& output_path = {},
+                    const std::vector<std::string>& environment = {});
 
   // True while process `index` has not exited (it is reaped if it just did).
   bool running(std::size_t index);

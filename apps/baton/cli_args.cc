@@ -1,5 +1,7 @@
 #include "cli_args.h"
 
+#include <cstdlib>
+
 #include <algorithm>
 
 #include "baton/suggest.h"
@@ -56,6 +58,18 @@ std::string CliArgs::value(const std::string& name, const std::string& fallback)
 std::vector<std::string> CliArgs::values(const std::string& name) const {
   auto found = values_.find(name);
   return found == values_.end() ? std::vector<std::string>() : found->second;
+}
+
+int CliArgs::integer(const std::string& name, int fallback, int low, int high) const {
+  if (!has(name)) return fallback;
+  const std::string text = value(name);
+  char* end = nullptr;
+  const long number = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || number < low || number > high) {
+    throw UsageError("--" + name + " must be an integer from " + std::to_string(low) + " to " +
+                     std::to_string(high) + ", got '" + text + "'");
+  }
+  return static_cast<int>(number);
 }
 
 }  // namespace baton_app

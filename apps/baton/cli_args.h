@@ -20,6 +20,9 @@ class CliArgs {
   bool has(const std::string& name) const { return values_.count(name) != 0; }
   // The last value of an option, or `fallback`.
   std::string value(const std::string& name, const std::string& fallback = {}) const;
+  // The last value of an integer option in [low, high], or `fallback` when absent; a value
+  // that is not such an integer is a UsageError naming the option and the range.
+  int integer(const std::string& name, int fallback, int low, int high) const;
   // Every value of a repeatable option (--set).
   std::vector<std::string> values(const std::string& name) const;
 

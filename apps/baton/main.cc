@@ -5,6 +5,7 @@
 
 #include "baton/error.h"
 #include "baton/plugin.h"
+#include "baton/runtime/compute_environment.h"
 #include "baton/suggest.h"
 #include "cli_args.h"
 #include "commands.h"
@@ -31,7 +32,8 @@ commands:
        [--repeats R] [--format table|json] [--param k=v]... [--timeout S] [--no-reference]
                                        bandwidth and latency of a transport plugin on two
                                        local ranks, next to its library's own (docs/PERFORMANCE.md)
-  version                              print versions (baton, plugin ABI, LibTorch)
+  version                              print versions (baton, plugin ABI, LibTorch), the BLAS
+                                       LibTorch uses and the CPUs available
 
 Plugins are searched in plugins.path (YAML), BATON_PLUGIN_PATH, next to this program,
 <prefix>/lib/baton, and the install folder. Configuration: docs/configuration.md.
@@ -55,6 +57,11 @@ int dispatch(const std::vector<std::string>& args) {
     std::cout << "baton " << BATON_VERSION << " (plugin ABI " << BATON_ABI_MAJOR << "."
               << BATON_ABI_MINOR << ", LibTorch " << TORCH_VERSION
               << ", _GLIBCXX_USE_CXX11_ABI=" << BATON_CXX11_ABI << ")\n";
+    const baton::BlasInfo blas = baton::detect_blas();
+    std::cout << "blas: " << blas.name << (blas.library.empty() ? "" : " (" + blas.library + ")")
+              << "\ncpus: " << baton::cpus_available()
+              << " available; threads per rank default to cpus / local ranks (run.threads)\n";
+    if (blas.reference) std::cerr << "warning: " << blas.advice << "\n";
     return 0;
   }
   throw baton_app::UsageError(

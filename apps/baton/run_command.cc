@@ -2,9 +2,11 @@
 // environment of whatever launched it (baton launch, torchrun, Slurm, Open MPI); with
 // none, it is a single-rank run.
 #include <iostream>
+#include <memory>
 
 #include "baton/config.h"
 #include "baton/error.h"
+#include "bench_pipeline_record.h"
 #include "cli_args.h"
 #include "commands.h"
 #include "training/trainer.h"
@@ -17,7 +19,8 @@
 namespace baton_app {
 
 int run_run_command(const std::vector<std::string>& args) {
-  CliArgs cli(args, {"set", "dump-dir"}, {"no-env", "resume"});
+  // --bench-record FILE is for `baton bench pipeline`, which starts the ranks itself.
+  CliArgs cli(args, {"set", "dump-dir", "bench-record"}, {"no-env", "resume"});
   if (cli.positional().size() > 1) {
     throw UsageError("baton run takes one CONFIG file, got '" + cli.positional()[1] + "'");
   }
@@ -31,9 +34,15 @@ int run_run_command(const std::vector<std::string>& args) {
   options.dump_dir = cli.value("dump-dir");
   options.resume = cli.flag("resume");
   options.data_dir = BATON_DATA_DIR;
+  std::unique_ptr<PipelineRecorder> recorder;
+  if (cli.has("bench-record")) {
+    recorder = std::make_unique<PipelineRecorder>(cli.value("bench-record"));
+    recorder->attach(&options);
+  }
   const WorldInfo world = world_from_environment();
   try {
     train(config, options);
+    if (recorder) recorder->write();
   } catch (const std::exception& error) {
     // Logged on the failing rank itself, with its rank, before the launcher's summary.
     std::cerr << "rank " << world.rank << " failed: " << error.what() << std::endl;

@@ -30,7 +30,14 @@ class SyntheticBatches : public BatchSource {
     } else {
       batch.inputs.push_back(at::randint(model_.input_range, input_shape, generator, at::kLong));
     }
-    batch.targets = at::randint(model_.num_classes, target_shape, generator, at::kLong);
+    if (model_.value_targets) {
+      target_shape.assign(1, batch_size_);
+      target_shape.insert(target_shape.end(), model_.value_target_shape.begin(),
+                          model_.value_target_shape.end());
+      batch.targets = at::randn(target_shape, generator, at::kFloat);
+    } else {
+      batch.targets = at::randint(model_.num_classes, target_shape, generator, at::kLong);
+    }
     return batch;
   }
 
@@ -141,10 +148,10 @@ std::unique_ptr<BatchSource> make_batch_source(const baton::Config& config, cons
                                "data.batch_size " + std::to_string(batch_size));
     }
     // What the model takes: floating inputs as its dtype, integer ones (tokens) as int64;
-    // class targets as int64.
+    // class targets as int64, value targets (mse, a scripted loss) as they are.
     inputs =
         at::isFloatingType(model.input_dtype) ? inputs.to(model.input_dtype) : inputs.to(at::kLong);
-    targets = targets.to(at::kLong);
+    if (!model.value_targets) targets = targets.to(at::kLong);
     return std::make_unique<FileBatches>(inputs.contiguous(), targets.contiguous(), batch_size);
   }
   throw baton::ConfigError(source.origin().description + ": data.source '" + source.as_string() +

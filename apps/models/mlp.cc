@@ -1,5 +1,5 @@
-// MLP: "input" (Linear + ReLU), "layers.<i>" (Linear + ReLU), "head" (Linear): a
-// classification model whose every unit is one pipeline cut point.
+// MLP: "input" (Linear + ReLU), "layers.<i>" (Linear + ReLU), "head" (Linear, optional):
+// a model whose every unit is one pipeline cut point.
 #include <torch/torch.h>
 
 #include "baton/module_chain.h"
@@ -35,16 +35,18 @@ BuiltModel build_mlp(const baton::ParamValues& params, std::uint64_t seed) {
     list->push_back(layer);
     units.push_back({"layers." + std::to_string(i), torch::nn::AnyModule(layer)});
   }
-  torch::nn::Linear head(hidden, out);
-  root->register_module("head", head);
-  units.push_back({"head", torch::nn::AnyModule(head)});
+  if (params.get_bool("head")) {
+    torch::nn::Linear head(hidden, out);
+    root->register_module("head", head);
+    units.push_back({"head", torch::nn::AnyModule(head)});
+  }
 
   BuiltModel model;
   model.chain = std::make_shared<baton::ModuleChain>(root, std::move(units));
   model.loss = cross_entropy_loss;
   model.sample_shape = {in};
   model.target_shape = {};
-  model.num_classes = out;
+  model.num_classes = params.get_bool("head") ? out : hidden;
   return model;
 }
 

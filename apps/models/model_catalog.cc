@@ -2,6 +2,7 @@
 
 #include "baton/error.h"
 #include "baton/suggest.h"
+#include "losses.h"
 
 namespace baton_models {
 namespace {
@@ -14,6 +15,9 @@ const ParamSpec kMlpParams[] = {
     {"hidden", ParamType::kInt, "256", "Width of every hidden layer."},
     {"layers", ParamType::kInt, "8", "Hidden layers (each Linear + ReLU is one child)."},
     {"out_features", ParamType::kInt, "10", "Output width (classes)."},
+    {"head", ParamType::kBool, "true",
+     "End with a Linear(hidden, out_features) head; false: the last hidden layer (Linear + "
+     "ReLU) is the output, and out_features is ignored."},
 };
 
 const ParamSpec kGptParams[] = {
@@ -64,10 +68,11 @@ BuiltModel build_configured_model(baton::Config& config, std::uint64_t seed) {
   config.set_plugin_params(
       "model", baton::resolve_params(config.raw_params("model"), entry.params, entry.num_params,
                                      std::string("model '") + entry.name + "'"));
-  if (entry.build == nullptr) {
-    return build_torchscript(config.section("model").at("path"), config.plugin_params("model"));
-  }
-  return entry.build(config.plugin_params("model"), seed);
+  BuiltModel model = entry.build == nullptr ? build_torchscript(config.section("model").at("path"),
+                                                                config.plugin_params("model"))
+                                            : entry.build(config.plugin_params("model"), seed);
+  apply_configured_loss(config.section("model").at("loss"), &model);
+  return model;
 }
 
 }  // namespace baton_models

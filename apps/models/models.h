@@ -25,6 +25,11 @@ struct BuiltModel {
   std::int64_t input_range = 0;  // for integer inputs (tokens): values in [0, input_range)
   std::vector<std::int64_t> target_shape;  // without the batch dimension
   std::int64_t num_classes = 0;
+  // Losses other than cross entropy (model.loss) compare the output with values: synthetic
+  // targets are then floats of `value_target_shape` (one sample's output), and targets read
+  // from files keep their dtype.
+  bool value_targets = false;
+  std::vector<std::int64_t> value_target_shape;
   // Optional check on a real batch, once the pipeline is set up (a TorchScript model's
   // forward must be the chain of its children); throws ConfigError.
   std::function<void(const std::vector<at::Tensor>& inputs)> verify;

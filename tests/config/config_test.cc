@@ -99,10 +99,9 @@ TEST(Config, ListWhereScalarExpected) {
   EXPECT_THAT(message, HasSubstr("run.steps: expected int, got a list"));
 }
 
-TEST(Config, ScalarWhereListExpected) {
-  const std::string message = config_error_of([] { load("plugins:\n  path: /opt/x\n"); });
-  EXPECT_THAT(message, HasSubstr("plugins.path: expected list of string, got '/opt/x'"));
-  EXPECT_THAT(message, HasSubstr("write a list as [a, b]"));
+TEST(Config, OneWordWhereAListOfStringsIsExpected) {
+  EXPECT_EQ(load("plugins:\n  path: /opt/x\n").section("plugins").at("path").as_string_list(),
+            std::vector<std::string>{"/opt/x"});
 }
 
 TEST(Config, RangeChecksNameTheOrigin) {
@@ -282,6 +281,26 @@ TEST(ConfigDocs, ReferenceDocumentsEveryKey) {
       EXPECT_THAT(text, HasSubstr(default_text)) << section.name << "." << key.name;
     }
   }
+}
+
+}  // namespace
+
+namespace {
+
+TEST(Config, OneWordWhereAListOfWordsIsExpectedIsAListOfOne) {
+  EXPECT_EQ(load("model: {cuts: balanced}").section("model").at("cuts").as_string_list(),
+            std::vector<std::string>{"balanced"});
+  EXPECT_EQ(load("", {"validation.validators=off"})
+                .section("validation")
+                .at("validators")
+                .as_string_list(),
+            std::vector<std::string>{"off"});
+  EXPECT_EQ(load("model: {cuts: [2, 5]}").section("model").at("cuts").as_string_list(),
+            (std::vector<std::string>{"2", "5"}));
+  EXPECT_EQ(load("").section("model").at("cuts").as_string_list(),
+            std::vector<std::string>{"params"});
+  EXPECT_EQ(load("").section("run").get_int("threads"), 0);
+  EXPECT_EQ(load("").section("model").get_string("loss"), "cross_entropy");
 }
 
 }  // namespace

@@ -236,4 +236,23 @@ TEST(SimulateTest, MissingCounterpartIsReportedBeforeReplaying) {
 }
 
 }  // namespace
+TEST(SimulateTest, PerStageCostsFollowTheSlowestStage) {
+  // GPipe on 2 ranks, stage 1 twice as slow as stage 0 (F 1 / 2, B 2 / 4): rank 1 runs its
+  // forwards back to back from t = 1 (2m), then its backwards (4m); rank 0's last backward
+  // follows (2): makespan = 1 + 2m + 4m + 2.
+  for (int m : {1, 4, 7}) {
+    SimulationCosts costs;
+    costs.stages = {{1, 2, 1, 1}, {2, 4, 2, 2}};
+    const SimulationResult result = simulate(gpipe_plan(2, m), costs);
+    EXPECT_DOUBLE_EQ(result.makespan, 6.0 * m + 3) << m << " microbatches";
+    EXPECT_DOUBLE_EQ(result.ranks[1].busy_time, 6.0 * m);
+    EXPECT_DOUBLE_EQ(result.ranks[0].busy_time, 3.0 * m);
+  }
+  // Stages the list does not cover fall back to the uniform figures.
+  SimulationCosts partial;
+  partial.stages = {{1, 2, 1, 1}};
+  EXPECT_DOUBLE_EQ(simulate(gpipe_plan(2, 4), partial).makespan,
+                   simulate(gpipe_plan(2, 4)).makespan);
+}
+
 }  // namespace baton

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "baton/atomic_file.h"
+#include "baton/store.h"
 
 namespace baton_app {
 namespace {
@@ -53,19 +54,32 @@ constexpr std::chrono::milliseconds kGatherTimeout(60000);
 }  // namespace
 
 Progress::Progress(const baton::Config& config, const WorldInfo& world,
-                   std::shared_ptr<baton::Store> store, int steps, const baton::Plan& plan)
+                   std::shared_ptr<baton::Store> store, int steps, const baton::Plan& plan,
+                   std::string header_json)
     : world_(world),
       store_(std::move(store)),
       steps_(steps),
       log_every_(static_cast<int>(config.section("run").get_int("log_every"))),
       last_stage_here_(plan.stage_to_rank.back() == world.rank),
-      terminal_(::isatty(STDOUT_FILENO) != 0) {
+      terminal_(::isatty(STDOUT_FILENO) != 0),
+      header_(std::move(header_json)) {
   const auto& run = config.section("run");
   const std::string dir = run.get_string("output_dir") + "/" + run.get_string("name");
   if (world_.rank == 0) {
     make_dirs(dir);
     metrics_path_ = dir + "/metrics.jsonl";
   }
+  worker_ = std::thread([this] { work(); });
+}
+
+Progress::~Progress() {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    closing_ = true;
+    abandoned_ = true;
+  }
+  wake_.notify_all();
+  if (worker_.joinable()) worker_.join();
 }
 
 void Progress::resume_after(int step) {
@@ -78,24 +92,33 @@ void Progress::resume_after(int step) {
   }
 }
 
-std::vector<Progress::RankTime> Progress::gather_on_rank0(int step, const baton::StepResult& result,
-                                                          double* loss) {
-  const std::string prefix = "progress/" + std::to_string(step) + "/";
+std::vector<std::uint8_t> Progress::wait_for_key(const std::string& key) {
+  // In short slices, so that a run that fails (the destructor without finish()) does not
+  // wait out the whole timeout for a rank that will never report.
+  const auto deadline = std::chrono::steady_clock::now() + kGatherTimeout;
+  for (;;) {
+    try {
+      return store_->get(key, std::chrono::milliseconds(200));
+    } catch (const baton::StoreError&) {
+      if (std::chrono::steady_clock::now() >= deadline || abandoned_) throw;
+    }
+  }
+}
+
+std::vector<Progress::RankTime> Progress::gather_on_rank0(const Report& report, double* loss) {
+  const std::string prefix = "progress/" + std::to_string(report.step) + "/";
   if (world_.rank != 0) {
-    // The loss slot is NaN unless this rank computed the loss (it holds the last stage).
-    const double loss_here = last_stage_here_ && result.has_loss ? result.loss : NAN;
     if (store_) {
-      store_->set(
-          prefix + std::to_string(world_.rank),
-          encode({result.compute_seconds, result.comm_seconds, result.step_seconds, loss_here}));
+      store_->set(prefix + std::to_string(world_.rank),
+                  encode({report.compute, report.comm, report.executor_seconds, report.loss}));
     }
     return {};
   }
-  *loss = result.has_loss ? result.loss : NAN;
+  *loss = report.loss;
   std::vector<RankTime> times(static_cast<std::size_t>(world_.world_size));
-  times[0] = {result.compute_seconds, result.comm_seconds, result.step_seconds};
+  times[0] = {report.compute, report.comm, report.executor_seconds};
   for (int rank = 1; rank < world_.world_size && store_; ++rank) {
-    const auto values = decode(store_->get(prefix + std::to_string(rank), kGatherTimeout));
+    const auto values = decode(wait_for_key(prefix + std::to_string(rank)));
     if (values.size() != 4) continue;
     times[static_cast<std::size_t>(rank)] = {values[0], values[1], values[2]};
     if (std::isnan(*loss)) *loss = values[3];
@@ -105,9 +128,43 @@ std::vector<Progress::RankTime> Progress::gather_on_rank0(int step, const baton:
 
 void Progress::step_done(int step, const baton::StepResult& result, double seconds,
                          std::int64_t samples, std::int64_t tokens) {
+  // The loss slot is NaN unless this rank computed the loss (it holds the last stage).
+  const double loss = last_stage_here_ && result.has_loss ? result.loss : NAN;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (failure_) std::rethrow_exception(failure_);
+    queue_.push_back({step, result.compute_seconds, result.comm_seconds, result.step_seconds, loss,
+                      seconds, samples, tokens});
+  }
+  wake_.notify_one();
+}
+
+void Progress::work() {
+  for (;;) {
+    Report report{};
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [this] { return closing_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      report = queue_.front();
+      queue_.pop_front();
+      if (failure_) continue;  // drain: nothing more is reported after a failure
+    }
+    try {
+      handle(report);
+    } catch (...) {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      failure_ = std::current_exception();
+    }
+  }
+}
+
+void Progress::handle(const Report& report) {
   double loss = NAN;
-  std::vector<RankTime> times = gather_on_rank0(step, result, &loss);
+  std::vector<RankTime> times = gather_on_rank0(report, &loss);
   if (world_.rank != 0) return;
+  const int step = report.step;
+  const double seconds = report.seconds;
   elapsed_ += seconds;
   double compute = 0, slowest = 0;
   for (const auto& time : times) {
@@ -117,8 +174,8 @@ void Progress::step_done(int step, const baton::StepResult& result, double secon
   const double bubble =
       slowest > 0 ? std::max(0.0, 1.0 - compute / (slowest * static_cast<double>(times.size())))
                   : 0.0;
-  lines_.push_back({step, loss, seconds, samples / std::max(seconds, 1e-9),
-                    tokens / std::max(seconds, 1e-9), bubble, std::move(times)});
+  lines_.push_back({step, loss, seconds, report.samples / std::max(seconds, 1e-9),
+                    report.tokens / std::max(seconds, 1e-9), bubble, std::move(times)});
   write_metrics();
   const double eta = elapsed_ / static_cast<double>(lines_.size()) * (steps_ - step);
   char text[160];
@@ -137,7 +194,18 @@ void Progress::step_done(int step, const baton::StepResult& result, double secon
   }
 }
 
+void Progress::rethrow_failure() {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    closing_ = true;
+  }
+  wake_.notify_all();
+  if (worker_.joinable()) worker_.join();
+  if (failure_) std::rethrow_exception(failure_);
+}
+
 void Progress::finish(const std::string& trace_path) {
+  rethrow_failure();
   if (world_.rank != 0) return;
   if (terminal_) std::cout << "\n";
   if (!lines_.empty()) {
@@ -153,6 +221,7 @@ void Progress::finish(const std::string& trace_path) {
 
 void Progress::write_metrics() const {
   std::ostringstream out;
+  if (!header_.empty()) out << header_ << "\n";
   out << earlier_metrics_;
   for (const auto& line : lines_) {
     out << "{\"step\": " << line.step << ", \"loss\": ";

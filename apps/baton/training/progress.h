@@ -1,10 +1,21 @@
 // Progress of a run, shown on rank 0: step, loss, samples/s and ETA — a bar on a terminal,
-// plain periodic lines otherwise — and the per-step metrics file (JSON lines). The loss
-// lives on the rank of the last stage; it reaches rank 0 through the rendezvous store.
+// plain periodic lines otherwise — and the per-step metrics file (JSON lines, after a header
+// line saying what the run ran on). The loss lives on the rank of the last stage; it reaches
+// rank 0 through the rendezvous store.
+//
+// All of it happens on a background thread: store traffic, waiting for the other ranks'
+// figures, printing and the (fsynced) metrics file would otherwise sit between two training
+// steps, on the critical path of the pipeline.
 #pragma once
 
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <exception>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "baton/config.h"
@@ -17,20 +28,32 @@ namespace baton_app {
 
 class Progress {
  public:
+  // `header_json`: a JSON object written as the metrics file's first line.
   Progress(const baton::Config& config, const WorldInfo& world, std::shared_ptr<baton::Store> store,
-           int steps, const baton::Plan& plan);
+           int steps, const baton::Plan& plan, std::string header_json);
+  ~Progress();
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
   // A resumed run: keeps the metrics of steps 1..`step` already on disk.
   void resume_after(int step);
   // `tokens`: tokens in the batch for language models (shown as tokens/s), 0 otherwise.
+  // Returns at once; a failure of earlier background work (the store) is rethrown here.
   void step_done(int step, const baton::StepResult& result, double seconds, std::int64_t samples,
                  std::int64_t tokens = 0);
-  // `trace_path`: where the run's trace went (printed; empty: none).
+  // Waits for the background work, then prints the summary. `trace_path`: where the run's
+  // trace went (printed; empty: none). Rethrows a background failure.
   void finish(const std::string& trace_path = "");
 
  private:
   // Where one rank's time went in a step (from the executor).
   struct RankTime {
     double compute = 0, comm = 0, step = 0;
+  };
+  struct Report {
+    int step;
+    double compute, comm, executor_seconds, loss;  // loss: NAN unless computed here
+    double seconds;
+    std::int64_t samples, tokens;
   };
   struct Line {
     int step;
@@ -43,7 +66,11 @@ class Progress {
   };
   // Every other rank sends rank 0 one message per step: its times, and the loss when it
   // holds the last stage. On rank 0: every rank's times, and the loss in `loss` (NAN: none).
-  std::vector<RankTime> gather_on_rank0(int step, const baton::StepResult& result, double* loss);
+  std::vector<RankTime> gather_on_rank0(const Report& report, double* loss);
+  std::vector<std::uint8_t> wait_for_key(const std::string& key);
+  void handle(const Report& report);
+  void work();
+  void rethrow_failure();
   void write_metrics() const;
 
   WorldInfo world_;
@@ -55,7 +82,16 @@ class Progress {
   std::string metrics_path_;
   std::vector<Line> lines_;
   std::string earlier_metrics_;  // lines of the steps before a resume, as written then
+  std::string header_;
   double elapsed_ = 0;
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::deque<Report> queue_;
+  bool closing_ = false;
+  std::atomic<bool> abandoned_{false};  // destroyed without finish(): stop waiting for peers
+  std::exception_ptr failure_;
+  std::thread worker_;
 };
 
 }  // namespace baton_app

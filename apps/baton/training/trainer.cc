@@ -15,14 +15,18 @@
 #include "baton/error.h"
 #include "baton/plan/compile.h"
 #include "baton/runtime/executor.h"
+#include "baton/runtime/microbatch.h"
+#include "baton/runtime/transfer_probe.h"
 #include "baton/step_error.h"
 #include "baton/stores.h"
 #include "baton/unit_chain.h"
 #include "baton/validator.h"
 #include "checkpoint.h"
+#include "compute_setup.h"
 #include "model_catalog.h"
 #include "progress.h"
 #include "run_trace.h"
+#include "stage_cuts.h"
 #include "world_env.h"
 
 namespace baton_app {
@@ -68,25 +72,6 @@ std::vector<std::shared_ptr<baton::Validator>> make_validators(const baton::Conf
   return chain;
 }
 
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const baton::Config& config,
-                                                        const std::vector<at::Tensor>& params) {
-  const baton::ParamValues& section = config.section("optimizer");
-  const std::string name = section.get_string("name");
-  if (name == "sgd") {
-    return std::make_unique<torch::optim::SGD>(
-        params, torch::optim::SGDOptions(section.get_float("lr"))
-                    .momentum(section.get_float("momentum"))
-                    .weight_decay(section.get_float("weight_decay")));
-  }
-  if (name == "adam") {
-    return std::make_unique<torch::optim::Adam>(
-        params, torch::optim::AdamOptions(section.get_float("lr"))
-                    .weight_decay(section.get_float("weight_decay")));
-  }
-  throw baton::ConfigError(section.at("name").origin().description +
-                           ": optimizer.name must be sgd or adam, got '" + name + "'");
-}
-
 void write_dump(const std::string& dir, int rank, const c10::Dict<std::string, at::Tensor>& dump) {
   const std::vector<char> bytes = torch::pickle_save(c10::IValue(dump));
   baton::write_file_atomically(dir + "/rank" + std::to_string(rank) + ".pt",
@@ -117,40 +102,51 @@ void inject_failure_from_environment(int rank, baton::ExecutorOptions* options, 
 
 }  // namespace
 
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const baton::Config& config,
+                                                        const std::vector<at::Tensor>& params) {
+  const baton::ParamValues& section = config.section("optimizer");
+  const std::string name = section.get_string("name");
+  if (name == "sgd") {
+    return std::make_unique<torch::optim::SGD>(
+        params, torch::optim::SGDOptions(section.get_float("lr"))
+                    .momentum(section.get_float("momentum"))
+                    .weight_decay(section.get_float("weight_decay")));
+  }
+  if (name == "adam") {
+    return std::make_unique<torch::optim::Adam>(
+        params, torch::optim::AdamOptions(section.get_float("lr"))
+                    .weight_decay(section.get_float("weight_decay")));
+  }
+  throw baton::ConfigError(section.at("name").origin().description +
+                           ": optimizer.name must be sgd or adam, got '" + name + "'");
+}
+
+void clear_gradients(const std::vector<at::Tensor>& params) {
+  for (const at::Tensor& param : params) {
+    if (param.grad().defined()) param.mutable_grad() = at::Tensor();
+  }
+}
+
 void train(baton::Config& config, const TrainOptions& options) {
   const WorldInfo world = world_from_environment();
   check_world_size(config, world);
+  // Before any tensor work: LibTorch's pools are sized once.
+  const ComputeSetup compute = set_up_compute(config, world);
+  if (world.rank == 0) {
+    std::cout << "compute: " << compute.describe() << std::endl;
+    if (compute.blas.reference) std::cerr << "warning: " << compute.blas.advice << std::endl;
+  }
   const baton::PluginLoader loader = baton::plugin_loader_for(config);
   const baton::ConfiguredPlugins plugins = baton::resolve_plugins(config, loader);
   const auto timeout = timeout_of(config);
 
   // The plan, checked before anything else happens.
-  const baton::ParamValues& schedule_section = config.section("schedule");
-  const baton::ScheduleShape shape{world.world_size,
-                                   static_cast<int>(schedule_section.get_int("stages_per_rank")),
-                                   static_cast<int>(schedule_section.get_int("microbatches"))};
-  auto schedule = plugins.schedule->create_as<baton::Schedule>(config.plugin_params("schedule"));
-  const baton::CompiledPlan plan =
-      baton::compile_schedule(*schedule, shape, plugins.schedule->name());
+  const baton::ConfiguredPlan configured =
+      baton::compile_configured_plan(config, plugins, world.world_size);
+  const baton::ScheduleShape& shape = configured.shape;
+  const baton::CompiledPlan& plan = configured.plan;
 
-  // The model, identical on every rank, cut into stages; this rank keeps its own.
-  const auto seed = static_cast<std::uint64_t>(config.section("run").get_int("seed"));
-  baton_models::BuiltModel model = baton_models::build_configured_model(config, seed);
-  const auto bounds = baton::stage_boundaries(*model.chain, shape.num_stages(),
-                                              config.section("model").at("cuts").as_int_list());
-  std::vector<std::shared_ptr<baton::Stage>> stages;
-  std::vector<at::Tensor> params;
-  std::vector<std::pair<std::string, at::Tensor>> named_params;
-  for (int s = 0; s < shape.num_stages(); ++s) {
-    if (plan.lowered.stage_to_rank[s] != world.rank) continue;
-    stages.push_back(baton::make_chain_stage(model.chain, s, bounds[s], bounds[s + 1]));
-    for (const auto& named : stages.back()->named_parameters()) {
-      params.push_back(named.second);
-      named_params.push_back(named);
-    }
-  }
-
-  // Rendezvous and transport, only when ranks must talk.
+  // Rendezvous, only when ranks must talk.
   std::shared_ptr<baton::Store> store;
   std::shared_ptr<baton::Transport> transport;
   if (world.world_size > 1) {
@@ -168,6 +164,36 @@ void train(baton::Config& config, const TrainOptions& options) {
         world.run_id.empty() ? config.section("run").get_string("name") : world.run_id;
     rendezvous.rank0_hosts = !world.store_hosted_by_launcher;
     store = baton::make_rendezvous_store(rendezvous);
+  }
+
+  // The model, identical on every rank, cut into stages; this rank keeps its own.
+  const auto seed = static_cast<std::uint64_t>(config.section("run").get_int("seed"));
+  baton_models::BuiltModel model = baton_models::build_configured_model(config, seed);
+  const auto batches = baton_models::make_batch_source(config, model, options.data_dir);
+  const std::vector<at::Tensor> first_inputs = batches->batch(1).inputs;
+  StageCutContext cut_context;
+  cut_context.rank = world.rank;
+  cut_context.store = store;
+  cut_context.timeout = timeout;
+  cut_context.run_dir = config.section("run").get_string("output_dir") + "/" +
+                        config.section("run").get_string("name");
+  cut_context.resume = options.resume;
+  const auto bounds = resolve_stage_boundaries(
+      config, *model.chain, shape.num_stages(),
+      baton::split_microbatches(first_inputs, shape.microbatches, 0).at(0), cut_context);
+  std::vector<std::shared_ptr<baton::Stage>> stages;
+  std::vector<at::Tensor> params;
+  std::vector<std::pair<std::string, at::Tensor>> named_params;
+  for (int s = 0; s < shape.num_stages(); ++s) {
+    if (plan.lowered.stage_to_rank[s] != world.rank) continue;
+    stages.push_back(baton::make_chain_stage(model.chain, s, bounds[s], bounds[s + 1]));
+    for (const auto& named : stages.back()->named_parameters()) {
+      params.push_back(named.second);
+      named_params.push_back(named);
+    }
+  }
+
+  if (store) {
     const baton::Viability viability = plugins.transport->viability();
     if (!viability.viable) {
       throw baton::PluginError("transport '" + plugins.transport->name() +
@@ -181,12 +207,12 @@ void train(baton::Config& config, const TrainOptions& options) {
 
   baton::ExecutorOptions executor_options;
   executor_options.timeout = timeout;
-  executor_options.record_timeline = config.section("trace").get_bool("enabled");
+  executor_options.record_timeline =
+      config.section("trace").get_bool("enabled") || options.record_timeline;
   int kill_at_step = -1;
   inject_failure_from_environment(world.rank, &executor_options, &kill_at_step);
   baton::PipelineExecutor executor(world.rank, plan.lowered, stages, transport,
                                    make_validators(config, loader), model.loss, executor_options);
-  const auto batches = baton_models::make_batch_source(config, model, options.data_dir);
   auto optimizer = make_optimizer(config, params);
   for (auto& stage : stages) stage->set_training(true);
 
@@ -201,7 +227,13 @@ void train(baton::Config& config, const TrainOptions& options) {
                 << latest_checkpoint(checkpoint_settings(config).dir) << std::endl;
     }
   }
-  Progress progress(config, world, store, steps, plan.lowered);
+  const std::string header = "{\"run\": " + json_quote(config.section("run").get_string("name")) +
+                             ", \"ranks\": " + std::to_string(world.world_size) +
+                             ", \"schedule\": " + json_quote(plugins.schedule->name()) +
+                             ", \"microbatches\": " + std::to_string(shape.microbatches) +
+                             ", \"cuts\": " + json_quote(format_cuts(bounds)) + ", " +
+                             compute.json_fields() + "}";
+  Progress progress(config, world, store, steps, plan.lowered, header);
   progress.resume_after(first_step - 1);
   RunTrace trace(config, world.rank, world.world_size, store, timeout);
   std::string trace_path;
@@ -209,7 +241,6 @@ void train(baton::Config& config, const TrainOptions& options) {
   std::vector<double> losses;
   std::int64_t buffers_after_first_step = 0;
   try {
-    const std::vector<at::Tensor> first_inputs = batches->batch(1).inputs;
     executor.setup(first_inputs);
     if (model.verify) {
       // After setup, so that stages that do not fit together fail there, on both sides,
@@ -225,7 +256,7 @@ void train(baton::Config& config, const TrainOptions& options) {
       torch::manual_seed(seed * 1000003 + static_cast<std::uint64_t>(step));
       const auto started = std::chrono::steady_clock::now();
       const baton_models::Batch batch = batches->batch(step);
-      optimizer->zero_grad();
+      clear_gradients(params);
       const double wall_start_us = std::chrono::duration<double, std::micro>(
                                        std::chrono::system_clock::now().time_since_epoch())
                                        .count();
@@ -247,7 +278,25 @@ void train(baton::Config& config, const TrainOptions& options) {
       const std::int64_t tokens =
           at::isFloatingType(first_input.scalar_type()) ? 0 : first_input.numel();
       progress.step_done(step, result, seconds, first_input.size(0), tokens);
+      if (options.on_step) {
+        options.on_step(step, std::chrono::duration<double>(started.time_since_epoch()).count(),
+                        seconds, result);
+      }
       if (checkpointer.due(step, steps)) checkpointer.save(step, plugins.schedule->name());
+    }
+    if (options.on_transfer_probe && transport && world.rank <= 1 &&
+        plan.lowered.stage_to_rank.at(1) == 1) {
+      // One stage-boundary message: stage 0's output, which stage 1 (on rank 1) receives.
+      std::int64_t bytes = 0;
+      for (const auto& meta :
+           world.rank == 0 ? executor.output_metas(0) : executor.input_metas(1)) {
+        std::int64_t elements = 1;
+        for (const std::int64_t size : meta.shape) elements *= size;
+        bytes += elements * static_cast<std::int64_t>(c10::elementSize(meta.dtype));
+      }
+      const double seconds = baton::probe_one_way_seconds(*transport, 1 - world.rank,
+                                                          world.rank == 0, bytes, 50, timeout);
+      if (world.rank == 0) options.on_transfer_probe(bytes, seconds);
     }
     trace_path = trace.finish(plan.lowered);
   } catch (const baton::Error& error) {

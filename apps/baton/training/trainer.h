@@ -2,9 +2,20 @@
 // optimizer steps — world, rendezvous, transport, plan, stages, executor, data, progress.
 #pragma once
 
+#include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "baton/config.h"
+#include "baton/runtime/executor.h"
+
+namespace torch {
+namespace optim {
+class Optimizer;
+}
+}  // namespace torch
 
 namespace baton_app {
 
@@ -17,7 +28,25 @@ struct TrainOptions {
   std::string data_dir;
   // Continue from the newest complete checkpoint (checkpoint.dir) instead of step 1.
   bool resume = false;
+
+  // For benchmarks (baton bench pipeline): the executor records every step's timeline,
+  // and `on_step` sees every step as it ends: when it started (steady clock, seconds), how
+  // long it took in all (batch, zeroing, plan, optimizer, progress) and the executor's result.
+  bool record_timeline = false;
+  std::function<void(int step, double started_s, double seconds, const baton::StepResult&)> on_step;
+  // After the last step, ranks 0 and 1 time a ping-pong of one stage-boundary message over
+  // the run's transport and rank 0 reports it (bytes, one-way seconds).
+  std::function<void(std::int64_t bytes, double one_way_seconds)> on_transfer_probe;
 };
+
+// Drops the gradients of `params` (PyTorch's zero_grad(set_to_none=True)): the first
+// microbatch's backward then hands its gradient over instead of adding it to a zeroed
+// buffer — a memset and an addition of every gradient saved per step.
+void clear_gradients(const std::vector<at::Tensor>& params);
+
+// The optimizer a run configures (optimizer.name, lr, momentum, weight_decay) over `params`.
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const baton::Config& config,
+                                                        const std::vector<at::Tensor>& params);
 
 // Runs the configured steps on this rank. Throws baton::Error (annotated StepError when a
 // step fails); the caller prints it and exits non-zero.

@@ -1,5 +1,6 @@
 #include "world_env.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "baton/error.h"
@@ -49,6 +50,7 @@ WorldInfo world_from_environment() {
     if (get(kLaunchStoreAddress)) world.store_address = get(kLaunchStoreAddress);
     if (get(kLaunchStorePort)) world.store_port = integer(kLaunchStorePort, 1);
     world.store_hosted_by_launcher = true;
+    world.local_world_size = world.world_size;  // baton launch starts every rank here
     if (get(kLaunchRunId)) world.run_id = get(kLaunchRunId);
     check_rank(world, kLaunchRank);
   } else if (get("RANK") && get("WORLD_SIZE")) {
@@ -58,17 +60,25 @@ WorldInfo world_from_environment() {
     if (get("MASTER_ADDR")) world.store_address = get("MASTER_ADDR");
     if (get("MASTER_PORT")) world.store_port = integer("MASTER_PORT", 1);
     if (get("TORCHELASTIC_RUN_ID")) world.run_id = get("TORCHELASTIC_RUN_ID");
+    if (get("LOCAL_WORLD_SIZE")) world.local_world_size = integer("LOCAL_WORLD_SIZE", 1);
     check_rank(world, "RANK");
   } else if (get("SLURM_PROCID") && get("SLURM_NTASKS")) {
     world.launcher = "slurm";
     world.rank = integer("SLURM_PROCID", 0);
     world.world_size = integer("SLURM_NTASKS", 1);
     if (get("SLURM_JOB_ID")) world.run_id = std::string("slurm-") + get("SLURM_JOB_ID");
+    // SLURM_NTASKS_PER_NODE may read "2(x3)"; the leading count is this node's.
+    if (get("SLURM_NTASKS_PER_NODE")) {
+      world.local_world_size = std::max(1, std::atoi(get("SLURM_NTASKS_PER_NODE")));
+    }
     check_rank(world, "SLURM_PROCID");
   } else if (get("OMPI_COMM_WORLD_RANK") && get("OMPI_COMM_WORLD_SIZE")) {
     world.launcher = "openmpi";
     world.rank = integer("OMPI_COMM_WORLD_RANK", 0);
     world.world_size = integer("OMPI_COMM_WORLD_SIZE", 1);
+    if (get("OMPI_COMM_WORLD_LOCAL_SIZE")) {
+      world.local_world_size = integer("OMPI_COMM_WORLD_LOCAL_SIZE", 1);
+    }
     check_rank(world, "OMPI_COMM_WORLD_RANK");
   }
   return world;

@@ -5,7 +5,9 @@
 #include <memory>
 
 #include "baton/config.h"
+#include "baton/plan/compile.h"
 #include "baton/plugin_loader.h"
+#include "baton/schedule.h"
 
 namespace baton {
 
@@ -21,5 +23,15 @@ PluginLoader plugin_loader_for(const Config& config);
 // (Config::plugin_params). Throws PluginError or ConfigError; a plugin that cannot be
 // found is reported with the origin of the name ("run.yaml:9:9: schedule.name: …").
 ConfiguredPlugins resolve_plugins(Config& config, const PluginLoader& loader);
+
+struct ConfiguredPlan {
+  ScheduleShape shape;
+  CompiledPlan plan;
+};
+
+// The configured schedule (its plugin and params, schedule.stages_per_rank and
+// schedule.microbatches) compiled for `ranks` ranks. Throws like compile_schedule.
+ConfiguredPlan compile_configured_plan(const Config& config, const ConfiguredPlugins& plugins,
+                                       int ranks);
 
 }  // namespace baton

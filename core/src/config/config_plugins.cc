@@ -35,4 +35,15 @@ ConfiguredPlugins resolve_plugins(Config& config, const PluginLoader& loader) {
   return plugins;
 }
 
+ConfiguredPlan compile_configured_plan(const Config& config, const ConfiguredPlugins& plugins,
+                                       int ranks) {
+  const ParamValues& section = config.section("schedule");
+  ConfiguredPlan configured;
+  configured.shape = {ranks, static_cast<int>(section.get_int("stages_per_rank")),
+                      static_cast<int>(section.get_int("microbatches"))};
+  auto schedule = plugins.schedule->create_as<Schedule>(config.plugin_params("schedule"));
+  configured.plan = compile_schedule(*schedule, configured.shape, plugins.schedule->name());
+  return configured;
+}
+
 }  // namespace baton

@@ -15,6 +15,9 @@ const std::vector<SectionSpec>& config_sections() {
            {"output_dir", ParamType::kString, "runs",
             "Folder that receives <name>/ with metrics, traces and checkpoints."},
            {"log_every", ParamType::kInt, "1", "Print progress every N steps."},
+           {"threads", ParamType::kInt, "0",
+            "Threads per rank for LibTorch's intra- and inter-op pools and OpenMP (so "
+            "OpenBLAS); 0 = the CPUs available to the process / local ranks, at least 1."},
        },
        false},
       {"world",
@@ -36,9 +39,13 @@ const std::vector<SectionSpec>& config_sections() {
        {
            {"name", ParamType::kString, "gpt", "mlp, gpt, or torchscript."},
            {"path", ParamType::kString, "", "TorchScript .pt file (name: torchscript)."},
-           {"cuts", ParamType::kIntList, "[]",
-            "Indices of top-level children where a new stage starts; [] = automatic "
-            "(equal parameter counts)."},
+           {"cuts", ParamType::kStringList, "params",
+            "Where stages start: params (equal parameter counts), balanced (equal measured "
+            "forward + backward time per stage), or a list of unit indices where stages "
+            "1..n-1 begin, e.g. [2, 5]."},
+           {"loss", ParamType::kString, "cross_entropy",
+            "cross_entropy (class targets), mse (float targets shaped like the output), or a "
+            "TorchScript .pt file whose forward(output, target) returns the loss."},
        },
        true},
       {"data",

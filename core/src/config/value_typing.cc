@@ -110,6 +110,13 @@ RawValue raw_value_from_text(const std::string& text, const ValueOrigin& origin,
 
 ParamValue typed_value(const ParamSpec& spec, const RawValue& raw, const std::string& key_path) {
   const bool want_list = spec.type == ParamType::kIntList || spec.type == ParamType::kStringList;
+  if (spec.type == ParamType::kStringList && !raw.is_list) {
+    // A single word where a list of words is expected is a list of one (model.cuts: balanced).
+    RawValue one = raw;
+    one.is_list = true;
+    if (!raw.scalar.empty()) one.items = {raw.scalar};
+    return typed_value(spec, one, key_path);
+  }
   if (want_list != raw.is_list) {
     const std::string got = raw.is_list ? "a list" : "'" + raw.scalar + "'";
     throw ConfigError(where(raw.origin) + key_path + ": expected " + param_type_name(spec.type) +

@@ -152,15 +152,19 @@ class Replayer {
   }
 
   double duration_of(const Action& part) const {
+    const bool own = part.stage >= 0 && part.stage < static_cast<int>(costs_.stages.size());
+    const StageCosts uniform{costs_.forward, costs_.backward, costs_.backward_input,
+                             costs_.backward_weight};
+    const StageCosts& stage = own ? costs_.stages[static_cast<std::size_t>(part.stage)] : uniform;
     switch (part.type) {
       case ActionType::kForward:
-        return costs_.forward;
+        return stage.forward;
       case ActionType::kBackward:
-        return costs_.backward;
+        return stage.backward;
       case ActionType::kBackwardInput:
-        return costs_.backward_input;
+        return stage.backward_input;
       case ActionType::kBackwardWeight:
-        return costs_.backward_weight;
+        return stage.backward_weight;
       case ActionType::kSendForward:
       case ActionType::kSendBackward:
         return costs_.send_overhead;

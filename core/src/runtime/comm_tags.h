@@ -24,4 +24,10 @@ inline std::uint64_t handshake_tag(int stage, int part) {
          static_cast<std::uint64_t>(part);
 }
 
+// The transfer probe (transfer_probe.h): parts 0xF0 (ping) and 0xF1 (pong) of the setup
+// space, which the handshake (parts 0..3) never uses.
+inline std::uint64_t probe_tag(bool pong) {
+  return (std::uint64_t{1} << 39) | (pong ? 0xF1u : 0xF0u);
+}
+
 }  // namespace baton

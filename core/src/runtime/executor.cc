@@ -9,6 +9,7 @@
 #include "baton/error.h"
 #include "baton/runtime/microbatch.h"
 #include "baton/step_error.h"
+#include "baton/transport_capabilities.h"
 #include "comm_tags.h"
 #include "metadata_handshake.h"
 
@@ -49,6 +50,9 @@ struct PipelineExecutor::Impl {
   std::map<int, std::vector<TensorMeta>> input_metas;
   std::map<int, std::vector<TensorMeta>> output_metas;
   RecvBuffers buffers;
+  // The transport matches receives by tag: every receive of a step is posted at its start.
+  bool receives_at_step_start = false;
+  std::vector<Action> step_receives;  // this rank's RECV actions, in plan order
   bool ready = false;
   int training_step = 0;
   std::chrono::steady_clock::time_point step_start;
@@ -162,6 +166,7 @@ struct PipelineExecutor::Impl {
           const bool forward = action.type == ActionType::kRecvForward;
           const FlowDirection direction =
               forward ? FlowDirection::kForward : FlowDirection::kBackward;
+          if (pending_recvs.count({s, mb, static_cast<int>(direction)})) break;  // posted early
           const auto& targets = buffers.get(s, mb, direction);
           const int peer = forward ? rank_of(s - 1) : rank_of(s + 1);
           for (const auto& buffer : targets) {
@@ -390,6 +395,21 @@ struct PipelineExecutor::Impl {
 
   void run_plan() {
     const auto& steps = plan.rank_steps.at(static_cast<std::size_t>(rank));
+    if (receives_at_step_start && !step_receives.empty()) {
+      // Posting a receive costs the same now as later; posted now, no sender ever waits for
+      // this rank to reach the RECV, and data lands while this rank computes.
+      try {
+        const double posted_at = since_step_start();
+        post_comms(step_receives);
+        record(ActionSpan::Kind::kCommPost, options.record_timeline ? "post receives" : "",
+               posted_at, since_step_start());
+      } catch (const StepError&) {
+        throw;
+      } catch (const std::exception& error) {
+        throw annotate_step_error(plan, rank, training_step, 0,
+                                  std::string("posting the step's receives: ") + error.what());
+      }
+    }
     std::size_t t = 0;
     while (t < steps.size()) {
       try {
@@ -424,8 +444,9 @@ struct PipelineExecutor::Impl {
         wait_in_action = 0.0;
         run_action(*steps[t]);
         // The compute span starts where waiting for its inputs ended.
-        record(ActionSpan::Kind::kCompute, to_string(*steps[t]), started + wait_in_action,
-               since_step_start());
+        record(ActionSpan::Kind::kCompute,
+               options.record_timeline ? to_string(*steps[t]) : std::string(),
+               started + wait_in_action, since_step_start());
         ++t;
       } catch (const StepError&) {
         throw;
@@ -488,6 +509,7 @@ PipelineExecutor::PipelineExecutor(int rank, Plan lowered_plan,
     }
   }
   s.transport = std::move(transport);
+  s.receives_at_step_start = dynamic_cast<const ReceivesMatchByTag*>(s.transport.get()) != nullptr;
   s.validators = std::move(validators);
   s.loss_function = std::move(loss);
   s.options = options;
@@ -514,6 +536,9 @@ void PipelineExecutor::setup(const std::vector<at::Tensor>& inputs) {
   // One buffer set per receive the plan performs.
   for (const auto& slot : s.plan.rank_steps.at(static_cast<std::size_t>(s.rank))) {
     if (!slot) continue;
+    if (slot->type == ActionType::kRecvForward || slot->type == ActionType::kRecvBackward) {
+      s.step_receives.push_back(*slot);
+    }
     if (slot->type == ActionType::kRecvForward) {
       s.buffers.allocate(slot->stage, slot->microbatch, FlowDirection::kForward,
                          s.input_metas.at(slot->stage));

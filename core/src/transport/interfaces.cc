@@ -2,6 +2,7 @@
 // information in libbaton_core, so plugins and the core agree on one type for dynamic_cast.
 #include "baton/store.h"
 #include "baton/transport.h"
+#include "baton/transport_capabilities.h"
 
 namespace baton {
 
@@ -10,6 +11,8 @@ Work::~Work() = default;
 Transport::~Transport() = default;
 
 Store::~Store() = default;
+
+ReceivesMatchByTag::~ReceivesMatchByTag() = default;
 
 std::vector<std::unique_ptr<Work>> Transport::post_batch(const std::vector<P2POp>& ops) {
   std::vector<std::unique_ptr<Work>> works;

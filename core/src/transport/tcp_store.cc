@@ -5,6 +5,7 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <algorithm>
+#include <mutex>
 #include <thread>
 
 #include "baton/stores.h"
@@ -23,6 +24,9 @@ std::string error_text(const c10::Error& error) {
 class TcpStore::Impl {
  public:
   c10::intrusive_ptr<c10d::TCPStore> store;
+  // One client socket: requests from several threads (progress in the background, checkpoints
+  // on the main thread) must not interleave on it.
+  std::mutex mutex;
   std::string host;
   int port = 0;
 
@@ -73,6 +77,7 @@ const std::string& TcpStore::host() const {
 
 void TcpStore::set(const std::string& key, const std::vector<std::uint8_t>& value) {
   try {
+    const std::lock_guard<std::mutex> lock(impl_->mutex);
     impl_->store->set(key, value);
   } catch (const c10::Error& error) {
     throw StoreError("store: set('" + key + "') failed (" + impl_->where() +
@@ -85,7 +90,10 @@ std::vector<std::uint8_t> TcpStore::get(const std::string& key, std::chrono::mil
   std::chrono::milliseconds pause(1);
   try {
     for (;;) {
-      if (impl_->store->check({key})) return impl_->store->get(key);
+      {
+        const std::lock_guard<std::mutex> lock(impl_->mutex);
+        if (impl_->store->check({key})) return impl_->store->get(key);
+      }
       const auto now = std::chrono::steady_clock::now();
       if (now >= deadline) {
         throw StoreError("store: key '" + key + "' was not set within " + format_seconds(timeout) +
@@ -103,6 +111,7 @@ std::vector<std::uint8_t> TcpStore::get(const std::string& key, std::chrono::mil
 
 std::int64_t TcpStore::add(const std::string& key, std::int64_t delta) {
   try {
+    const std::lock_guard<std::mutex> lock(impl_->mutex);
     return impl_->store->add(key, delta);
   } catch (const c10::Error& error) {
     throw StoreError("store: add('" + key + "') failed (" + impl_->where() +

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "baton/transport.h"
+#include "baton/transport_capabilities.h"
 #include "operation.h"
 #include "wire.h"
 
@@ -38,7 +39,7 @@ struct GlooOptions {
   std::chrono::milliseconds connect_timeout{0};
 };
 
-class GlooTransport : public baton::Transport {
+class GlooTransport : public baton::Transport, public baton::ReceivesMatchByTag {
  public:
   // Creates gloo's TCP device; throws TransportError when the address or interface is
   // unusable.

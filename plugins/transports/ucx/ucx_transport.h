@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "baton/transport.h"
+#include "baton/transport_capabilities.h"
 #include "operation.h"
 #include "progress_engine.h"
 #include "worker.h"
@@ -47,7 +48,7 @@ struct UcxOptions {
   bool detect_peer_failure = true;
 };
 
-class UcxTransport : public baton::Transport {
+class UcxTransport : public baton::Transport, public baton::ReceivesMatchByTag {
  public:
   // Creates the UCP context and worker; throws TransportError when UCX cannot start.
   explicit UcxTransport(const UcxOptions& options);

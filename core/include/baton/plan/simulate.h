@@ -28,6 +28,14 @@ namespace baton {
 // Abstract time units per action. For interleaved schedules with v stages per rank, scale the
 // compute costs by 1/v (forward = 1/v, backward = 2/v) so a rank's total work stays the same as
 // with one stage per rank; the bubble is then comparable across schedules.
+// Compute costs of one stage, for plans whose stages differ (measured costs).
+struct StageCosts {
+  double forward = 1.0;
+  double backward = 2.0;
+  double backward_input = 1.0;
+  double backward_weight = 1.0;
+};
+
 struct SimulationCosts {
   double forward = 1.0;
   double backward = 2.0;         // full backward (B)
@@ -35,6 +43,9 @@ struct SimulationCosts {
   double backward_weight = 1.0;  // W
   double send_overhead = 0.0;    // time a SEND occupies its sender
   double transfer_time = 0.0;    // from a SEND being issued until its RECV can complete
+  // Per stage (index = stage), replacing the four compute figures above for the stages it
+  // covers; empty: every stage costs the same.
+  std::vector<StageCosts> stages;
 };
 
 // One executed action. For a RECV, start is when the rank reached it and end is when the data

@@ -1,0 +1,62 @@
+#include "compute_setup.h"
+
+#include <cstdio>
+
+#include "baton/error.h"
+
+namespace baton_app {
+
+std::string json_quote(const std::string& text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
+      out += escaped;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string ComputeSetup::describe() const {
+  return blas.name + ", " + std::to_string(threads) + (threads == 1 ? " thread" : " threads") +
+         " per rank (" + threads_origin + "), " + allocator;
+}
+
+std::string ComputeSetup::json_fields() const {
+  return "\"threads\": " + std::to_string(threads) +
+         ", \"threads_origin\": " + json_quote(threads_origin) +
+         ", \"blas\": " + json_quote(blas.name) +
+         ", \"blas_library\": " + json_quote(blas.library) +
+         ", \"allocator\": " + json_quote(allocator);
+}
+
+ComputeSetup set_up_compute(const baton::Config& config, const WorldInfo& world) {
+  ComputeSetup setup;
+  const baton::ParamValue& configured = config.section("run").at("threads");
+  if (configured.as_int() < 0 || configured.as_int() > 4096) {
+    throw baton::ConfigError(configured.origin().description + ": run.threads must be from 0 " +
+                             "(automatic) to 4096, got " + configured.text());
+  }
+  if (configured.as_int() > 0) {
+    setup.threads = static_cast<int>(configured.as_int());
+    setup.threads_origin = "run.threads";
+  } else {
+    const int cpus = baton::cpus_available();
+    setup.threads = baton::default_threads_per_rank(world.local_world_size);
+    setup.threads_origin = std::to_string(cpus) + (cpus == 1 ? " CPU / " : " CPUs / ") +
+                           std::to_string(world.local_world_size) +
+                           (world.local_world_size == 1 ? " local rank" : " local ranks");
+  }
+  baton::apply_threads(setup.threads);
+  setup.allocator = baton::apply_allocator_policy();
+  setup.blas = baton::detect_blas();
+  return setup;
+}
+
+}  // namespace baton_app

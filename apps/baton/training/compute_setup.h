@@ -1,0 +1,31 @@
+// The compute a rank runs with, set before any tensor work: threads per rank (run.threads,
+// or the CPUs available shared out among the local ranks) and the BLAS LibTorch resolved to.
+#pragma once
+
+#include <string>
+
+#include "baton/config.h"
+#include "baton/runtime/compute_environment.h"
+#include "world_env.h"
+
+namespace baton_app {
+
+struct ComputeSetup {
+  int threads = 1;
+  std::string threads_origin;  // "run.threads" or "2 CPUs / 2 local ranks"
+  baton::BlasInfo blas;
+  std::string allocator;  // baton::apply_allocator_policy()'s description
+  // "OpenBLAS 0.3.21 (openmp), 1 thread per rank (2 CPUs / 2 local ranks)"
+  std::string describe() const;
+  // {"threads": 1, "threads_origin": "...", "blas": "...", "blas_library": "..."}
+  std::string json_fields() const;
+};
+
+// Reads run.threads, applies it (baton::apply_threads), sets the allocator policy and
+// detects the BLAS.
+ComputeSetup set_up_compute(const baton::Config& config, const WorldInfo& world);
+
+// JSON string literal of `text` (quotes, backslashes and control characters escaped).
+std::string json_quote(const std::string& text);
+
+}  // namespace baton_app

@@ -1,0 +1,82 @@
+#include "losses.h"
+
+#include <torch/script.h>
+
+#include <fstream>
+#include <memory>
+
+#include "baton/error.h"
+#include "baton/unit_chain.h"
+
+namespace baton_models {
+namespace {
+
+// The shape of one sample's first output, from a run of the whole model on zeros.
+std::vector<std::int64_t> output_shape_of(BuiltModel& model) {
+  std::vector<std::int64_t> shape{1};
+  shape.insert(shape.end(), model.sample_shape.begin(), model.sample_shape.end());
+  at::NoGradGuard no_grad;
+  const at::Tensor input = at::isFloatingType(model.input_dtype)
+                               ? at::zeros(shape, at::TensorOptions().dtype(model.input_dtype))
+                               : at::zeros(shape, at::kLong);
+  const at::Tensor output = baton::run_whole_chain(*model.chain, {input}).at(0);
+  return std::vector<std::int64_t>(output.sizes().begin() + 1, output.sizes().end());
+}
+
+baton::LossFunction scripted_loss(const baton::ParamValue& setting) {
+  const std::string& path = setting.as_string();
+  auto module = std::make_shared<torch::jit::Module>();
+  try {
+    *module = torch::jit::load(path);
+  } catch (const std::exception& error) {
+    std::string first_line = error.what();
+    first_line = first_line.substr(0, first_line.find('\n'));
+    throw baton::ConfigError(setting.origin().description + ": model.loss: cannot load '" + path +
+                             "' as a TorchScript module (save one with "
+                             "torch.jit.save(torch.jit.script(loss), path)): " +
+                             first_line);
+  }
+  if (!module->find_method("forward")) {
+    throw baton::ConfigError(setting.origin().description + ": model.loss: '" + path +
+                             "' has no forward(output, target) method");
+  }
+  module->eval();
+  return [module, path](const std::vector<at::Tensor>& outputs, const at::Tensor& targets) {
+    const c10::IValue value = module->forward({outputs.at(0), targets});
+    if (!value.isTensor() || value.toTensor().numel() != 1) {
+      throw baton::Error("model.loss '" + path +
+                         "': forward(output, target) must return a tensor with one element");
+    }
+    return value.toTensor().reshape({});
+  };
+}
+
+}  // namespace
+
+at::Tensor mse_loss(const std::vector<at::Tensor>& outputs, const at::Tensor& targets) {
+  const at::Tensor& output = outputs.at(0);
+  return at::mse_loss(output, targets.to(output.scalar_type()).reshape(output.sizes()));
+}
+
+void apply_configured_loss(const baton::ParamValue& setting, BuiltModel* model) {
+  const std::string& name = setting.as_string();
+  if (name == "cross_entropy") {
+    model->loss = cross_entropy_loss;
+    model->value_targets = false;
+    return;
+  }
+  if (name == "mse") {
+    model->loss = mse_loss;
+  } else if (std::ifstream(name).good()) {
+    model->loss = scripted_loss(setting);
+  } else {
+    throw baton::ConfigError(
+        setting.origin().description + ": model.loss: '" + name +
+        "' is neither cross_entropy, mse, nor a TorchScript file that exists (a path to a "
+        ".pt module whose forward(output, target) returns the loss)");
+  }
+  model->value_targets = true;
+  model->value_target_shape = output_shape_of(*model);
+}
+
+}  // namespace baton_models

@@ -1,0 +1,19 @@
+// The loss a run trains with (model.loss): cross entropy against class indices, mean squared
+// error against float values shaped like the output, or a TorchScript module saved from
+// Python whose forward(output, target) returns the loss.
+#pragma once
+
+#include "baton/params.h"
+#include "models.h"
+
+namespace baton_models {
+
+// Sets model->loss and what its targets are (model->value_targets, and for value targets
+// the output shape of one sample, found by running the model once). Throws ConfigError
+// naming model.loss's origin for an unknown name or a file that is not a loss module.
+void apply_configured_loss(const baton::ParamValue& loss, BuiltModel* model);
+
+// Mean squared error between the first output and the targets (cast to its dtype).
+at::Tensor mse_loss(const std::vector<at::Tensor>& outputs, const at::Tensor& targets);
+
+}  // namespace baton_models
