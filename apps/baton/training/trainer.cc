@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "batch_prefetcher.h"
 #include "batches.h"
 #include "baton/atomic_file.h"
 #include "baton/config_plugins.h"
@@ -240,6 +241,7 @@ void train(baton::Config& config, const TrainOptions& options) {
   c10::Dict<std::string, at::Tensor> dump;
   std::vector<double> losses;
   std::int64_t buffers_after_first_step = 0;
+  baton_models::BatchPrefetcher prefetcher(*batches);
   try {
     executor.setup(first_inputs);
     if (model.verify) {
@@ -255,7 +257,7 @@ void train(baton::Config& config, const TrainOptions& options) {
       // reproduces an uninterrupted one exactly.
       torch::manual_seed(seed * 1000003 + static_cast<std::uint64_t>(step));
       const auto started = std::chrono::steady_clock::now();
-      const baton_models::Batch batch = batches->batch(step);
+      const baton_models::Batch batch = prefetcher.take(step);
       clear_gradients(params);
       const double wall_start_us = std::chrono::duration<double, std::micro>(
                                        std::chrono::system_clock::now().time_since_epoch())

@@ -50,8 +50,9 @@ struct PipelineExecutor::Impl {
   std::map<int, std::vector<TensorMeta>> input_metas;
   std::map<int, std::vector<TensorMeta>> output_metas;
   RecvBuffers buffers;
-  // The transport matches receives by tag: every receive of a step is posted at its start.
-  bool receives_at_step_start = false;
+  // The transport matches receives by tag: every receive of a step is posted at once.
+  bool receives_match_by_tag = false;
+  bool receives_posted = false;       // this step's, when receives_match_by_tag
   std::vector<Action> step_receives;  // this rank's RECV actions, in plan order
   bool ready = false;
   int training_step = 0;
@@ -393,23 +394,32 @@ struct PipelineExecutor::Impl {
     }
   }
 
+  static bool is_receive(ActionType type) {
+    return type == ActionType::kRecvForward || type == ActionType::kRecvBackward;
+  }
+
+  // Posting a receive costs the same at any point; posted together at the first RECV of the
+  // step (not at its start, where the first stage's forward should not wait for them), no
+  // sender ever waits for this rank to reach a later RECV, and data lands while it computes.
+  void post_step_receives(std::size_t t) {
+    receives_posted = true;
+    try {
+      const double posted_at = since_step_start();
+      post_comms(step_receives);
+      record(ActionSpan::Kind::kCommPost, options.record_timeline ? "post receives" : "", posted_at,
+             since_step_start());
+    } catch (const StepError&) {
+      throw;
+    } catch (const std::exception& error) {
+      throw annotate_step_error(plan, rank, training_step, static_cast<int>(t),
+                                std::string("posting the step's receives: ") + error.what());
+    }
+  }
+
   void run_plan() {
     const auto& steps = plan.rank_steps.at(static_cast<std::size_t>(rank));
-    if (receives_at_step_start && !step_receives.empty()) {
-      // Posting a receive costs the same now as later; posted now, no sender ever waits for
-      // this rank to reach the RECV, and data lands while this rank computes.
-      try {
-        const double posted_at = since_step_start();
-        post_comms(step_receives);
-        record(ActionSpan::Kind::kCommPost, options.record_timeline ? "post receives" : "",
-               posted_at, since_step_start());
-      } catch (const StepError&) {
-        throw;
-      } catch (const std::exception& error) {
-        throw annotate_step_error(plan, rank, training_step, 0,
-                                  std::string("posting the step's receives: ") + error.what());
-      }
-    }
+    const bool early_receives = receives_match_by_tag && !step_receives.empty();
+    receives_posted = false;
     std::size_t t = 0;
     while (t < steps.size()) {
       try {
@@ -420,8 +430,16 @@ struct PipelineExecutor::Impl {
         if (is_comm(steps[t]->type)) {
           std::vector<Action> run;
           const std::size_t first = t;
-          while (t < steps.size() && steps[t] && is_comm(steps[t]->type))
+          bool receives = false;
+          while (t < steps.size() && steps[t] && is_comm(steps[t]->type)) {
+            receives = receives || is_receive(steps[t]->type);
             run.push_back(*steps[t++]);
+          }
+          if (early_receives && receives && !receives_posted) {
+            t = first;
+            post_step_receives(first);  // the run's own receives are among them
+            t = first + run.size();
+          }
           try {
             const double posted_at = since_step_start();
             post_comms(run);
@@ -509,7 +527,7 @@ PipelineExecutor::PipelineExecutor(int rank, Plan lowered_plan,
     }
   }
   s.transport = std::move(transport);
-  s.receives_at_step_start = dynamic_cast<const ReceivesMatchByTag*>(s.transport.get()) != nullptr;
+  s.receives_match_by_tag = dynamic_cast<const ReceivesMatchByTag*>(s.transport.get()) != nullptr;
   s.validators = std::move(validators);
   s.loss_function = std::move(loss);
   s.options = options;

@@ -1,0 +1,42 @@
+// Makes the next step's batch on a background thread while the current step trains, so that
+// the first stage starts a step without waiting for its data to be made or read. Batches
+// depend on the step alone (BatchSource::batch is const), so a prefetched batch is exactly
+// the one the step would have made itself.
+#pragma once
+
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "batches.h"
+
+namespace baton_models {
+
+class BatchPrefetcher {
+ public:
+  explicit BatchPrefetcher(const BatchSource& source);
+  ~BatchPrefetcher();
+  BatchPrefetcher(const BatchPrefetcher&) = delete;
+  BatchPrefetcher& operator=(const BatchPrefetcher&) = delete;
+
+  // The batch of `step`, then starts making the batch of `step + 1`. A failure of the
+  // background work is rethrown here, for the step it belonged to.
+  Batch take(int step);
+
+ private:
+  void work();
+
+  const BatchSource& source_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  int wanted_ = 0;      // the step the worker should make next (0: none)
+  int ready_step_ = 0;  // the step `ready_` holds
+  std::optional<Batch> ready_;
+  std::exception_ptr failure_;
+  bool closing_ = false;
+  std::thread worker_;
+};
+
+}  // namespace baton_models
