@@ -20,6 +20,7 @@
 #include "bench_report.h"
 #include "bench_scratch.h"
 #include "bench_sizes.h"
+#include "bench_sweep.h"
 #include "bench_unpipelined.h"
 #include "cli_args.h"
 #include "commands.h"
@@ -30,6 +31,9 @@ namespace {
 const char* const kBenchUsage =
     "usage: baton bench pipeline [CONFIG] [--set key=value]... [--steps N] [--warmup W]\n"
     "                            [--format table|json] [--timeout SECONDS]\n"
+    "       baton bench sweep [CONFIG] [--set key=value]... [--schedules 1f1b,gpipe,zbv:2]\n"
+    "                         [--microbatches 4,8,16,32] [--steps N] [--warmup W] [--out DIR]\n"
+    "                         [--format table|json] [--timeout SECONDS]\n"
     "       baton bench transport --transport NAME|PATH [--sizes 1K,64K,1M,16M,64M]\n"
     "                             [--iterations N] [--repeats R] [--format table|json]\n"
     "                             [--param key=value]... [--plugin-path DIR]...\n"
@@ -157,11 +161,7 @@ void measure_perftest(BenchReport& report, const Reference& reference, int repea
 }
 
 int run_transport_bench(const CliArgs& cli) {
-  const std::string format = cli.value("format", "table");
-  if (format != "table" && format != "json") {
-    throw UsageError("--format must be table or json, got '" + format + "'" +
-                     baton::did_you_mean(format, {"table", "json"}));
-  }
+  const std::string format = cli.one_of("format", {"table", "json"}, "table");
   const std::string name = cli.value("transport");
   if (name.empty()) throw UsageError(std::string("--transport is required\n") + kBenchUsage);
   const std::vector<std::size_t> sizes = parse_message_sizes(cli.value("sizes", kDefaultSizes));
@@ -222,6 +222,9 @@ int run_bench_command(const std::vector<std::string>& args) {
   if (!args.empty() && args[0] == kUnpipelinedRankCommand) {
     return run_unpipelined_rank(std::vector<std::string>(args.begin() + 1, args.end()));
   }
+  if (!args.empty() && args[0] == "sweep") {
+    return run_sweep_bench(std::vector<std::string>(args.begin() + 1, args.end()));
+  }
   if (!args.empty() && args[0] == "pipeline") {
     return run_pipeline_bench(std::vector<std::string>(args.begin() + 1, args.end()));
   }
@@ -234,13 +237,13 @@ int run_bench_command(const std::vector<std::string>& args) {
       {"transport", "sizes", "iterations", "repeats", "format", "param", "plugin-path", "timeout"},
       {"no-reference"});
   if (cli.positional().empty()) {
-    throw UsageError(std::string("baton bench needs a benchmark: transport or pipeline\n") +
+    throw UsageError(std::string("baton bench needs a benchmark: transport, pipeline or sweep\n") +
                      kBenchUsage);
   }
   if (cli.positional()[0] != "transport") {
     throw UsageError("unknown benchmark '" + cli.positional()[0] + "'" +
-                     baton::did_you_mean(cli.positional()[0], {"transport", "pipeline"}) +
-                     "; baton bench knows: transport, pipeline\n" + kBenchUsage);
+                     baton::did_you_mean(cli.positional()[0], {"transport", "pipeline", "sweep"}) +
+                     "; baton bench knows: transport, pipeline, sweep\n" + kBenchUsage);
   }
   if (cli.positional().size() > 1) {
     throw UsageError("baton bench transport takes options only, got '" + cli.positional()[1] +

@@ -84,6 +84,7 @@ void analyse_pipeline(const std::vector<PipelineRecord>& records, int warmup,
         spanned += ms;
         if (span.kind == kCompute) {
           breakdown.compute_ms += ms;
+          ++breakdown.actions;
           const baton::Action action = baton::parse_action(span.name);
           const std::string letter = type_letter(action.type);
           if (!letter.empty()) costs[{action.stage, letter}].push_back(ms);
@@ -106,9 +107,9 @@ void analyse_pipeline(const std::vector<PipelineRecord>& records, int warmup,
     }
     if (counted > 0) {
       for (double* value :
-           {&breakdown.compute_ms, &breakdown.post_ms, &breakdown.wait_recv_forward_ms,
-            &breakdown.wait_recv_backward_ms, &breakdown.wait_sends_ms,
-            &breakdown.executor_other_ms, &breakdown.between_steps_ms}) {
+           {&breakdown.compute_ms, &breakdown.actions, &breakdown.post_ms,
+            &breakdown.wait_recv_forward_ms, &breakdown.wait_recv_backward_ms,
+            &breakdown.wait_sends_ms, &breakdown.executor_other_ms, &breakdown.between_steps_ms}) {
         *value /= counted;
       }
     }
@@ -174,17 +175,19 @@ std::string format_pipeline_table(const PipelineFigures& f) {
     out << "  " << cost.stage << cost.type << " " << fixed(cost.ms);
   }
   out << "\n  transfer: " << f.transfer_bytes << " bytes one way " << fixed(f.transfer_ms, 3)
-      << " ms; posting a send " << fixed(f.send_post_ms, 3) << " ms\n\n";
+      << " ms; posting a send " << fixed(f.send_post_ms, 3) << " ms\n"
+      << "  validators: " << fixed(f.validator_check_us, 2) << " us per check, "
+      << fixed(100 * f.validator_share, 2) << "% of the real step\n\n";
   out << "  per rank, ms per step   compute   posting  wait F   wait B   wait sends  "
-         "executor other  between steps\n";
+         "executor other  between steps  us per action\n";
   for (std::size_t r = 0; r < f.ranks_breakdown.size(); ++r) {
     const RankBreakdown& b = f.ranks_breakdown[r];
     char line[200];
-    std::snprintf(
-        line, sizeof(line),
-        "  rank %-3zu                %8.2f  %8.3f %8.2f %8.2f %8.2f    %8.3f        %8.2f\n", r,
-        b.compute_ms, b.post_ms, b.wait_recv_forward_ms, b.wait_recv_backward_ms, b.wait_sends_ms,
-        b.executor_other_ms, b.between_steps_ms);
+    std::snprintf(line, sizeof(line),
+                  "  rank %-3zu                %8.2f  %8.3f %8.2f %8.2f %8.2f    %8.3f        "
+                  "%8.2f  %10.1f\n",
+                  r, b.compute_ms, b.post_ms, b.wait_recv_forward_ms, b.wait_recv_backward_ms,
+                  b.wait_sends_ms, b.executor_other_ms, b.between_steps_ms, b.per_action_us());
     out << line;
   }
   return out.str();
@@ -202,7 +205,9 @@ std::string format_pipeline_json(const PipelineFigures& f) {
       << ", \"bound_ms\": " << fixed(f.bound_ms, 3)
       << ", \"transfer_ms\": " << fixed(f.transfer_ms, 4)
       << ", \"transfer_bytes\": " << f.transfer_bytes
-      << ", \"send_post_ms\": " << fixed(f.send_post_ms, 4) << ", \"action_costs\": [";
+      << ", \"send_post_ms\": " << fixed(f.send_post_ms, 4)
+      << ", \"validator_check_us\": " << fixed(f.validator_check_us, 3)
+      << ", \"validator_share\": " << fixed(f.validator_share, 5) << ", \"action_costs\": [";
   for (std::size_t i = 0; i < f.action_costs.size(); ++i) {
     const ActionCost& cost = f.action_costs[i];
     out << (i ? ", " : "") << "{\"stage\": " << cost.stage << ", \"type\": \"" << cost.type
@@ -217,7 +222,9 @@ std::string format_pipeline_json(const PipelineFigures& f) {
         << ", \"wait_recv_backward_ms\": " << fixed(b.wait_recv_backward_ms, 3)
         << ", \"wait_sends_ms\": " << fixed(b.wait_sends_ms, 3)
         << ", \"executor_other_ms\": " << fixed(b.executor_other_ms, 3)
-        << ", \"between_steps_ms\": " << fixed(b.between_steps_ms, 3) << "}";
+        << ", \"between_steps_ms\": " << fixed(b.between_steps_ms, 3)
+        << ", \"actions\": " << fixed(b.actions, 1)
+        << ", \"per_action_us\": " << fixed(b.per_action_us(), 2) << "}";
   }
   out << "]}\n";
   return out.str();

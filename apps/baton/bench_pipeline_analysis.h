@@ -14,6 +14,13 @@ namespace baton_app {
 struct RankBreakdown {
   double compute_ms = 0, post_ms = 0, wait_recv_forward_ms = 0, wait_recv_backward_ms = 0,
          wait_sends_ms = 0, executor_other_ms = 0, between_steps_ms = 0;
+  double actions = 0;  // compute actions per step
+  // Time per compute action outside waiting for data: the action itself, posting its
+  // transfers and the executor's bookkeeping. With the identity model (no compute) this is
+  // the runtime's own cost per action.
+  double per_action_us() const {
+    return actions > 0 ? (compute_ms + post_ms + executor_other_ms) * 1000 / actions : 0;
+  }
 };
 
 // Median cost of one action kind on one stage.
@@ -37,6 +44,10 @@ struct PipelineFigures {
   std::int64_t transfer_bytes = 0;
   double send_post_ms = 0;
   std::vector<ActionCost> action_costs;
+  // The configured validators' cost: per check (measured in the bench's own process on a
+  // tensor of the stage-boundary shape) x the checks of a step on the busiest rank.
+  double validator_check_us = 0;
+  double validator_share = 0;  // of real_ms
   std::vector<RankBreakdown> ranks_breakdown;
 };
 

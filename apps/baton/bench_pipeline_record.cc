@@ -1,5 +1,7 @@
 #include "bench_pipeline_record.h"
 
+#include <sys/resource.h>
+
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -13,7 +15,8 @@ void PipelineRecorder::attach(TrainOptions* options) {
   options->record_timeline = true;
   options->on_step = [this](int step, double started_s, double seconds,
                             const baton::StepResult& result) {
-    RecordedStep recorded{step, started_s, seconds, result.step_seconds, {}};
+    RecordedStep recorded{step, started_s, seconds, result.step_seconds, result.peak_activations,
+                          {}};
     for (const auto& span : result.timeline) {
       recorded.spans.push_back({static_cast<int>(span.kind), span.name, span.start, span.end});
     }
@@ -29,8 +32,8 @@ void PipelineRecorder::write() const {
   std::ostringstream out;
   char line[160];
   for (const auto& step : record_.steps) {
-    std::snprintf(line, sizeof(line), "step %d %.9f %.9f %.9f\n", step.step, step.started_s,
-                  step.seconds, step.executor_seconds);
+    std::snprintf(line, sizeof(line), "step %d %.9f %.9f %.9f %d\n", step.step, step.started_s,
+                  step.seconds, step.executor_seconds, step.peak_activations);
     out << line;
     for (const auto& span : step.spans) {
       std::snprintf(line, sizeof(line), "span %d %.9f %.9f ", span.kind, span.start, span.end);
@@ -42,6 +45,9 @@ void PipelineRecorder::write() const {
                   static_cast<long long>(record_.probe_bytes), record_.probe_one_way_s);
     out << line;
   }
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  out << "rss " << static_cast<long long>(usage.ru_maxrss) * 1024 << "\n";  // ru_maxrss: KiB
   baton::write_file_atomically(path_, out.str());
 }
 
@@ -59,7 +65,7 @@ PipelineRecord read_pipeline_record(const std::string& path) {
     if (word == "step") {
       RecordedStep step;
       ok = static_cast<bool>(in >> step.step >> step.started_s >> step.seconds >>
-                             step.executor_seconds);
+                             step.executor_seconds >> step.peak_activations);
       record.steps.push_back(step);
     } else if (word == "span" && !record.steps.empty()) {
       RecordedSpan span;
@@ -67,6 +73,10 @@ PipelineRecord read_pipeline_record(const std::string& path) {
       in.get();  // the space before the name
       std::getline(in, span.name);
       record.steps.back().spans.push_back(span);
+    } else if (word == "rss") {
+      long long bytes = 0;
+      ok = static_cast<bool>(in >> bytes);
+      record.peak_rss_bytes = bytes;
     } else if (word == "probe") {
       long long bytes = 0;
       ok = static_cast<bool>(in >> bytes >> record.probe_one_way_s);

@@ -23,13 +23,15 @@ struct RecordedStep {
   double started_s = 0.0;  // steady clock, comparable across processes of one machine
   double seconds = 0.0;    // the whole step: batch, zeroing, plan, optimizer, progress
   double executor_seconds = 0.0;
+  int peak_activations = 0;  // baton::StepResult::peak_activations
   std::vector<RecordedSpan> spans;
 };
 
 struct PipelineRecord {
   std::vector<RecordedStep> steps;
   std::int64_t probe_bytes = 0;
-  double probe_one_way_s = -1.0;  // < 0: no probe on this rank
+  double probe_one_way_s = -1.0;    // < 0: no probe on this rank
+  std::int64_t peak_rss_bytes = 0;  // the rank's peak resident memory (getrusage)
 };
 
 // Installs observers in `options` that collect the record; write() saves it.

@@ -72,4 +72,21 @@ int CliArgs::integer(const std::string& name, int fallback, int low, int high) c
   return static_cast<int>(number);
 }
 
+std::string CliArgs::one_of(const std::string& name, const std::vector<std::string>& allowed,
+                            const std::string& fallback) const {
+  const std::string chosen = value(name, fallback);
+  if (std::find(allowed.begin(), allowed.end(), chosen) != allowed.end()) return chosen;
+  std::string list;
+  for (const auto& word : allowed) list += (list.empty() ? "" : " or ") + word;
+  throw UsageError("--" + name + " must be " + list + ", got '" + chosen + "'" +
+                   baton::did_you_mean(chosen, allowed));
+}
+
+std::vector<std::string> CliArgs::at_most_one_positional(const std::string& command) const {
+  if (positional_.size() > 1) {
+    throw UsageError(command + " takes one CONFIG, got '" + positional_[1] + "'");
+  }
+  return positional_;
+}
+
 }  // namespace baton_app

@@ -23,6 +23,13 @@ class CliArgs {
   // The last value of an integer option in [low, high], or `fallback` when absent; a value
   // that is not such an integer is a UsageError naming the option and the range.
   int integer(const std::string& name, int fallback, int low, int high) const;
+  // The value of an option that must be one of `allowed` (or `fallback` when absent); any
+  // other is a UsageError with a suggestion.
+  std::string one_of(const std::string& name, const std::vector<std::string>& allowed,
+                     const std::string& fallback) const;
+  // The one optional positional word (a CONFIG); more than one is a UsageError naming
+  // `command`.
+  std::vector<std::string> at_most_one_positional(const std::string& command) const;
   // Every value of a repeatable option (--set).
   std::vector<std::string> values(const std::string& name) const;
 

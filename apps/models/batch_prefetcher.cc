@@ -4,8 +4,11 @@
 
 namespace baton_models {
 
-BatchPrefetcher::BatchPrefetcher(const BatchSource& source)
-    : source_(source), worker_([this, threads = at::get_num_threads()] {
+BatchPrefetcher::BatchPrefetcher(const BatchSource& source, bool keep_inputs, bool keep_targets)
+    : source_(source),
+      keep_inputs_(keep_inputs),
+      keep_targets_(keep_targets),
+      worker_([this, threads = at::get_num_threads()] {
         // OpenMP's thread count is per thread: the worker follows the rank's (run.threads).
         at::set_num_threads(threads);
         work();
@@ -39,8 +42,15 @@ Batch BatchPrefetcher::take(int step) {
     wanted_ = step + 1;
   }
   changed_.notify_all();
-  if (!batch) batch = source_.batch(step);  // the first step, or after a jump (resume)
+  if (!batch) batch = make(step);  // the first step, or after a jump (resume)
   return std::move(*batch);
+}
+
+Batch BatchPrefetcher::make(int step) const {
+  Batch batch = source_.batch(step);
+  if (!keep_inputs_) batch.inputs.clear();
+  if (!keep_targets_) batch.targets = at::Tensor();
+  return batch;
 }
 
 void BatchPrefetcher::work() {
@@ -53,7 +63,7 @@ void BatchPrefetcher::work() {
     std::optional<Batch> made;
     std::exception_ptr failure;
     try {
-      made = source_.batch(step);
+      made = make(step);
     } catch (...) {
       failure = std::current_exception();
     }

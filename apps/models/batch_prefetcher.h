@@ -16,7 +16,9 @@ namespace baton_models {
 
 class BatchPrefetcher {
  public:
-  explicit BatchPrefetcher(const BatchSource& source);
+  // `keep_inputs` / `keep_targets`: whether this rank uses them; the others are dropped as
+  // soon as a batch is made (every rank makes the same batches from the same seed).
+  BatchPrefetcher(const BatchSource& source, bool keep_inputs = true, bool keep_targets = true);
   ~BatchPrefetcher();
   BatchPrefetcher(const BatchPrefetcher&) = delete;
   BatchPrefetcher& operator=(const BatchPrefetcher&) = delete;
@@ -27,8 +29,10 @@ class BatchPrefetcher {
 
  private:
   void work();
+  Batch make(int step) const;
 
   const BatchSource& source_;
+  bool keep_inputs_, keep_targets_;
   std::mutex mutex_;
   std::condition_variable changed_;
   int wanted_ = 0;      // the step the worker should make next (0: none)

@@ -28,6 +28,11 @@ const ParamSpec kGptParams[] = {
     {"layers", ParamType::kInt, "4", "Decoder blocks."},
 };
 
+const ParamSpec kIdentityParams[] = {
+    {"width", ParamType::kInt, "1024", "Width of a sample (and of every unit's output)."},
+    {"units", ParamType::kInt, "4", "Units, each a multiplication by one learnable scalar."},
+};
+
 const ParamSpec kTorchScriptParams[] = {
     {"input_shape", ParamType::kIntList, "[]",
      "Shape of one sample's input (without the batch dimension), for synthetic data."},
@@ -44,6 +49,9 @@ const std::vector<ModelEntry>& model_catalog() {
        baton::param_table_size(kMlpParams), &build_mlp},
       {"gpt", "Small GPT-style decoder: embedding, attention blocks, layer norm, head.", kGptParams,
        baton::param_table_size(kGptParams), &build_gpt},
+      {"identity",
+       "Units that return their input (times a learnable scalar): the runtime's own cost.",
+       kIdentityParams, baton::param_table_size(kIdentityParams), &build_identity},
       {"torchscript", "A scripted model saved from Python (torch.jit.save), named by model.path.",
        kTorchScriptParams, baton::param_table_size(kTorchScriptParams), nullptr},
   };
@@ -59,7 +67,7 @@ const ModelEntry& find_model(const baton::ParamValue& model_name) {
   throw baton::ConfigError(model_name.origin().description + ": model.name: unknown model '" +
                            model_name.as_string() + "'" +
                            baton::did_you_mean(model_name.as_string(), names) +
-                           "; built-in models: mlp, gpt, torchscript");
+                           "; built-in models: mlp, gpt, identity, torchscript");
 }
 
 BuiltModel build_configured_model(baton::Config& config, std::uint64_t seed) {

@@ -39,6 +39,7 @@ struct BuiltModel {
 // initialised from `seed`, identically on every rank.
 BuiltModel build_mlp(const baton::ParamValues& params, std::uint64_t seed);
 BuiltModel build_gpt(const baton::ParamValues& params, std::uint64_t seed);
+BuiltModel build_identity(const baton::ParamValues& params, std::uint64_t seed);
 // `path`: model.path; parameters come from the file, not from a seed.
 BuiltModel build_torchscript(const baton::ParamValue& path, const baton::ParamValues& params);
 

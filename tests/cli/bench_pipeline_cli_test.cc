@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <regex>
 #include <string>
 
@@ -83,6 +85,46 @@ TEST(CliBenchPipeline, OneRankIsRefused) {
   const auto result = run_command(kBaton + " bench pipeline --set world.ranks=1 2>&1");
   EXPECT_NE(result.exit_code, 0);
   EXPECT_THAT(result.output, HasSubstr("at least 2 ranks"));
+}
+
+}  // namespace
+
+namespace {
+
+TEST(CliBenchSweep, EveryPointRunsAndThePicturesAreWritten) {
+  const std::string out = ::testing::TempDir() + "/sweep-" + std::to_string(::getpid());
+  const auto result = baton_test::run_command(
+      "cd '" + kSource + "' && timeout -k 5 200 " + kBaton +
+      " bench sweep configs/bench-mlp-1f1b.yaml --set model.params.in_features=32"
+      " --set model.params.hidden=32 --schedules gpipe,1f1b,zbv:2 --microbatches 2,4"
+      " --steps 2 --warmup 1 --format json --timeout 150 --out '" +
+      out + "' 2>/dev/null");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  // 3 schedules x 2 counts, each with the executor's own count of activations held equal to
+  // the simulator's (GPipe holds every microbatch; 1F1B at most as many as ranks ahead).
+  for (const char* point : {"\"schedule\": \"gpipe\", \"stages_per_rank\": 1, \"microbatches\": 4",
+                            "\"schedule\": \"1f1b\", \"stages_per_rank\": 1, \"microbatches\": 2",
+                            "\"schedule\": \"zbv\", \"stages_per_rank\": 2, \"microbatches\": 4"}) {
+    EXPECT_THAT(result.output, HasSubstr(point));
+  }
+  EXPECT_THAT(result.output,
+              HasSubstr("\"peak_activations\": [4, 4], \"measured_activations\": [4, 4]"));
+  EXPECT_THAT(result.output,
+              HasSubstr("\"peak_activations\": [2, 1], \"measured_activations\": [2, 1]"));
+  EXPECT_THAT(result.output, HasSubstr("\"bytes_per_activation\""));
+  for (const char* picture : {"/step_time.svg", "/memory.svg"}) {
+    const auto svg = baton_test::run_command("head -c 200 '" + out + picture + "'");
+    EXPECT_THAT(svg.output, HasSubstr("<svg")) << picture;
+  }
+}
+
+TEST(CliBenchSweep, BadListsAreUsageErrors) {
+  const auto result = baton_test::run_command(kBaton + " bench sweep --schedules 1f1b:0 2>&1");
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_THAT(result.output, HasSubstr("NAME or NAME:STAGES_PER_RANK"));
+  const auto counts = baton_test::run_command(kBaton + " bench sweep --microbatches 4,x 2>&1");
+  EXPECT_EQ(counts.exit_code, 2);
+  EXPECT_THAT(counts.output, HasSubstr("'x' is not a count"));
 }
 
 }  // namespace

@@ -241,7 +241,15 @@ void train(baton::Config& config, const TrainOptions& options) {
   c10::Dict<std::string, at::Tensor> dump;
   std::vector<double> losses;
   std::int64_t buffers_after_first_step = 0;
-  baton_models::BatchPrefetcher prefetcher(*batches);
+  // A rank keeps only the part of each batch its stages use: inputs for the first stage,
+  // targets for the last.
+  baton_models::BatchPrefetcher prefetcher(*batches,
+                                           plan.lowered.stage_to_rank.front() == world.rank,
+                                           plan.lowered.stage_to_rank.back() == world.rank);
+  const std::int64_t samples_per_step = first_inputs.at(0).size(0);
+  // Integer inputs are token ids: a language model's throughput is tokens/s.
+  const std::int64_t tokens_per_step =
+      at::isFloatingType(first_inputs.at(0).scalar_type()) ? 0 : first_inputs.at(0).numel();
   try {
     executor.setup(first_inputs);
     if (model.verify) {
@@ -275,11 +283,7 @@ void train(baton::Config& config, const TrainOptions& options) {
       if (result.has_loss) losses.push_back(result.loss);
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      const at::Tensor& first_input = batch.inputs.at(0);
-      // Integer inputs are token ids: a language model's throughput is tokens/s.
-      const std::int64_t tokens =
-          at::isFloatingType(first_input.scalar_type()) ? 0 : first_input.numel();
-      progress.step_done(step, result, seconds, first_input.size(0), tokens);
+      progress.step_done(step, result, seconds, samples_per_step, tokens_per_step);
       if (options.on_step) {
         options.on_step(step, std::chrono::duration<double>(started.time_since_epoch()).count(),
                         seconds, result);

@@ -35,9 +35,9 @@ const std::vector<SectionSpec>& config_sections() {
        },
        false},
       {"model",
-       "The model to pipeline: built-in (mlp, gpt) or a TorchScript file.",
+       "The model to pipeline: built-in (mlp, gpt, identity) or a TorchScript file.",
        {
-           {"name", ParamType::kString, "gpt", "mlp, gpt, or torchscript."},
+           {"name", ParamType::kString, "gpt", "mlp, gpt, identity, or torchscript."},
            {"path", ParamType::kString, "", "TorchScript .pt file (name: torchscript)."},
            {"cuts", ParamType::kStringList, "params",
             "Where stages start: params (equal parameter counts), balanced (equal measured "

@@ -2,7 +2,9 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
+#include <deque>
 #include <optional>
 
 #include "../stage/split_backward.h"
@@ -74,8 +76,14 @@ struct PipelineExecutor::Impl {
   // Per step.
   std::map<std::pair<int, int>, MicrobatchState> states;
   std::map<std::tuple<int, int, int>, PendingRecv> pending_recvs;
-  std::vector<std::unique_ptr<Work>> pending_sends;
-  std::vector<at::Tensor> sends_in_flight;  // kept alive until their sends complete
+  // Sends in posting order, each with its data, which stays alive until the send completes
+  // (then it is released at once: a step of many microbatches does not hold them all).
+  struct InFlightSend {
+    at::Tensor data;
+    std::unique_ptr<Work> work;
+  };
+  std::deque<InFlightSend> sends;
+  int live_activations = 0;  // stage-microbatches between their F and the end of their backward
   std::vector<std::vector<at::Tensor>> microbatch_inputs;
   std::vector<at::Tensor> microbatch_targets;
   StepResult result;
@@ -136,7 +144,7 @@ struct PipelineExecutor::Impl {
           }
           for (const auto& tensor : state(s, mb).outputs) {
             at::Tensor data = tensor.detach().contiguous();
-            sends_in_flight.push_back(data);
+            sends.push_back({data, nullptr});
             ops.push_back({P2PDirection::kSend, data, rank_of(s + 1),
                            comm_tag(s, mb, FlowDirection::kForward)});
           }
@@ -156,10 +164,14 @@ struct PipelineExecutor::Impl {
                 i < grads.size() && grads[i].defined()
                     ? grads[i].contiguous()
                     : at::zeros(metas[i].shape, at::TensorOptions().dtype(metas[i].dtype));
-            sends_in_flight.push_back(grad);
+            sends.push_back({grad, nullptr});
             ops.push_back({P2PDirection::kSend, grad, rank_of(s - 1),
                            comm_tag(s - 1, mb, FlowDirection::kBackward)});
           }
+          // Held by the send from here on. Keeping per-microbatch tensors to the end of the
+          // step would interleave long-lived blocks with the backward's large temporaries,
+          // and the heap would grow by about one weight gradient per microbatch.
+          grads.clear();
           break;
         }
         case ActionType::kRecvForward:
@@ -185,8 +197,11 @@ struct PipelineExecutor::Impl {
     std::vector<std::unique_ptr<Work>> works;
     if (!ops.empty()) works = require_transport().post_batch(ops);
     std::size_t next = 0;
+    // This batch's sends are the last ones queued, in the same order as their ops.
+    std::size_t send_index = sends.size();
+    for (const auto& op : ops) send_index -= op.direction == P2PDirection::kSend ? 1 : 0;
     for (std::size_t i = 0; i < ops.size(); ++i) {
-      if (ops[i].direction == P2PDirection::kSend) pending_sends.push_back(std::move(works[i]));
+      if (ops[i].direction == P2PDirection::kSend) sends[send_index++].work = std::move(works[i]);
     }
     for (std::size_t k = 0; k < recv_keys.size(); ++k) {
       PendingRecv pending;
@@ -261,6 +276,7 @@ struct PipelineExecutor::Impl {
       st.loss = loss;
     }
     st.forward_done = true;
+    result.peak_activations = std::max(result.peak_activations, ++live_activations);
   }
 
   // The gradients of stage s's outputs for microbatch mb, and the tensors they belong to.
@@ -283,7 +299,8 @@ struct PipelineExecutor::Impl {
                     " runs before the backward of stage " + std::to_string(s + 1) +
                     " on the same rank (microbatch " + std::to_string(mb) + ")");
       }
-      arriving = next.input_grads;
+      arriving = std::move(next.input_grads);
+      next.input_grads.clear();
     } else {
       arriving = await_recv(s, mb, FlowDirection::kBackward);
     }
@@ -363,9 +380,15 @@ struct PipelineExecutor::Impl {
   }
 
   // Activations are released as soon as the backward no longer needs them.
-  static void release_autograd(MicrobatchState& st) {
+  void release_autograd(MicrobatchState& st) {
+    st.inputs.clear();
     st.outputs.clear();
     st.loss = at::Tensor();
+    --live_activations;
+  }
+
+  void release_completed_sends() {
+    while (!sends.empty() && sends.front().work && sends.front().work->test()) sends.pop_front();
   }
 
   void run_action(const Action& action) {
@@ -461,6 +484,7 @@ struct PipelineExecutor::Impl {
         const double started = since_step_start();
         wait_in_action = 0.0;
         run_action(*steps[t]);
+        release_completed_sends();
         // The compute span starts where waiting for its inputs ended.
         record(ActionSpan::Kind::kCompute,
                options.record_timeline ? to_string(*steps[t]) : std::string(),
@@ -476,7 +500,7 @@ struct PipelineExecutor::Impl {
     const int end = static_cast<int>(steps.size());
     try {
       const double draining_since = since_step_start();
-      for (auto& work : pending_sends) work->wait(options.timeout);
+      for (auto& send : sends) send.work->wait(options.timeout);
       record(ActionSpan::Kind::kCommWait, "wait sends", draining_since, since_step_start());
       if (!pending_recvs.empty()) {
         const auto& key = pending_recvs.begin()->first;
@@ -578,8 +602,8 @@ StepResult PipelineExecutor::run_step(const std::vector<at::Tensor>& inputs,
   ++s.training_step;
   s.states.clear();
   s.pending_recvs.clear();
-  s.pending_sends.clear();
-  s.sends_in_flight.clear();
+  s.sends.clear();
+  s.live_activations = 0;
   s.result = StepResult();
   s.microbatch_inputs.clear();
   s.microbatch_targets.clear();
@@ -604,7 +628,7 @@ StepResult PipelineExecutor::run_step(const std::vector<at::Tensor>& inputs,
                         : total;
   }
   s.states.clear();
-  s.sends_in_flight.clear();
+  s.sends.clear();
   return s.result;
 }
 

@@ -68,6 +68,9 @@ struct StepResult {
   double compute_seconds = 0.0;
   double comm_seconds = 0.0;
   std::vector<ActionSpan> timeline;  // only with ExecutorOptions::record_timeline
+  // Most stage-microbatches whose activations this rank held at once (from an F to the end
+  // of its backward: B, or W when split) — what the plan simulator calls peak activations.
+  int peak_activations = 0;
 };
 
 class BATON_API PipelineExecutor {

@@ -1,0 +1,34 @@
+// The processes of `baton bench pipeline` and `baton bench sweep`: the configured ranks
+// training for real (each recording its steps, see bench_pipeline_record.h), and the
+// unpipelined reference alone or as several concurrent copies (bench_unpipelined.h). Every
+// child runs under the bench's deadline; a failure is reported with the child's own words.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "bench_pipeline_record.h"
+#include "bench_process.h"
+#include "bench_scratch.h"
+
+namespace baton_app {
+
+struct PipelineBenchSettings {
+  // The same for every process: [CONFIG] (empty: the embedded default) and --set values.
+  std::vector<std::string> config_words;
+  std::vector<std::string> sets;
+  int ranks = 0, steps = 0, warmup = 0, timeout_s = 0;
+};
+
+// Trains `settings.ranks` local ranks for warmup + steps steps (rendezvous through a file
+// store in `scratch`, no checkpoints or traces) and returns each rank's record.
+std::vector<PipelineRecord> run_pipeline_ranks(const PipelineBenchSettings& settings,
+                                               const ScratchFolder& scratch,
+                                               BenchClock::time_point deadline);
+
+// The unpipelined reference run as `copies` processes at once: the mean of their median
+// step times, in milliseconds.
+double run_unpipelined(const PipelineBenchSettings& settings, int copies,
+                       const ScratchFolder& scratch, BenchClock::time_point deadline);
+
+}  // namespace baton_app

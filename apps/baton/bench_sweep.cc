@@ -1,0 +1,344 @@
+#include "bench_sweep.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include "baton/atomic_file.h"
+#include "baton/config.h"
+#include "baton/config_plugins.h"
+#include "baton/error.h"
+#include "baton/plan/simulate.h"
+#include "baton/suggest.h"
+#include "bench_chart.h"
+#include "bench_pipeline_analysis.h"
+#include "bench_pipeline_runs.h"
+#include "cli_args.h"
+#include "training/compute_setup.h"
+
+namespace baton_app {
+namespace {
+
+const char* const kUsage =
+    "usage: baton bench sweep [CONFIG] [--set key=value]... [--schedules 1f1b,gpipe,zbv:2]\n"
+    "                         [--microbatches 4,8,16,32] [--steps N] [--warmup W]\n"
+    "                         [--out DIR] [--format table|json] [--timeout SECONDS]\n";
+
+struct ScheduleChoice {
+  std::string name;
+  int stages_per_rank = 1;
+  std::string label() const {
+    return stages_per_rank == 1 ? name : name + " (" + std::to_string(stages_per_rank) + "/rank)";
+  }
+};
+
+struct Point {
+  ScheduleChoice schedule;
+  int microbatches = 0;
+  std::string skipped;  // why this point did not run (the schedule refused the shape)
+  double real_ms = 0, predicted_ms = 0;
+  std::vector<std::int64_t> peak_rss_bytes;  // per rank
+  std::vector<int> peak_activations;         // per rank, simulated
+  std::vector<int> measured_activations;     // per rank, the executor's own count
+};
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  for (std::string part; std::getline(in, part, ',');) {
+    if (!part.empty()) parts.push_back(part);
+  }
+  return parts;
+}
+
+std::vector<ScheduleChoice> parse_schedules(const std::string& text) {
+  std::vector<ScheduleChoice> choices;
+  for (const auto& part : split(text)) {
+    ScheduleChoice choice;
+    const std::size_t colon = part.find(':');
+    choice.name = part.substr(0, colon);
+    if (colon != std::string::npos) {
+      char* end = nullptr;
+      const long v = std::strtol(part.c_str() + colon + 1, &end, 10);
+      if (*end != '\0' || v < 1 || v > 64) {
+        throw UsageError("--schedules: '" + part +
+                         "' must be NAME or NAME:STAGES_PER_RANK (1 to 64)\n" + kUsage);
+      }
+      choice.stages_per_rank = static_cast<int>(v);
+    }
+    choices.push_back(choice);
+  }
+  if (choices.empty()) throw UsageError(std::string("--schedules is empty\n") + kUsage);
+  return choices;
+}
+
+std::vector<int> parse_counts(const std::string& text) {
+  std::vector<int> counts;
+  for (const auto& part : split(text)) {
+    char* end = nullptr;
+    const long value = std::strtol(part.c_str(), &end, 10);
+    if (*end != '\0' || value < 1 || value > 4096) {
+      throw UsageError("--microbatches: '" + part + "' is not a count from 1 to 4096\n" + kUsage);
+    }
+    counts.push_back(static_cast<int>(value));
+  }
+  if (counts.empty()) throw UsageError(std::string("--microbatches is empty\n") + kUsage);
+  return counts;
+}
+
+baton::Config load(const PipelineBenchSettings& settings) {
+  baton::ConfigOverrides overrides;
+  overrides.set = settings.sets;
+  return settings.config_words.empty()
+             ? baton::load_config_text("", "<embedded default>", overrides)
+             : baton::load_config_file(settings.config_words[0], overrides);
+}
+
+// Peak memory of one rank over every point, as base + per activation held + per microbatch
+// of the step (receive buffers, the batch: memory every schedule needs per microbatch):
+// least squares with two regressors, so that GPipe (activations = microbatches) and 1F1B
+// (activations fixed) together separate the two.
+struct Fit {
+  double bytes_per_activation = 0, bytes_per_microbatch = 0, base_bytes = 0, r2 = 0;
+  int points = 0;
+};
+
+Fit fit_rank(const std::vector<Point>& points, std::size_t rank) {
+  struct Row {
+    double activations, microbatches, bytes;
+  };
+  std::vector<Row> rows;
+  for (const auto& point : points) {
+    if (point.skipped.empty() && rank < point.peak_rss_bytes.size()) {
+      rows.push_back({static_cast<double>(point.peak_activations[rank]),
+                      static_cast<double>(point.microbatches),
+                      static_cast<double>(point.peak_rss_bytes[rank])});
+    }
+  }
+  Fit fit;
+  fit.points = static_cast<int>(rows.size());
+  if (rows.size() < 4) return fit;
+  // Centred normal equations for y = base + a x1 + m x2.
+  double mx1 = 0, mx2 = 0, my = 0;
+  for (const auto& row : rows) mx1 += row.activations, mx2 += row.microbatches, my += row.bytes;
+  const double n = static_cast<double>(rows.size());
+  mx1 /= n, mx2 /= n, my /= n;
+  double s11 = 0, s22 = 0, s12 = 0, s1y = 0, s2y = 0, syy = 0;
+  for (const auto& row : rows) {
+    const double x1 = row.activations - mx1, x2 = row.microbatches - mx2, y = row.bytes - my;
+    s11 += x1 * x1, s22 += x2 * x2, s12 += x1 * x2, s1y += x1 * y, s2y += x2 * y, syy += y * y;
+  }
+  const double det = s11 * s22 - s12 * s12;
+  if (std::abs(det) < 1e-9) return fit;
+  fit.bytes_per_activation = (s1y * s22 - s2y * s12) / det;
+  fit.bytes_per_microbatch = (s2y * s11 - s1y * s12) / det;
+  fit.base_bytes = my - fit.bytes_per_activation * mx1 - fit.bytes_per_microbatch * mx2;
+  double residual = 0;
+  for (const auto& row : rows) {
+    const double predicted = fit.base_bytes + fit.bytes_per_activation * row.activations +
+                             fit.bytes_per_microbatch * row.microbatches;
+    residual += (row.bytes - predicted) * (row.bytes - predicted);
+  }
+  fit.r2 = syy > 0 ? 1 - residual / syy : 1;
+  return fit;
+}
+
+std::string fixed(double value, int decimals) {
+  char text[48];
+  std::snprintf(text, sizeof(text), "%.*f", decimals, value);
+  return text;
+}
+
+void write_charts(const std::vector<Point>& points, const std::vector<ScheduleChoice>& schedules,
+                  const std::string& dir, const std::string& model) {
+  std::filesystem::create_directories(dir);
+  Chart time{"Step time against microbatches (" + model + ")",
+             "microbatches",
+             "step time, ms (solid: real, dashed: predicted)",
+             {}};
+  Chart memory{"Peak resident memory against microbatches (" + model + ")",
+               "microbatches",
+               "peak RSS of the busiest rank, MiB",
+               {}};
+  int color = 0;
+  for (const auto& schedule : schedules) {
+    ChartSeries real{schedule.label(), {}, color, false};
+    ChartSeries predicted{schedule.label() + " predicted", {}, color, true};
+    ChartSeries rss{schedule.label(), {}, color, false};
+    for (const auto& point : points) {
+      if (point.schedule.label() != schedule.label() || !point.skipped.empty()) continue;
+      real.points.emplace_back(point.microbatches, point.real_ms);
+      predicted.points.emplace_back(point.microbatches, point.predicted_ms);
+      const auto peak = *std::max_element(point.peak_rss_bytes.begin(), point.peak_rss_bytes.end());
+      rss.points.emplace_back(point.microbatches, static_cast<double>(peak) / (1 << 20));
+    }
+    time.series.push_back(real);
+    time.series.push_back(predicted);
+    memory.series.push_back(rss);
+    ++color;
+  }
+  baton::write_file_atomically(dir + "/step_time.svg", render_chart_svg(time));
+  baton::write_file_atomically(dir + "/memory.svg", render_chart_svg(memory));
+}
+
+}  // namespace
+
+int run_sweep_bench(const std::vector<std::string>& args) {
+  const CliArgs cli(
+      args, {"set", "schedules", "microbatches", "steps", "warmup", "out", "format", "timeout"},
+      {});
+  const std::string format = cli.one_of("format", {"table", "json"}, "table");
+  const std::vector<ScheduleChoice> schedules =
+      parse_schedules(cli.value("schedules", "gpipe,1f1b,zbv:2"));
+  const std::vector<int> counts = parse_counts(cli.value("microbatches", "4,8,16,32"));
+  PipelineBenchSettings base;
+  base.config_words = cli.at_most_one_positional("baton bench sweep");
+  base.sets = cli.values("set");
+  base.steps = cli.integer("steps", 8, 2, 100000);
+  base.warmup = cli.integer("warmup", 2, 0, 100000);
+  base.timeout_s = cli.integer("timeout", 1800, 1, 86400);
+  const auto deadline = BenchClock::now() + std::chrono::seconds(base.timeout_s);
+
+  const baton::Config config = load(base);
+  base.ranks = static_cast<int>(config.section("world").get_int("ranks"));
+  const auto batch = config.section("data").get_int("batch_size");
+  const auto configured_microbatches = config.section("schedule").get_int("microbatches");
+  if (base.ranks < 2 || batch % configured_microbatches != 0) {
+    throw baton::ConfigError(
+        "bench sweep needs at least 2 ranks and a data.batch_size that "
+        "schedule.microbatches divides (got " +
+        std::to_string(base.ranks) + " ranks, batch " + std::to_string(batch) + ", " +
+        std::to_string(configured_microbatches) + " microbatches)");
+  }
+  const auto microbatch_size = batch / configured_microbatches;
+  const std::string out =
+      cli.value("out", config.section("run").get_string("output_dir") + "/bench-sweep");
+
+  std::vector<Point> points;
+  for (const auto& schedule : schedules) {
+    for (int count : counts) {
+      Point point;
+      point.schedule = schedule;
+      point.microbatches = count;
+      PipelineBenchSettings settings = base;
+      for (const std::string& set :
+           {"schedule.name=" + schedule.name,
+            "schedule.stages_per_rank=" + std::to_string(schedule.stages_per_rank),
+            "schedule.microbatches=" + std::to_string(count),
+            "data.batch_size=" + std::to_string(microbatch_size * count)}) {
+        settings.sets.push_back(set);
+      }
+      std::cerr << "bench sweep: " << schedule.label() << ", " << count << " microbatches"
+                << std::endl;
+      baton::Config point_config = load(settings);
+      baton::CompiledPlan plan;
+      try {
+        const baton::PluginLoader loader = baton::plugin_loader_for(point_config);
+        const baton::ConfiguredPlugins plugins = baton::resolve_plugins(point_config, loader);
+        plan = baton::compile_configured_plan(point_config, plugins, base.ranks).plan;
+      } catch (const baton::ConfigError& error) {
+        point.skipped = error.what();
+        points.push_back(point);
+        continue;
+      }
+      const ScratchFolder run_scratch;
+      const auto records = run_pipeline_ranks(settings, run_scratch, deadline);
+      PipelineFigures figures;
+      analyse_pipeline(records, settings.warmup, plan.lowered, &figures);
+      point.real_ms = figures.real_ms;
+      point.predicted_ms = figures.predicted_ms;
+      const baton::SimulationResult simulated = baton::simulate(plan.lowered);
+      for (std::size_t r = 0; r < records.size(); ++r) {
+        point.peak_rss_bytes.push_back(records[r].peak_rss_bytes);
+        point.peak_activations.push_back(simulated.ranks.at(r).peak_activations);
+        int measured = 0;
+        for (const auto& step : records[r].steps)
+          measured = std::max(measured, step.peak_activations);
+        point.measured_activations.push_back(measured);
+      }
+      points.push_back(point);
+    }
+  }
+  const std::string model = config.section("model").get_string("name") + ", microbatch of " +
+                            std::to_string(microbatch_size);
+  write_charts(points, schedules, out, model);
+
+  std::ostringstream text;
+  if (format == "json") {
+    text << "{\"microbatch_size\": " << microbatch_size << ", \"points\": [";
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const Point& p = points[i];
+      text << (i ? ", " : "") << "{\"schedule\": \"" << p.schedule.name
+           << "\", \"stages_per_rank\": " << p.schedule.stages_per_rank
+           << ", \"microbatches\": " << p.microbatches;
+      if (!p.skipped.empty()) {
+        text << ", \"skipped\": " << json_quote(p.skipped) << "}";
+        continue;
+      }
+      text << ", \"real_ms\": " << fixed(p.real_ms, 3)
+           << ", \"predicted_ms\": " << fixed(p.predicted_ms, 3) << ", \"peak_rss_bytes\": [";
+      for (std::size_t r = 0; r < p.peak_rss_bytes.size(); ++r)
+        text << (r ? ", " : "") << p.peak_rss_bytes[r];
+      text << "], \"peak_activations\": [";
+      for (std::size_t r = 0; r < p.peak_activations.size(); ++r)
+        text << (r ? ", " : "") << p.peak_activations[r];
+      text << "], \"measured_activations\": [";
+      for (std::size_t r = 0; r < p.measured_activations.size(); ++r)
+        text << (r ? ", " : "") << p.measured_activations[r];
+      text << "]}";
+    }
+    text << "], \"fits\": [";
+    for (int r = 0; r < base.ranks; ++r) {
+      const Fit fit = fit_rank(points, static_cast<std::size_t>(r));
+      text << (r ? ", " : "") << "{\"rank\": " << r
+           << ", \"bytes_per_activation\": " << fixed(fit.bytes_per_activation, 0)
+           << ", \"bytes_per_microbatch\": " << fixed(fit.bytes_per_microbatch, 0)
+           << ", \"base_bytes\": " << fixed(fit.base_bytes, 0) << ", \"r2\": " << fixed(fit.r2, 4)
+           << "}";
+    }
+    text << "], \"charts\": [" << json_quote(out + "/step_time.svg") << ", "
+         << json_quote(out + "/memory.svg") << "]}\n";
+  } else {
+    text << "bench sweep: " << model << "; medians over " << base.steps
+         << " steps after warm-up\n\n"
+         << "  schedule                  M   real_ms  predicted_ms  efficiency  peak RSS per "
+            "rank (MiB)   activations held per rank: simulated (measured)\n";
+    for (const Point& p : points) {
+      char line[160];
+      std::snprintf(line, sizeof(line), "  %-24s %3d", p.schedule.label().c_str(), p.microbatches);
+      text << line;
+      if (!p.skipped.empty()) {
+        text << "   skipped: " << p.skipped << "\n";
+        continue;
+      }
+      std::snprintf(line, sizeof(line), "  %8.2f  %12.2f  %10.3f   ", p.real_ms, p.predicted_ms,
+                    p.real_ms > 0 ? p.predicted_ms / p.real_ms : 0);
+      text << line;
+      std::string rss, held;
+      for (auto bytes : p.peak_rss_bytes)
+        rss += (rss.empty() ? "" : " / ") + fixed(static_cast<double>(bytes) / (1 << 20), 1);
+      for (std::size_t r = 0; r < p.peak_activations.size(); ++r) {
+        held += (held.empty() ? "" : " / ") + std::to_string(p.peak_activations[r]) + " (" +
+                std::to_string(p.measured_activations[r]) + ")";
+      }
+      std::snprintf(line, sizeof(line), "%-26s %s\n", rss.c_str(), held.c_str());
+      text << line;
+    }
+    text << "\n  peak memory = base + per activation held + per microbatch (least squares over "
+            "every point):\n";
+    for (int r = 0; r < base.ranks; ++r) {
+      const Fit fit = fit_rank(points, static_cast<std::size_t>(r));
+      text << "    rank " << r << ": " << fixed(fit.bytes_per_activation / 1024, 1)
+           << " KiB per activation, " << fixed(fit.bytes_per_microbatch / 1024, 1)
+           << " KiB per microbatch, base " << fixed(fit.base_bytes / (1 << 20), 1) << " MiB, r^2 "
+           << fixed(fit.r2, 3) << " (" << fit.points << " points)\n";
+    }
+    text << "\n  pictures: " << out << "/step_time.svg, " << out << "/memory.svg\n";
+  }
+  std::cout << text.str();
+  return 0;
+}
+
+}  // namespace baton_app
