@@ -13,9 +13,15 @@ namespace baton_app {
 
 void PipelineRecorder::attach(TrainOptions* options) {
   options->record_timeline = true;
+  options->sample_heap = true;
   options->on_step = [this](int step, double started_s, double seconds,
                             const baton::StepResult& result) {
-    RecordedStep recorded{step, started_s, seconds, result.step_seconds, result.peak_activations,
+    RecordedStep recorded{step,
+                          started_s,
+                          seconds,
+                          result.step_seconds,
+                          result.peak_activations,
+                          result.peak_heap_bytes,
                           {}};
     for (const auto& span : result.timeline) {
       recorded.spans.push_back({static_cast<int>(span.kind), span.name, span.start, span.end});
@@ -32,8 +38,9 @@ void PipelineRecorder::write() const {
   std::ostringstream out;
   char line[160];
   for (const auto& step : record_.steps) {
-    std::snprintf(line, sizeof(line), "step %d %.9f %.9f %.9f %d\n", step.step, step.started_s,
-                  step.seconds, step.executor_seconds, step.peak_activations);
+    std::snprintf(line, sizeof(line), "step %d %.9f %.9f %.9f %d %lld\n", step.step, step.started_s,
+                  step.seconds, step.executor_seconds, step.peak_activations,
+                  static_cast<long long>(step.peak_heap_bytes));
     out << line;
     for (const auto& span : step.spans) {
       std::snprintf(line, sizeof(line), "span %d %.9f %.9f ", span.kind, span.start, span.end);
@@ -64,8 +71,10 @@ PipelineRecord read_pipeline_record(const std::string& path) {
     bool ok = true;
     if (word == "step") {
       RecordedStep step;
+      long long heap = 0;
       ok = static_cast<bool>(in >> step.step >> step.started_s >> step.seconds >>
-                             step.executor_seconds >> step.peak_activations);
+                             step.executor_seconds >> step.peak_activations >> heap);
+      step.peak_heap_bytes = heap;
       record.steps.push_back(step);
     } else if (word == "span" && !record.steps.empty()) {
       RecordedSpan span;

@@ -23,7 +23,8 @@ struct RecordedStep {
   double started_s = 0.0;  // steady clock, comparable across processes of one machine
   double seconds = 0.0;    // the whole step: batch, zeroing, plan, optimizer, progress
   double executor_seconds = 0.0;
-  int peak_activations = 0;  // baton::StepResult::peak_activations
+  int peak_activations = 0;          // baton::StepResult::peak_activations
+  std::int64_t peak_heap_bytes = 0;  // baton::StepResult::peak_heap_bytes
   std::vector<RecordedSpan> spans;
 };
 

@@ -39,9 +39,10 @@ struct Point {
   int microbatches = 0;
   std::string skipped;  // why this point did not run (the schedule refused the shape)
   double real_ms = 0, predicted_ms = 0;
-  std::vector<std::int64_t> peak_rss_bytes;  // per rank
-  std::vector<int> peak_activations;         // per rank, simulated
-  std::vector<int> measured_activations;     // per rank, the executor's own count
+  std::vector<std::int64_t> peak_rss_bytes;   // per rank, resident (includes what malloc keeps)
+  std::vector<std::int64_t> peak_heap_bytes;  // per rank, in use, sampled after every action
+  std::vector<int> peak_activations;          // per rank, simulated
+  std::vector<int> measured_activations;      // per rank, the executor's own count
 };
 
 std::vector<std::string> split(const std::string& text) {
@@ -96,52 +97,39 @@ baton::Config load(const PipelineBenchSettings& settings) {
              : baton::load_config_file(settings.config_words[0], overrides);
 }
 
-// Peak memory of one rank over every point, as base + per activation held + per microbatch
-// of the step (receive buffers, the batch: memory every schedule needs per microbatch):
-// least squares with two regressors, so that GPipe (activations = microbatches) and 1F1B
-// (activations fixed) together separate the two.
+// What one activation held costs a rank: among points with the same microbatch count and
+// stages per rank (so the same batch and receive buffers), the heap in use of the schedule
+// holding the most activations minus that of the one holding the fewest, per activation;
+// the median over such pairs. (A regression over every point confounds activations with
+// the per-microbatch buffers, which grow with stages per rank too.)
 struct Fit {
-  double bytes_per_activation = 0, bytes_per_microbatch = 0, base_bytes = 0, r2 = 0;
-  int points = 0;
+  double bytes_per_activation = 0;
+  int pairs = 0;
 };
 
 Fit fit_rank(const std::vector<Point>& points, std::size_t rank) {
-  struct Row {
-    double activations, microbatches, bytes;
-  };
-  std::vector<Row> rows;
-  for (const auto& point : points) {
-    if (point.skipped.empty() && rank < point.peak_rss_bytes.size()) {
-      rows.push_back({static_cast<double>(point.peak_activations[rank]),
-                      static_cast<double>(point.microbatches),
-                      static_cast<double>(point.peak_rss_bytes[rank])});
+  std::vector<double> slopes;
+  for (const auto& a : points) {
+    if (!a.skipped.empty() || rank >= a.peak_heap_bytes.size()) continue;
+    const Point* fewest = &a;
+    for (const auto& b : points) {
+      if (!b.skipped.empty() || rank >= b.peak_heap_bytes.size() ||
+          b.microbatches != a.microbatches ||
+          b.schedule.stages_per_rank != a.schedule.stages_per_rank) {
+        continue;
+      }
+      if (b.peak_activations[rank] < fewest->peak_activations[rank]) fewest = &b;
     }
+    // A difference of a few activations drowns in allocator noise: pairs that differ by
+    // fewer than four are left out.
+    const int held = a.peak_activations[rank] - fewest->peak_activations[rank];
+    if (held < 4) continue;
+    slopes.push_back(static_cast<double>(a.peak_heap_bytes[rank] - fewest->peak_heap_bytes[rank]) /
+                     held);
   }
   Fit fit;
-  fit.points = static_cast<int>(rows.size());
-  if (rows.size() < 4) return fit;
-  // Centred normal equations for y = base + a x1 + m x2.
-  double mx1 = 0, mx2 = 0, my = 0;
-  for (const auto& row : rows) mx1 += row.activations, mx2 += row.microbatches, my += row.bytes;
-  const double n = static_cast<double>(rows.size());
-  mx1 /= n, mx2 /= n, my /= n;
-  double s11 = 0, s22 = 0, s12 = 0, s1y = 0, s2y = 0, syy = 0;
-  for (const auto& row : rows) {
-    const double x1 = row.activations - mx1, x2 = row.microbatches - mx2, y = row.bytes - my;
-    s11 += x1 * x1, s22 += x2 * x2, s12 += x1 * x2, s1y += x1 * y, s2y += x2 * y, syy += y * y;
-  }
-  const double det = s11 * s22 - s12 * s12;
-  if (std::abs(det) < 1e-9) return fit;
-  fit.bytes_per_activation = (s1y * s22 - s2y * s12) / det;
-  fit.bytes_per_microbatch = (s2y * s11 - s1y * s12) / det;
-  fit.base_bytes = my - fit.bytes_per_activation * mx1 - fit.bytes_per_microbatch * mx2;
-  double residual = 0;
-  for (const auto& row : rows) {
-    const double predicted = fit.base_bytes + fit.bytes_per_activation * row.activations +
-                             fit.bytes_per_microbatch * row.microbatches;
-    residual += (row.bytes - predicted) * (row.bytes - predicted);
-  }
-  fit.r2 = syy > 0 ? 1 - residual / syy : 1;
+  fit.pairs = static_cast<int>(slopes.size());
+  fit.bytes_per_activation = median_of(slopes);
   return fit;
 }
 
@@ -158,24 +146,30 @@ void write_charts(const std::vector<Point>& points, const std::vector<ScheduleCh
              "microbatches",
              "step time, ms (solid: real, dashed: predicted)",
              {}};
-  Chart memory{"Peak resident memory against microbatches (" + model + ")",
+  Chart memory{"Peak memory against microbatches (" + model + ")",
                "microbatches",
-               "peak RSS of the busiest rank, MiB",
+               "MiB, busiest rank (solid: heap in use, dashed: resident)",
                {}};
   int color = 0;
   for (const auto& schedule : schedules) {
     ChartSeries real{schedule.label(), {}, color, false};
     ChartSeries predicted{schedule.label() + " predicted", {}, color, true};
-    ChartSeries rss{schedule.label(), {}, color, false};
+    ChartSeries heap{schedule.label() + " in use", {}, color, false};
+    ChartSeries rss{schedule.label() + " resident", {}, color, true};
     for (const auto& point : points) {
       if (point.schedule.label() != schedule.label() || !point.skipped.empty()) continue;
       real.points.emplace_back(point.microbatches, point.real_ms);
       predicted.points.emplace_back(point.microbatches, point.predicted_ms);
-      const auto peak = *std::max_element(point.peak_rss_bytes.begin(), point.peak_rss_bytes.end());
-      rss.points.emplace_back(point.microbatches, static_cast<double>(peak) / (1 << 20));
+      const auto resident =
+          *std::max_element(point.peak_rss_bytes.begin(), point.peak_rss_bytes.end());
+      const auto in_use =
+          *std::max_element(point.peak_heap_bytes.begin(), point.peak_heap_bytes.end());
+      rss.points.emplace_back(point.microbatches, static_cast<double>(resident) / (1 << 20));
+      heap.points.emplace_back(point.microbatches, static_cast<double>(in_use) / (1 << 20));
     }
     time.series.push_back(real);
     time.series.push_back(predicted);
+    memory.series.push_back(heap);
     memory.series.push_back(rss);
     ++color;
   }
@@ -254,9 +248,14 @@ int run_sweep_bench(const std::vector<std::string>& args) {
         point.peak_rss_bytes.push_back(records[r].peak_rss_bytes);
         point.peak_activations.push_back(simulated.ranks.at(r).peak_activations);
         int measured = 0;
-        for (const auto& step : records[r].steps)
+        std::int64_t heap = 0;
+        for (const auto& step : records[r].steps) {
+          if (step.step <= settings.warmup) continue;
           measured = std::max(measured, step.peak_activations);
+          heap = std::max(heap, step.peak_heap_bytes);
+        }
         point.measured_activations.push_back(measured);
+        point.peak_heap_bytes.push_back(heap);
       }
       points.push_back(point);
     }
@@ -281,6 +280,9 @@ int run_sweep_bench(const std::vector<std::string>& args) {
            << ", \"predicted_ms\": " << fixed(p.predicted_ms, 3) << ", \"peak_rss_bytes\": [";
       for (std::size_t r = 0; r < p.peak_rss_bytes.size(); ++r)
         text << (r ? ", " : "") << p.peak_rss_bytes[r];
+      text << "], \"peak_heap_bytes\": [";
+      for (std::size_t r = 0; r < p.peak_heap_bytes.size(); ++r)
+        text << (r ? ", " : "") << p.peak_heap_bytes[r];
       text << "], \"peak_activations\": [";
       for (std::size_t r = 0; r < p.peak_activations.size(); ++r)
         text << (r ? ", " : "") << p.peak_activations[r];
@@ -294,17 +296,16 @@ int run_sweep_bench(const std::vector<std::string>& args) {
       const Fit fit = fit_rank(points, static_cast<std::size_t>(r));
       text << (r ? ", " : "") << "{\"rank\": " << r
            << ", \"bytes_per_activation\": " << fixed(fit.bytes_per_activation, 0)
-           << ", \"bytes_per_microbatch\": " << fixed(fit.bytes_per_microbatch, 0)
-           << ", \"base_bytes\": " << fixed(fit.base_bytes, 0) << ", \"r2\": " << fixed(fit.r2, 4)
-           << "}";
+           << ", \"pairs\": " << fit.pairs << "}";
     }
     text << "], \"charts\": [" << json_quote(out + "/step_time.svg") << ", "
          << json_quote(out + "/memory.svg") << "]}\n";
   } else {
     text << "bench sweep: " << model << "; medians over " << base.steps
          << " steps after warm-up\n\n"
-         << "  schedule                  M   real_ms  predicted_ms  efficiency  peak RSS per "
-            "rank (MiB)   activations held per rank: simulated (measured)\n";
+         << "  schedule                  M   real_ms  predicted_ms  efficiency  peak memory per "
+            "rank, heap in use / resident (MiB)   activations held per rank: simulated "
+            "(measured)\n";
     for (const Point& p : points) {
       char line[160];
       std::snprintf(line, sizeof(line), "  %-24s %3d", p.schedule.label().c_str(), p.microbatches);
@@ -317,23 +318,24 @@ int run_sweep_bench(const std::vector<std::string>& args) {
                     p.real_ms > 0 ? p.predicted_ms / p.real_ms : 0);
       text << line;
       std::string rss, held;
-      for (auto bytes : p.peak_rss_bytes)
-        rss += (rss.empty() ? "" : " / ") + fixed(static_cast<double>(bytes) / (1 << 20), 1);
+      for (std::size_t r = 0; r < p.peak_rss_bytes.size(); ++r) {
+        rss += (rss.empty() ? "" : ", ") +
+               fixed(static_cast<double>(p.peak_heap_bytes[r]) / (1 << 20), 1) + " / " +
+               fixed(static_cast<double>(p.peak_rss_bytes[r]) / (1 << 20), 1);
+      }
       for (std::size_t r = 0; r < p.peak_activations.size(); ++r) {
         held += (held.empty() ? "" : " / ") + std::to_string(p.peak_activations[r]) + " (" +
                 std::to_string(p.measured_activations[r]) + ")";
       }
-      std::snprintf(line, sizeof(line), "%-26s %s\n", rss.c_str(), held.c_str());
+      std::snprintf(line, sizeof(line), "%-36s %s\n", rss.c_str(), held.c_str());
       text << line;
     }
-    text << "\n  peak memory = base + per activation held + per microbatch (least squares over "
-            "every point):\n";
+    text << "\n  heap per activation held (same microbatches and stages per rank, most held "
+            "against fewest, median):\n";
     for (int r = 0; r < base.ranks; ++r) {
       const Fit fit = fit_rank(points, static_cast<std::size_t>(r));
-      text << "    rank " << r << ": " << fixed(fit.bytes_per_activation / 1024, 1)
-           << " KiB per activation, " << fixed(fit.bytes_per_microbatch / 1024, 1)
-           << " KiB per microbatch, base " << fixed(fit.base_bytes / (1 << 20), 1) << " MiB, r^2 "
-           << fixed(fit.r2, 3) << " (" << fit.points << " points)\n";
+      text << "    rank " << r << ": " << fixed(fit.bytes_per_activation / 1024, 1) << " KiB ("
+           << fit.pairs << " pairs)\n";
     }
     text << "\n  pictures: " << out << "/step_time.svg, " << out << "/memory.svg\n";
   }

@@ -112,6 +112,7 @@ TEST(CliBenchSweep, EveryPointRunsAndThePicturesAreWritten) {
   EXPECT_THAT(result.output,
               HasSubstr("\"peak_activations\": [2, 1], \"measured_activations\": [2, 1]"));
   EXPECT_THAT(result.output, HasSubstr("\"bytes_per_activation\""));
+  EXPECT_THAT(result.output, HasSubstr("\"peak_heap_bytes\": ["));
   for (const char* picture : {"/step_time.svg", "/memory.svg"}) {
     const auto svg = baton_test::run_command("head -c 200 '" + out + picture + "'");
     EXPECT_THAT(svg.output, HasSubstr("<svg")) << picture;

@@ -210,6 +210,7 @@ void train(baton::Config& config, const TrainOptions& options) {
   executor_options.timeout = timeout;
   executor_options.record_timeline =
       config.section("trace").get_bool("enabled") || options.record_timeline;
+  executor_options.sample_heap = options.sample_heap;
   int kill_at_step = -1;
   inject_failure_from_environment(world.rank, &executor_options, &kill_at_step);
   baton::PipelineExecutor executor(world.rank, plan.lowered, stages, transport,

@@ -33,6 +33,7 @@ struct TrainOptions {
   // and `on_step` sees every step as it ends: when it started (steady clock, seconds), how
   // long it took in all (batch, zeroing, plan, optimizer, progress) and the executor's result.
   bool record_timeline = false;
+  bool sample_heap = false;  // ExecutorOptions::sample_heap
   std::function<void(int step, double started_s, double seconds, const baton::StepResult&)> on_step;
   // After the last step, ranks 0 and 1 time a ping-pong of one stage-boundary message over
   // the run's transport and rank 0 reports it (bytes, one-way seconds).

@@ -2,7 +2,9 @@
 
 #include <ATen/ATen.h>
 
+#include <malloc.h>
 #include <algorithm>
+
 #include <cmath>
 #include <deque>
 #include <optional>
@@ -17,6 +19,16 @@
 
 namespace baton {
 namespace {
+
+// Bytes malloc has handed out and not got back (every arena, and blocks it mmapped).
+std::int64_t heap_bytes_in_use() {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+  const struct mallinfo2 info = mallinfo2();
+  return static_cast<std::int64_t>(info.uordblks + info.hblkhd);
+#else
+  return 0;
+#endif
+}
 
 bool is_differentiable(const TensorMeta& meta) {
   return at::isFloatingType(meta.dtype) || at::isComplexType(meta.dtype);
@@ -485,6 +497,9 @@ struct PipelineExecutor::Impl {
         wait_in_action = 0.0;
         run_action(*steps[t]);
         release_completed_sends();
+        if (options.sample_heap) {
+          result.peak_heap_bytes = std::max(result.peak_heap_bytes, heap_bytes_in_use());
+        }
         // The compute span starts where waiting for its inputs ended.
         record(ActionSpan::Kind::kCompute,
                options.record_timeline ? to_string(*steps[t]) : std::string(),

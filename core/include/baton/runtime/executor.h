@@ -46,6 +46,9 @@ struct ExecutorOptions {
   // Record a span per action in StepResult::timeline (for traces); the totals in
   // StepResult are measured either way.
   bool record_timeline = false;
+  // Sample the heap's bytes in use after every compute action, into
+  // StepResult::peak_heap_bytes (glibc's mallinfo2, tens of microseconds: benchmarks only).
+  bool sample_heap = false;
 };
 
 // What ran on this rank during a step, in seconds from the step's start.
@@ -71,6 +74,8 @@ struct StepResult {
   // Most stage-microbatches whose activations this rank held at once (from an F to the end
   // of its backward: B, or W when split) — what the plan simulator calls peak activations.
   int peak_activations = 0;
+  // Most bytes the heap had in use after a compute action (ExecutorOptions::sample_heap).
+  std::int64_t peak_heap_bytes = 0;
 };
 
 class BATON_API PipelineExecutor {
