@@ -7,6 +7,7 @@
 
 #include "baton/plan/action.h"
 #include "baton/plan/simulate.h"
+#include "bench_format.h"
 
 namespace baton_app {
 namespace {
@@ -30,12 +31,6 @@ std::string type_letter(baton::ActionType type) {
 
 bool contains(const std::string& text, const char* part) {
   return text.find(part) != std::string::npos;
-}
-
-std::string fixed(double value, int decimals = 2) {
-  char text[64];
-  std::snprintf(text, sizeof(text), "%.*f", decimals, value);
-  return text;
 }
 
 }  // namespace

@@ -6,17 +6,12 @@
 
 #include "baton/error.h"
 #include "baton/plan/format.h"
+#include "bench_format.h"
 #include "bench_sizes.h"
 
 namespace baton_app {
 
 namespace {
-
-std::string fixed(double value, int digits) {
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(digits) << value;
-  return out.str();
-}
 
 std::string cell(const std::optional<double>& value, int digits) {
   return value ? fixed(*value, digits) : "n/a";

@@ -13,6 +13,7 @@
 #include "baton/plan/simulate.h"
 #include "baton/suggest.h"
 #include "bench_chart.h"
+#include "bench_format.h"
 #include "bench_pipeline_analysis.h"
 #include "bench_pipeline_runs.h"
 #include "cli_args.h"
@@ -131,12 +132,6 @@ Fit fit_rank(const std::vector<Point>& points, std::size_t rank) {
   fit.pairs = static_cast<int>(slopes.size());
   fit.bytes_per_activation = median_of(slopes);
   return fit;
-}
-
-std::string fixed(double value, int decimals) {
-  char text[48];
-  std::snprintf(text, sizeof(text), "%.*f", decimals, value);
-  return text;
 }
 
 void write_charts(const std::vector<Point>& points, const std::vector<ScheduleChoice>& schedules,
