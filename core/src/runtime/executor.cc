@@ -470,11 +470,8 @@ struct PipelineExecutor::Impl {
             receives = receives || is_receive(steps[t]->type);
             run.push_back(*steps[t++]);
           }
-          if (early_receives && receives && !receives_posted) {
-            t = first;
-            post_step_receives(first);  // the run's own receives are among them
-            t = first + run.size();
-          }
+          // The run's own receives are among the step's.
+          if (early_receives && receives && !receives_posted) post_step_receives(first);
           try {
             const double posted_at = since_step_start();
             post_comms(run);
