@@ -58,21 +58,12 @@ double validator_check_us(const baton::Config& config, std::int64_t elements) {
 int run_pipeline_bench(const std::vector<std::string>& args) {
   const CliArgs cli(args, {"set", "steps", "warmup", "format", "timeout"}, {});
   const std::string format = cli.one_of("format", {"table", "json"}, "table");
-  PipelineBenchSettings settings;
-  settings.config_words = cli.at_most_one_positional("baton bench pipeline");
-  settings.sets = cli.values("set");
-  settings.steps = cli.integer("steps", 20, 2, 100000);
-  settings.warmup = cli.integer("warmup", 3, 0, 100000);
-  settings.timeout_s = cli.integer("timeout", 900, 1, 86400);
+  PipelineBenchSettings settings = bench_settings(cli, "baton bench pipeline", 20, 3, 900);
   const auto deadline = BenchClock::now() + std::chrono::seconds(settings.timeout_s);
 
   // Everything that can be checked here is, before any process starts: the configuration,
   // the plugins, the plan.
-  baton::ConfigOverrides overrides;
-  overrides.set = settings.sets;
-  baton::Config config = settings.config_words.empty()
-                             ? baton::load_config_text("", "<embedded default>", overrides)
-                             : baton::load_config_file(settings.config_words[0], overrides);
+  baton::Config config = load_bench_config(settings);
   settings.ranks = static_cast<int>(config.section("world").get_int("ranks"));
   if (settings.ranks < 2) {
     throw baton::ConfigError("bench pipeline needs at least 2 ranks (world.ranks is " +

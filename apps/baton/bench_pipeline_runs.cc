@@ -61,6 +61,25 @@ std::vector<std::string> with_sets(std::vector<std::string> argv,
 
 }  // namespace
 
+PipelineBenchSettings bench_settings(const CliArgs& cli, const std::string& command, int steps,
+                                     int warmup, int timeout_s) {
+  PipelineBenchSettings settings;
+  settings.config_words = cli.at_most_one_positional(command);
+  settings.sets = cli.values("set");
+  settings.steps = cli.integer("steps", steps, 2, 100000);
+  settings.warmup = cli.integer("warmup", warmup, 0, 100000);
+  settings.timeout_s = cli.integer("timeout", timeout_s, 1, 86400);
+  return settings;
+}
+
+baton::Config load_bench_config(const PipelineBenchSettings& settings) {
+  baton::ConfigOverrides overrides;
+  overrides.set = settings.sets;
+  return settings.config_words.empty()
+             ? baton::load_config_text("", "<embedded default>", overrides)
+             : baton::load_config_file(settings.config_words[0], overrides);
+}
+
 std::vector<PipelineRecord> run_pipeline_ranks(const PipelineBenchSettings& settings,
                                                const ScratchFolder& scratch,
                                                BenchClock::time_point deadline) {

@@ -7,9 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "baton/config.h"
 #include "bench_pipeline_record.h"
 #include "bench_process.h"
 #include "bench_scratch.h"
+#include "cli_args.h"
 
 namespace baton_app {
 
@@ -19,6 +21,14 @@ struct PipelineBenchSettings {
   std::vector<std::string> sets;
   int ranks = 0, steps = 0, warmup = 0, timeout_s = 0;
 };
+
+// The options both benches share: [CONFIG], --set, --steps, --warmup, --timeout (with these
+// defaults); `ranks` stays 0 until the configuration is read.
+PipelineBenchSettings bench_settings(const CliArgs& cli, const std::string& command, int steps,
+                                     int warmup, int timeout_s);
+
+// The configuration every process of the bench reads: [CONFIG] with the --set values.
+baton::Config load_bench_config(const PipelineBenchSettings& settings);
 
 // Trains `settings.ranks` local ranks for warmup + steps steps (rendezvous through a file
 // store in `scratch`, no checkpoints or traces) and returns each rank's record.

@@ -90,14 +90,6 @@ std::vector<int> parse_counts(const std::string& text) {
   return counts;
 }
 
-baton::Config load(const PipelineBenchSettings& settings) {
-  baton::ConfigOverrides overrides;
-  overrides.set = settings.sets;
-  return settings.config_words.empty()
-             ? baton::load_config_text("", "<embedded default>", overrides)
-             : baton::load_config_file(settings.config_words[0], overrides);
-}
-
 // What one activation held costs a rank: among points with the same microbatch count and
 // stages per rank (so the same batch and receive buffers), the heap in use of the schedule
 // holding the most activations minus that of the one holding the fewest, per activation;
@@ -182,15 +174,10 @@ int run_sweep_bench(const std::vector<std::string>& args) {
   const std::vector<ScheduleChoice> schedules =
       parse_schedules(cli.value("schedules", "gpipe,1f1b,zbv:2"));
   const std::vector<int> counts = parse_counts(cli.value("microbatches", "4,8,16,32"));
-  PipelineBenchSettings base;
-  base.config_words = cli.at_most_one_positional("baton bench sweep");
-  base.sets = cli.values("set");
-  base.steps = cli.integer("steps", 8, 2, 100000);
-  base.warmup = cli.integer("warmup", 2, 0, 100000);
-  base.timeout_s = cli.integer("timeout", 1800, 1, 86400);
+  PipelineBenchSettings base = bench_settings(cli, "baton bench sweep", 8, 2, 1800);
   const auto deadline = BenchClock::now() + std::chrono::seconds(base.timeout_s);
 
-  const baton::Config config = load(base);
+  const baton::Config config = load_bench_config(base);
   base.ranks = static_cast<int>(config.section("world").get_int("ranks"));
   const auto batch = config.section("data").get_int("batch_size");
   const auto configured_microbatches = config.section("schedule").get_int("microbatches");
@@ -221,7 +208,7 @@ int run_sweep_bench(const std::vector<std::string>& args) {
       }
       std::cerr << "bench sweep: " << schedule.label() << ", " << count << " microbatches"
                 << std::endl;
-      baton::Config point_config = load(settings);
+      baton::Config point_config = load_bench_config(settings);
       baton::CompiledPlan plan;
       try {
         const baton::PluginLoader loader = baton::plugin_loader_for(point_config);
