@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "baton/plan/action.h"
+#include "baton/plan/format.h"
 #include "baton/plan/simulate.h"
 #include "bench_format.h"
 
@@ -190,7 +191,7 @@ std::string format_pipeline_table(const PipelineFigures& f) {
 
 std::string format_pipeline_json(const PipelineFigures& f) {
   std::ostringstream out;
-  out << "{\"schedule\": \"" << f.schedule << "\", \"ranks\": " << f.ranks
+  out << "{\"schedule\": " << baton::json_quote(f.schedule) << ", \"ranks\": " << f.ranks
       << ", \"stages\": " << f.stages << ", \"microbatches\": " << f.microbatches
       << ", \"measured_steps\": " << f.measured_steps << ", \"real_ms\": " << fixed(f.real_ms, 3)
       << ", \"predicted_ms\": " << fixed(f.predicted_ms, 3)

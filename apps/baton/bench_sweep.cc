@@ -10,6 +10,7 @@
 #include "baton/config.h"
 #include "baton/config_plugins.h"
 #include "baton/error.h"
+#include "baton/plan/format.h"
 #include "baton/plan/simulate.h"
 #include "baton/suggest.h"
 #include "bench_chart.h"
@@ -17,7 +18,6 @@
 #include "bench_pipeline_analysis.h"
 #include "bench_pipeline_runs.h"
 #include "cli_args.h"
-#include "training/compute_setup.h"
 
 namespace baton_app {
 namespace {
@@ -45,6 +45,15 @@ struct Point {
   std::vector<int> peak_activations;          // per rank, simulated
   std::vector<int> measured_activations;      // per rank, the executor's own count
 };
+
+// "[1, 2, 3]"
+template <typename Number>
+std::string json_list(const std::vector<Number>& values) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < values.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(values[i]);
+  return text + "]";
+}
 
 std::vector<std::string> split(const std::string& text) {
   std::vector<std::string> parts;
@@ -255,23 +264,15 @@ int run_sweep_bench(const std::vector<std::string>& args) {
            << "\", \"stages_per_rank\": " << p.schedule.stages_per_rank
            << ", \"microbatches\": " << p.microbatches;
       if (!p.skipped.empty()) {
-        text << ", \"skipped\": " << json_quote(p.skipped) << "}";
+        text << ", \"skipped\": " << baton::json_quote(p.skipped) << "}";
         continue;
       }
       text << ", \"real_ms\": " << fixed(p.real_ms, 3)
-           << ", \"predicted_ms\": " << fixed(p.predicted_ms, 3) << ", \"peak_rss_bytes\": [";
-      for (std::size_t r = 0; r < p.peak_rss_bytes.size(); ++r)
-        text << (r ? ", " : "") << p.peak_rss_bytes[r];
-      text << "], \"peak_heap_bytes\": [";
-      for (std::size_t r = 0; r < p.peak_heap_bytes.size(); ++r)
-        text << (r ? ", " : "") << p.peak_heap_bytes[r];
-      text << "], \"peak_activations\": [";
-      for (std::size_t r = 0; r < p.peak_activations.size(); ++r)
-        text << (r ? ", " : "") << p.peak_activations[r];
-      text << "], \"measured_activations\": [";
-      for (std::size_t r = 0; r < p.measured_activations.size(); ++r)
-        text << (r ? ", " : "") << p.measured_activations[r];
-      text << "]}";
+           << ", \"predicted_ms\": " << fixed(p.predicted_ms, 3)
+           << ", \"peak_rss_bytes\": " << json_list(p.peak_rss_bytes)
+           << ", \"peak_heap_bytes\": " << json_list(p.peak_heap_bytes)
+           << ", \"peak_activations\": " << json_list(p.peak_activations)
+           << ", \"measured_activations\": " << json_list(p.measured_activations) << "}";
     }
     text << "], \"fits\": [";
     for (int r = 0; r < base.ranks; ++r) {
@@ -280,8 +281,8 @@ int run_sweep_bench(const std::vector<std::string>& args) {
            << ", \"bytes_per_activation\": " << fixed(fit.bytes_per_activation, 0)
            << ", \"pairs\": " << fit.pairs << "}";
     }
-    text << "], \"charts\": [" << json_quote(out + "/step_time.svg") << ", "
-         << json_quote(out + "/memory.svg") << "]}\n";
+    text << "], \"charts\": [" << baton::json_quote(out + "/step_time.svg") << ", "
+         << baton::json_quote(out + "/memory.svg") << "]}\n";
   } else {
     text << "bench sweep: " << model << "; medians over " << base.steps
          << " steps after warm-up\n\n"

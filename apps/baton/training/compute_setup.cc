@@ -1,27 +1,9 @@
 #include "compute_setup.h"
 
-#include <cstdio>
-
 #include "baton/error.h"
+#include "baton/plan/format.h"
 
 namespace baton_app {
-
-std::string json_quote(const std::string& text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char escaped[8];
-      std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
-      out += escaped;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
 
 std::string ComputeSetup::describe() const {
   return blas.name + ", " + std::to_string(threads) + (threads == 1 ? " thread" : " threads") +
@@ -30,10 +12,10 @@ std::string ComputeSetup::describe() const {
 
 std::string ComputeSetup::json_fields() const {
   return "\"threads\": " + std::to_string(threads) +
-         ", \"threads_origin\": " + json_quote(threads_origin) +
-         ", \"blas\": " + json_quote(blas.name) +
-         ", \"blas_library\": " + json_quote(blas.library) +
-         ", \"allocator\": " + json_quote(allocator);
+         ", \"threads_origin\": " + baton::json_quote(threads_origin) +
+         ", \"blas\": " + baton::json_quote(blas.name) +
+         ", \"blas_library\": " + baton::json_quote(blas.library) +
+         ", \"allocator\": " + baton::json_quote(allocator);
 }
 
 ComputeSetup set_up_compute(const baton::Config& config, const WorldInfo& world) {

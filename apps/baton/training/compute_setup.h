@@ -25,7 +25,4 @@ struct ComputeSetup {
 // detects the BLAS.
 ComputeSetup set_up_compute(const baton::Config& config, const WorldInfo& world);
 
-// JSON string literal of `text` (quotes, backslashes and control characters escaped).
-std::string json_quote(const std::string& text);
-
 }  // namespace baton_app

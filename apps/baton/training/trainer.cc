@@ -15,6 +15,7 @@
 #include "baton/config_plugins.h"
 #include "baton/error.h"
 #include "baton/plan/compile.h"
+#include "baton/plan/format.h"
 #include "baton/runtime/executor.h"
 #include "baton/runtime/microbatch.h"
 #include "baton/runtime/transfer_probe.h"
@@ -229,12 +230,12 @@ void train(baton::Config& config, const TrainOptions& options) {
                 << latest_checkpoint(checkpoint_settings(config).dir) << std::endl;
     }
   }
-  const std::string header = "{\"run\": " + json_quote(config.section("run").get_string("name")) +
-                             ", \"ranks\": " + std::to_string(world.world_size) +
-                             ", \"schedule\": " + json_quote(plugins.schedule->name()) +
-                             ", \"microbatches\": " + std::to_string(shape.microbatches) +
-                             ", \"cuts\": " + json_quote(format_cuts(bounds)) + ", " +
-                             compute.json_fields() + "}";
+  const std::string header =
+      "{\"run\": " + baton::json_quote(config.section("run").get_string("name")) +
+      ", \"ranks\": " + std::to_string(world.world_size) +
+      ", \"schedule\": " + baton::json_quote(plugins.schedule->name()) +
+      ", \"microbatches\": " + std::to_string(shape.microbatches) +
+      ", \"cuts\": " + baton::json_quote(format_cuts(bounds)) + ", " + compute.json_fields() + "}";
   Progress progress(config, world, store, steps, plan.lowered, header);
   progress.resume_after(first_step - 1);
   RunTrace trace(config, world.rank, world.world_size, store, timeout);
