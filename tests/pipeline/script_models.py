@@ -7,6 +7,7 @@ Writes to OUT_DIR:
   chain.names     its parameter names, one per line, as Python sees them
   mismatched.pt   the same, but head expects 20 features where blocks give 16
   residual.pt     forward adds a residual around the children (cannot be cut)
+  two_streams.pt  split -> mix0..2 -> merge: every stage boundary carries two tensors
 """
 import os
 import sys
@@ -41,6 +42,54 @@ class Residual(Net):
         return self.head(self.blocks(x) + x)
 
 
+class Split(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(12, 16)
+
+    def forward(self, x):
+        h = self.fc(x)
+        return torch.relu(h), torch.tanh(h)
+
+
+class Mix(nn.Module):
+    """Two tensors in, two out, each output depending on both inputs."""
+
+    def __init__(self, width):
+        super().__init__()
+        self.a = nn.Linear(width, width)
+        self.b = nn.Linear(width, width)
+
+    def forward(self, a, b):
+        return torch.relu(self.a(a) + b), torch.tanh(self.b(b)) * a
+
+
+class Merge(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.out = nn.Linear(2 * width, 5)
+
+    def forward(self, a, b):
+        return self.out(torch.cat([a, b], -1))
+
+
+class TwoStreams(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.split = Split()
+        self.mix0 = Mix(16)
+        self.mix1 = Mix(16)
+        self.mix2 = Mix(16)
+        self.merge = Merge(16)
+
+    def forward(self, x):
+        a, b = self.split(x)
+        a, b = self.mix0(a, b)
+        a, b = self.mix1(a, b)
+        a, b = self.mix2(a, b)
+        return self.merge(a, b)
+
+
 def main(out_dir):
     os.makedirs(out_dir, exist_ok=True)
     torch.manual_seed(5)
@@ -51,6 +100,7 @@ def main(out_dir):
             names.write(name + "\n")
     torch.jit.save(torch.jit.script(Net(head_in=20)), os.path.join(out_dir, "mismatched.pt"))
     torch.jit.save(torch.jit.script(Residual()), os.path.join(out_dir, "residual.pt"))
+    torch.jit.save(torch.jit.script(TwoStreams()), os.path.join(out_dir, "two_streams.pt"))
 
 
 if __name__ == "__main__":

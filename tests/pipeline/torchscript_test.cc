@@ -1,5 +1,6 @@
 // A model scripted in Python, saved, and named in the config trains through `baton launch`
-// exactly like the unpipelined model, under the parameter names Python gives it; models
+// exactly like the same file trained whole by plain PyTorch, under the parameter names Python
+// gives it, also when its stages pass two tensors; models
 // whose stages do not fit together, or whose forward is more than its children, fail at
 // setup with messages that say so, on every rank.
 #include <gmock/gmock.h>
@@ -9,11 +10,8 @@
 
 #include <fstream>
 
-#include "batches.h"
-#include "baton/config.h"
-#include "baton/unit_chain.h"
 #include "launch_run.h"
-#include "model_catalog.h"
+#include "torch_reference.h"
 
 namespace {
 
@@ -38,8 +36,8 @@ class TorchScriptPipeline : public testing::Test {
     delete python_output_;
   }
   void SetUp() override {
-    // bootstrap installs python3-torch for the tests; without it there is nothing to load.
-    if (!scripted_) GTEST_SKIP() << "scripting the models failed: " << *python_output_;
+    // bootstrap installs python3-torch for the tests: scripting must work.
+    ASSERT_TRUE(scripted_) << "scripting the models failed: " << *python_output_;
   }
 
   static std::string model(const std::string& file) { return *models_ + "/" + file; }
@@ -51,7 +49,6 @@ class TorchScriptPipeline : public testing::Test {
             "model.params.num_classes=5",
             "data.source=synthetic",
             "data.batch_size=8",
-            "schedule.name=1f1b",
             "schedule.microbatches=4",
             "optimizer.name=sgd",
             "optimizer.lr=0.1",
@@ -69,72 +66,45 @@ std::string* TorchScriptPipeline::models_ = nullptr;
 std::string* TorchScriptPipeline::python_output_ = nullptr;
 bool TorchScriptPipeline::scripted_ = false;
 
-TEST_F(TorchScriptPipeline, TrainsLikeTheUnpipelinedModelUnderPythonsNames) {
-  // The reference: the same file, the same batches, one process, no pipeline.
-  baton::ConfigOverrides overrides;
-  overrides.set = settings("chain.pt");
-  overrides.use_environment = false;
-  baton::Config config = baton::load_config_text("", "test", overrides);
-  auto reference = baton_models::build_configured_model(config, 3);
-  const auto batches = baton_models::make_batch_source(config, reference, "");
-  std::vector<std::pair<std::string, at::Tensor>> named;
-  for (int unit = 0; unit < reference.chain->num_units(); ++unit) {
-    for (auto& param : reference.chain->unit_parameters(unit)) named.push_back(param);
-  }
-  std::vector<at::Tensor> params;
-  for (auto& entry : named) params.push_back(entry.second);
-  torch::optim::SGD sgd(params, torch::optim::SGDOptions(0.1));
-  std::map<std::string, torch::Tensor> first_grads;
-  double first_loss = 0;
-  for (int step = 1; step <= kSteps; ++step) {
-    const auto batch = batches->batch(step);
-    sgd.zero_grad();
-    const auto loss =
-        reference.loss(baton::run_whole_chain(*reference.chain, batch.inputs), batch.targets);
-    loss.backward();
-    if (step == 1) {
-      first_loss = loss.item<double>();
-      for (auto& entry : named) first_grads[entry.first] = entry.second.grad().clone();
-    }
-    sgd.step();
-  }
-
+TEST_F(TorchScriptPipeline, TrainsLikePlainPyTorchUnderPythonsNames) {
   const auto result = baton_test::launch(kBaton, 2, settings("chain.pt"), "torchscript");
   ASSERT_EQ(result.command.exit_code, 0) << result.command.output;
-  std::map<std::string, torch::Tensor> grads, final_params;
-  double loss = 0;
-  for (const auto& dump : result.dumps) {
-    for (const auto& [key, value] : dump) {
-      if (key.rfind("grad.", 0) == 0) grads[key.substr(5)] = value;
-      if (key.rfind("param.", 0) == 0) final_params[key.substr(6)] = value;
-      if (key == "loss") loss = value[0].item<double>();
-    }
-  }
-  EXPECT_NEAR(loss, first_loss, 1e-5 * std::abs(first_loss) + 1e-6);
+  // The reference loads the same file in Python and trains its forward() whole.
+  const auto reference = baton_test::compare_with_torch(result, 2, settings("chain.pt"));
+  EXPECT_EQ(reference.exit_code, 0) << reference.output;
 
-  // Exactly Python's parameter names, split across the two ranks.
+  // Exactly Python's parameter names, each on one of the two ranks.
   std::ifstream names_file(model("chain.names"));
   std::vector<std::string> python_names;
   for (std::string line; std::getline(names_file, line);) python_names.push_back(line);
   std::vector<std::string> pipelined_names;
-  for (const auto& entry : grads) pipelined_names.push_back(entry.first);
+  for (const auto& dump : result.dumps) {
+    for (const auto& entry : dump) {
+      if (entry.first.rfind("param.", 0) == 0) pipelined_names.push_back(entry.first.substr(6));
+    }
+  }
   std::sort(python_names.begin(), python_names.end());
+  std::sort(pipelined_names.begin(), pipelined_names.end());
   EXPECT_EQ(pipelined_names, python_names);
   EXPECT_THAT(python_names, testing::Contains("blocks.3.fc.weight"));
+}
 
-  for (const auto& [name, expected] : first_grads) {
-    ASSERT_TRUE(grads.count(name)) << name;
-    EXPECT_TRUE(torch::allclose(grads[name], expected, 1e-5, 1e-6)) << name;
-  }
-  for (auto& entry : named) {
-    ASSERT_TRUE(final_params.count(entry.first)) << entry.first;
-    EXPECT_TRUE(torch::allclose(final_params[entry.first], entry.second.detach(), 1e-5, 1e-6))
-        << entry.first;
+TEST_F(TorchScriptPipeline, StagesThatPassTwoTensorsTrainLikePlainPyTorch) {
+  // Every cut of split -> mix0..2 -> merge carries two tensors, forward and backward.
+  for (const std::string schedule : {"1f1b", "zero_bubble"}) {
+    auto run = settings("two_streams.pt");
+    run.push_back("schedule.name=" + schedule);
+    run.push_back("optimizer.momentum=0.9");
+    const auto result = baton_test::launch(kBaton, 2, run, "two-streams-" + schedule);
+    ASSERT_EQ(result.command.exit_code, 0) << schedule << "\n" << result.command.output;
+    const auto reference = baton_test::compare_with_torch(result, 2, run);
+    EXPECT_EQ(reference.exit_code, 0) << schedule << "\n" << reference.output;
   }
 }
 
 TEST_F(TorchScriptPipeline, StagesThatDoNotFitFailAtSetupOnBothRanks) {
   auto run = settings("mismatched.pt");
+  run.push_back("schedule.name=1f1b");
   run.push_back("model.cuts=[5]");  // stage 1 is the head, which expects 20 features
   const auto result = baton_test::launch(kBaton, 2, run, "mismatched");
   const std::string& out = result.command.output;

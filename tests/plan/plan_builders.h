@@ -95,6 +95,34 @@ inline Plan one_f_one_b_plan(int ranks, int microbatches) {
   return plan;
 }
 
+// ZB-H1 (Qi et al., "Zero Bubble Pipeline Parallelism"; PyTorch's ZB1P with one stage per
+// rank): the 1F1B order with I in place of B; rank r follows its j-th I with the W of its
+// oldest pending microbatch once j >= r (holding back r Ws), and drains the rest at the end.
+inline Plan zero_bubble_h1_plan(int ranks, int microbatches) {
+  Plan plan = empty_plan(ranks, ranks, microbatches, Placement::kLoop, "ZBH1");
+  for (int rank = 0; rank < ranks; ++rank) {
+    std::vector<PlanSlot>& steps = plan.rank_steps[rank];
+    const int warmup = std::min(ranks - rank - 1, microbatches);
+    int next_forward = 0, next_input = 0, next_weight = 0;
+    auto input_then_weight = [&] {
+      steps.push_back(make(rank, ActionType::kBackwardInput, next_input));
+      if (next_input >= rank)
+        steps.push_back(make(rank, ActionType::kBackwardWeight, next_weight++));
+      ++next_input;
+    };
+    while (next_forward < warmup) steps.push_back(make(rank, ActionType::kForward, next_forward++));
+    while (next_forward < microbatches) {
+      steps.push_back(make(rank, ActionType::kForward, next_forward++));
+      input_then_weight();
+    }
+    while (next_input < microbatches) input_then_weight();
+    while (next_weight < microbatches) {
+      steps.push_back(make(rank, ActionType::kBackwardWeight, next_weight++));
+    }
+  }
+  return plan;
+}
+
 // Megatron's interleaved 1F1B: `chunks` stages per rank in loop placement (stage = chunk * ranks
 // + rank); microbatches must be a multiple of ranks.
 inline Plan interleaved_1f1b_plan(int ranks, int chunks, int microbatches) {

@@ -17,6 +17,7 @@ namespace baton_test {
 
 struct LaunchResult {
   CommandResult command;
+  std::string dump_dir;                                     // rank<r>.pt
   std::vector<std::map<std::string, torch::Tensor>> dumps;  // per rank
 };
 
@@ -43,6 +44,7 @@ inline LaunchResult launch(const std::string& baton, int ranks,
                         " --set run.output_dir='" + dir + "/runs'";
   for (const auto& setting : settings) command += " --set '" + setting + "'";
   LaunchResult result;
+  result.dump_dir = dir;
   result.command = run_command(command);
   for (int rank = 0; rank < ranks; ++rank) {
     result.dumps.push_back(read_dump(dir + "/rank" + std::to_string(rank) + ".pt"));

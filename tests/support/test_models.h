@@ -37,6 +37,18 @@ inline std::shared_ptr<baton::ModuleChain> make_mlp_chain(int depth, int64_t wid
   return std::make_shared<baton::ModuleChain>(root, std::move(units));
 }
 
+// make_mlp_chain's model written out from its parameters, without baton's chain code: the
+// reference the runtime tests compare stages and executors with.
+inline torch::Tensor mlp_chain_by_hand(torch::nn::Module& root, int depth, torch::Tensor x) {
+  auto params = root.named_parameters();
+  for (int i = 0; i < depth; ++i) {
+    const std::string layer = "layers." + std::to_string(i) + ".fc.";
+    x = torch::tanh(
+        torch::nn::functional::linear(x, params[layer + "weight"], params[layer + "bias"]));
+  }
+  return torch::nn::functional::linear(x, params["head.weight"], params["head.bias"]);
+}
+
 inline torch::Tensor mse_loss(const std::vector<torch::Tensor>& outputs,
                               const torch::Tensor& targets) {
   return torch::mse_loss(outputs.at(0), targets);

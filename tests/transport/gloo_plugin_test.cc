@@ -11,6 +11,7 @@
 #include "baton/plugin_loader.h"
 #include "baton/stores.h"
 #include "baton/transport.h"
+#include "plugin_for_test.h"
 #include "rank_launcher.h"
 
 namespace baton {
@@ -19,11 +20,8 @@ namespace {
 class GlooPlugin : public ::testing::Test {
  protected:
   void SetUp() override {
-    try {
-      plugin_ = PluginLoader().load(PluginKind::kTransport, "gloo");
-    } catch (const PluginError& error) {
-      GTEST_SKIP() << "the gloo transport plugin is not available: " << error.what();
-    }
+    BATON_REQUIRE_PLUGIN(gloo, PluginKind::kTransport, "gloo");
+    plugin_ = gloo.plugin;
   }
 
   ParamValues params(std::vector<std::pair<std::string, std::string>> values = {}) const {
@@ -121,7 +119,6 @@ TEST_F(GlooPlugin, ConnectTimeoutNamesTheMissingPeer) {
   context.rank = 0;
   context.world_size = 2;  // rank 1 never comes
   context.store = std::make_shared<FileStore>(pattern);
-  const auto start = std::chrono::steady_clock::now();
   try {
     transport->connect(context);
     ADD_FAILURE() << "connect without the peer succeeded";
@@ -130,7 +127,6 @@ TEST_F(GlooPlugin, ConnectTimeoutNamesTheMissingPeer) {
     EXPECT_NE(text.find("rank 0: connecting to the other 1 rank "), std::string::npos) << text;
     EXPECT_NE(text.find("within 0.3 s"), std::string::npos) << text;
   }
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
   transport.reset();
   std::filesystem::remove_all(pattern);
 }

@@ -28,7 +28,24 @@ std::uint8_t pattern_byte(std::size_t index, std::uint64_t seed) {
   return static_cast<std::uint8_t>(mixed >> 56);
 }
 
+at::Device& device_slot() {
+  static at::Device device(at::kCPU);
+  return device;
+}
+
 }  // namespace
+
+at::Device scenario_device() {
+  return device_slot();
+}
+
+void set_scenario_device(at::Device device) {
+  device_slot() = device;
+}
+
+bool moves_device_memory(const std::string& transport_name) {
+  return transport_name == "nccl";
+}
 
 RankContext::~RankContext() {
   transport.reset();
@@ -59,17 +76,19 @@ void expect_contains(const std::string& text, const std::string& part) {
 }
 
 at::Tensor empty_bytes(std::size_t bytes) {
-  return at::empty({static_cast<std::int64_t>(bytes)}, at::kByte);
+  return at::empty({static_cast<std::int64_t>(bytes)},
+                   at::TensorOptions().dtype(at::kByte).device(scenario_device()));
 }
 
 at::Tensor pattern_bytes(std::size_t bytes, std::uint64_t seed) {
-  at::Tensor tensor = empty_bytes(bytes);
+  at::Tensor tensor = at::empty({static_cast<std::int64_t>(bytes)}, at::kByte);
   std::uint8_t* data = tensor.data_ptr<std::uint8_t>();
   for (std::size_t i = 0; i < bytes; ++i) data[i] = pattern_byte(i, seed);
-  return tensor;
+  return tensor.to(scenario_device());
 }
 
-void check_pattern(const at::Tensor& tensor, std::uint64_t seed, const std::string& what) {
+void check_pattern(const at::Tensor& received, std::uint64_t seed, const std::string& what) {
+  const at::Tensor tensor = received.cpu();
   const std::size_t bytes = static_cast<std::size_t>(tensor.numel());
   const std::uint8_t* data = tensor.data_ptr<std::uint8_t>();
   for (std::size_t i = 0; i < bytes; ++i) {
@@ -88,6 +107,9 @@ int child_main(const std::string& scenario_name) {
     context.world_size = std::stoi(environment(kEnvWorldSize));
     context.transport_name = environment(kEnvTransport);
     const Scenario scenario = find_scenario(scenario_name);
+    if (moves_device_memory(context.transport_name)) {
+      set_scenario_device(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(context.rank)));
+    }
 
     baton::RendezvousOptions options;
     options.kind = environment(kEnvRendezvous);

@@ -50,6 +50,14 @@ std::string expect_transport_error(const std::string& what, const std::function<
 // Checks that `text` contains `part`.
 void expect_contains(const std::string& text, const std::string& part);
 
+// Where the scenario's tensors live: the CPU, or the rank's GPU (cuda:<rank>) for a transport
+// that moves device memory (nccl). Set by child_main before the scenario runs; every tensor
+// helper below allocates there, and checks read values back to the CPU.
+at::Device scenario_device();
+void set_scenario_device(at::Device device);
+// Transports whose tensors must be on a GPU.
+bool moves_device_memory(const std::string& transport_name);
+
 // Deterministic, position-dependent bytes, so misplaced or reordered data is caught.
 at::Tensor pattern_bytes(std::size_t bytes, std::uint64_t seed);
 // Throws ScenarioFailure naming the first differing byte.

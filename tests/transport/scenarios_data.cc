@@ -39,14 +39,20 @@ void exchange_sizes(RankContext& ctx, const std::vector<std::size_t>& sizes) {
   ctx.barrier("end");
 }
 
-// The same values on every rank, for any dtype.
-at::Tensor reference_tensor(at::ScalarType dtype, at::IntArrayRef shape) {
+// Values for any dtype that differ with the sending rank, so a transport that hands a rank
+// back its own data (or another pair's) cannot pass.
+at::Tensor reference_values(at::ScalarType dtype, at::IntArrayRef shape, int sender) {
   std::int64_t numel = 1;
   for (std::int64_t size : shape) numel *= size;
-  at::Tensor base = at::arange(numel, at::kDouble).mul(0.731).sin().mul(50.0).reshape(shape);
+  at::Tensor base = at::arange(numel, at::kDouble)
+                        .mul(0.731)
+                        .add(1.9 * sender + 0.4)
+                        .sin()
+                        .mul(50.0)
+                        .reshape(shape);
   switch (dtype) {
     case at::kBool:
-      return base.gt(0);
+      return sender % 2 == 0 ? base.gt(0) : base.le(0);
     case at::kByte:
       return base.abs().to(dtype);
     case at::kComplexFloat:
@@ -55,6 +61,11 @@ at::Tensor reference_tensor(at::ScalarType dtype, at::IntArrayRef shape) {
     default:
       return base.to(dtype);
   }
+}
+
+// On the scenario's device.
+at::Tensor reference_tensor(at::ScalarType dtype, at::IntArrayRef shape, int sender) {
+  return reference_values(dtype, shape, sender).to(scenario_device());
 }
 
 }  // namespace
@@ -80,9 +91,9 @@ void scenario_dtypes(RankContext& ctx) {
   std::uint64_t tag = 0;
   for (at::ScalarType dtype : dtypes) {
     for (const auto& shape : shapes) {
-      inbox.push_back(at::empty(shape, at::TensorOptions().dtype(dtype)));
+      inbox.push_back(at::empty(shape, at::TensorOptions().dtype(dtype).device(scenario_device())));
       works.push_back(ctx.transport->irecv(inbox.back(), peer, tag));
-      works.push_back(ctx.transport->isend(reference_tensor(dtype, shape), peer, tag));
+      works.push_back(ctx.transport->isend(reference_tensor(dtype, shape, ctx.rank), peer, tag));
       ++tag;
     }
   }
@@ -90,7 +101,7 @@ void scenario_dtypes(RankContext& ctx) {
   std::size_t index = 0;
   for (at::ScalarType dtype : dtypes) {
     for (const auto& shape : shapes) {
-      const at::Tensor expected = reference_tensor(dtype, shape);
+      const at::Tensor expected = reference_tensor(dtype, shape, peer);
       check(at::equal(inbox[index], expected), std::string("dtype ") + c10::toString(dtype) +
                                                    " shape " + std::to_string(shape.size()) +
                                                    "-d: received values differ from those sent");
@@ -202,14 +213,17 @@ void scenario_reused_tensors(RankContext& ctx) {
   at::Tensor inbox = empty_bytes(kBytes);
   for (int step = 0; step < kSteps; ++step) {
     outbox.copy_(pattern_bytes(kBytes, 1000 * ctx.rank + step));
-    const bool late_sender = step % 10 == 9;  // rank 1's receive times out once first
+    // Every tenth step rank 1's receive times out once first: rank 0 sends only after rank 1
+    // has seen that timeout (an event, not a sleep that must outlast the wait).
+    const bool late_sender = step % 10 == 9;
+    const std::string timed_out = "timed-out-" + std::to_string(step);
     auto recv = ctx.transport->irecv(inbox, peer, 3);
-    if (ctx.rank == 0 && late_sender) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    auto send = ctx.transport->isend(outbox, peer, 3);
     if (ctx.rank == 1 && late_sender) {
-      expect_transport_error("a wait shorter than the sender's delay",
+      expect_transport_error("a wait for a message not yet sent",
                              [&] { recv->wait(std::chrono::milliseconds(1)); });
     }
+    if (late_sender) ctx.barrier(timed_out);
+    auto send = ctx.transport->isend(outbox, peer, 3);
     recv->wait(kWait);
     send->wait(kWait);
     check_pattern(inbox, 1000 * peer + step, "step " + std::to_string(step));

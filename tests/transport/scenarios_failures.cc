@@ -27,13 +27,14 @@ void scenario_rejects(RankContext& ctx) {
   const int peer = 1 - ctx.rank;
   const std::string me = "rank " + std::to_string(ctx.rank) + ": ";
 
-  at::Tensor transposed = at::zeros({8, 4}, at::kFloat).t();
+  const auto on_device = at::TensorOptions().device(scenario_device());
+  at::Tensor transposed = at::zeros({8, 4}, on_device.dtype(at::kFloat)).t();
   std::string error = expect_transport_error("irecv into a transposed tensor",
                                              [&] { transport.irecv(transposed, peer, 1); });
   expect_contains(error, me + "recv from rank " + std::to_string(peer));
   expect_contains(error, "not contiguous (sizes [4, 8], strides [1, 4])");
   error = expect_transport_error("isend of a strided slice", [&] {
-    transport.isend(at::zeros({16}, at::kInt).slice(0, 0, 16, 2), peer, 1);
+    transport.isend(at::zeros({16}, on_device.dtype(at::kInt)).slice(0, 0, 16, 2), peer, 1);
   });
   expect_contains(error, "not contiguous");
 
@@ -159,8 +160,9 @@ void scenario_timeout(RankContext& ctx) {
                                                [&] { recv->wait(std::chrono::milliseconds(500)); });
     const double waited = seconds_since(start);
     expect_contains(error, "rank 0: recv from rank 1 (tag 0x7, 16 bytes) timed out after 0.5 s");
-    check(waited >= 0.45 && waited < 5,
-          "the 0.5 s timeout fired after " + std::to_string(waited) + " s");
+    // Only a lower bound: a timeout must not fire early; how late it fires on a loaded
+    // machine is not this test's business (the error text above shows it was the timeout).
+    check(waited >= 0.45, "the 0.5 s timeout fired after " + std::to_string(waited) + " s");
     check(!recv->test(), "test() reports a receive complete that nobody sent");
 
     auto send = ctx.transport->isend(pattern_bytes(16, 8), 1, 8);
@@ -198,8 +200,8 @@ void scenario_peer_killed(RankContext& ctx) {
   auto first = ctx.transport->irecv(big, 1, 1);
   auto second = ctx.transport->irecv(empty_bytes(16), 1, 2);  // never sent
   ctx.barrier("posted");
-  const auto start = Clock::now();
-  // The first receive may or may not complete before the peer died; the second cannot.
+  // The first receive may or may not complete before the peer died; the second cannot. kWait
+  // is a hang guard: the error must name the closed connection, not a timeout.
   std::string error;
   try {
     first->wait(kWait);
@@ -209,10 +211,8 @@ void scenario_peer_killed(RankContext& ctx) {
     std::cout << "rank 0: the 64 MiB receive failed mid-transfer" << std::endl;
     error = failure.what();
   }
-  const double waited = seconds_since(start);
   expect_contains(error, "rank 0: recv from rank 1");
   expect_contains(error, "peer rank 1 closed the connection");
-  check(waited < 10, "noticing the dead peer took " + std::to_string(waited) + " s");
   // Later operations with the dead peer fail at once, too.
   error = expect_transport_error("send to a dead peer", [&] {
     ctx.transport->isend(pattern_bytes(16, 0), 1, 3)->wait(kWait);
@@ -225,7 +225,7 @@ void scenario_abort(RankContext& ctx) {
   at::Tensor inbox = empty_bytes(16);
   auto recv = ctx.transport->irecv(inbox, 1 - ctx.rank, 9);  // nobody sends
   ctx.barrier("posted");
-  const auto start = Clock::now();
+  // kWait is a hang guard: each error must name the abort, not a timeout.
   if (ctx.rank == 0) {
     std::thread aborter([&] {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -235,7 +235,6 @@ void scenario_abort(RankContext& ctx) {
     aborter.join();
     expect_contains(error, "rank 0: recv from rank 1 (tag 0x9, 16 bytes)");
     expect_contains(error, "aborted: stage 3 failed");
-    check(seconds_since(start) < 5, "abort took " + std::to_string(seconds_since(start)) + " s");
     error =
         expect_transport_error("isend after abort", [&] { ctx.transport->isend(inbox, 1, 10); });
     expect_contains(error, "aborted: stage 3 failed");
@@ -247,8 +246,6 @@ void scenario_abort(RankContext& ctx) {
     std::string error =
         expect_transport_error("wait on an aborted peer", [&] { recv->wait(kWait); });
     expect_contains(error, "peer rank 0 closed the connection");
-    check(seconds_since(start) < 5,
-          "noticing the aborted peer took " + std::to_string(seconds_since(start)) + " s");
   }
   ctx.barrier("end");
 }

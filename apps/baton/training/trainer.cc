@@ -241,6 +241,12 @@ void train(baton::Config& config, const TrainOptions& options) {
   RunTrace trace(config, world.rank, world.world_size, store, timeout);
   std::string trace_path;
   c10::Dict<std::string, at::Tensor> dump;
+  if (!options.dump_dir.empty()) {
+    // The parameters the first step starts from, so that a reference outside baton can
+    // start from the same point (tests/pipeline/torch_reference.py).
+    for (const auto& named : named_params)
+      dump.insert("initial." + named.first, named.second.detach().clone());
+  }
   std::vector<double> losses;
   std::int64_t buffers_after_first_step = 0;
   // A rank keeps only the part of each batch its stages use: inputs for the first stage,

@@ -21,8 +21,9 @@ namespace baton_app {
 
 struct TrainOptions {
   // When set, each rank writes <dump_dir>/rank<r>.pt (a dict readable by torch.load and
-  // torch::pickle_load): "loss" (per step, on the last stage's rank), "grad.<name>" after
-  // the first step and "param.<name>" at the end, for equivalence tests.
+  // torch::pickle_load): "initial.<name>" before the first step, "loss" (per step, on the
+  // last stage's rank), "grad.<name>" after the first step and "param.<name>" at the end,
+  // for equivalence tests.
   std::string dump_dir;
   // Folder of the shipped data (the quickstart text).
   std::string data_dir;

@@ -1,0 +1,425 @@
+"""An unpipelined reference for baton's runs, written with nothing from baton but its files.
+
+usage: torch_reference.py --dumps DIR --ranks N [--rtol R] [--atol A] SETTING...
+
+SETTING is what the test passed to `baton launch --set` (key=value). From them this script
+builds the model in plain PyTorch (a Python definition of baton's built-in MLP and GPT, or
+the TorchScript file itself), loads the initial parameters baton's ranks dumped
+(DIR/rank<r>.pt, `initial.<name>`), reads the data the way the configuration reference
+describes it (synthetic, .npy/.pt files, a token file), runs the loss and torch.optim's
+optimizer for every step on the whole batch, and compares with what the ranks dumped:
+
+  * every parameter of the model comes from exactly one rank, under its full-model name;
+  * the loss of every step (reported by exactly one rank);
+  * every parameter's gradient after step 1;
+  * every parameter after the last step.
+
+Exit status 0 when everything matches within rtol/atol, 1 with a report otherwise, 2 when
+the settings ask for something this reference does not implement.
+"""
+import argparse
+import math
+import os
+import sys
+
+import numpy as np
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+# baton's documented defaults (docs/configuration.md) for the keys this reference reads.
+DEFAULTS = {
+    "model.name": "gpt",
+    "model.loss": "cross_entropy",
+    "model.params.head": True,
+    "model.params.vocab_size": 256,
+    "model.params.seq_len": 64,
+    "model.params.d_model": 128,
+    "model.params.heads": 4,
+    "model.params.layers": 4,
+    "data.source": "text",
+    "data.batch_size": 16,
+    "data.token_format": "auto",
+    "optimizer.name": "adam",
+    "optimizer.lr": 0.001,
+    "optimizer.momentum": 0.0,
+    "optimizer.weight_decay": 0.0,
+    "run.steps": 20,
+    "run.seed": 0,
+}
+
+
+class Unsupported(Exception):
+    pass
+
+
+def parse_value(text):
+    text = text.strip()
+    if text.startswith("[") and text.endswith("]"):
+        inner = text[1:-1].strip()
+        return [parse_value(item) for item in inner.split(",")] if inner else []
+    if text in ("true", "false"):
+        return text == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_settings(items):
+    settings = dict(DEFAULTS)
+    for item in items:
+        key, _, value = item.partition("=")
+        settings[key] = parse_value(value)
+    return settings
+
+
+# --- the built-in models, as the configuration reference describes them -----------------
+
+
+class DenseRelu(nn.Module):
+    def __init__(self, inputs, outputs):
+        super().__init__()
+        self.fc = nn.Linear(inputs, outputs)
+
+    def forward(self, x):
+        return torch.relu(self.fc(x))
+
+
+class Mlp(nn.Module):
+    """input (Linear + ReLU), layers.<i> (Linear + ReLU), head (Linear, optional)."""
+
+    def __init__(self, s):
+        super().__init__()
+        hidden = s["model.params.hidden"]
+        self.input = DenseRelu(s["model.params.in_features"], hidden)
+        self.layers = nn.ModuleList(
+            [DenseRelu(hidden, hidden) for _ in range(s["model.params.layers"])])
+        self.head = nn.Linear(hidden, s["model.params.out_features"]) \
+            if s["model.params.head"] else None
+
+    def forward(self, x):
+        x = self.input(x)
+        for layer in self.layers:
+            x = layer(x)
+        return self.head(x) if self.head is not None else x
+
+
+class TokenEmbedding(nn.Module):
+    def __init__(self, vocab, seq_len, width):
+        super().__init__()
+        self.tokens = nn.Embedding(vocab, width)
+        self.positions = nn.Parameter(torch.zeros(seq_len, width))
+
+    def forward(self, ids):
+        return self.tokens(ids) + self.positions[: ids.shape[1]]
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, width, heads):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(width, 3 * width)
+        self.proj = nn.Linear(width, width)
+
+    def forward(self, x):
+        batch, length, width = x.shape
+        q, k, v = self.qkv(x).split(width, dim=-1)
+        q, k, v = (t.reshape(batch, length, self.heads, width // self.heads).permute(0, 2, 1, 3)
+                   for t in (q, k, v))
+        scores = q @ k.transpose(-1, -2) / math.sqrt(width // self.heads)
+        allowed = torch.tril(torch.ones(length, length, dtype=torch.bool))
+        scores = scores.masked_fill(~allowed, float("-inf"))
+        mixed = scores.softmax(dim=-1) @ v
+        return self.proj(mixed.permute(0, 2, 1, 3).reshape(batch, length, width))
+
+
+class FeedForward(nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.fc = nn.Linear(width, 4 * width)
+        self.proj = nn.Linear(4 * width, width)
+
+    def forward(self, x):
+        return self.proj(F.gelu(self.fc(x)))
+
+
+class Block(nn.Module):
+    def __init__(self, width, heads):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(width)
+        self.attn = CausalSelfAttention(width, heads)
+        self.ln2 = nn.LayerNorm(width)
+        self.mlp = FeedForward(width)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        return x + self.mlp(self.ln2(x))
+
+
+class Gpt(nn.Module):
+    """embed, layers.<i> (pre-norm attention + MLP blocks), norm, head."""
+
+    def __init__(self, s):
+        super().__init__()
+        width = s["model.params.d_model"]
+        vocab = s["model.params.vocab_size"]
+        self.embed = TokenEmbedding(vocab, s["model.params.seq_len"], width)
+        self.layers = nn.ModuleList(
+            [Block(width, s["model.params.heads"]) for _ in range(s["model.params.layers"])])
+        self.norm = nn.LayerNorm(width)
+        self.head = nn.Linear(width, vocab)
+
+    def forward(self, ids):
+        x = self.embed(ids)
+        for layer in self.layers:
+            x = layer(x)
+        return self.head(self.norm(x))
+
+
+def build_model(s):
+    name = s["model.name"]
+    if name == "mlp":
+        return Mlp(s)
+    if name == "gpt":
+        return Gpt(s)
+    if name == "torchscript":
+        return torch.jit.load(s["model.path"])
+    raise Unsupported("model.name " + str(name))
+
+
+# --- the data ------------------------------------------------------------------------------
+
+
+def step_generator(s, step):
+    return torch.Generator().manual_seed(s["run.seed"] * 1000003 + step)
+
+
+def output_shape(s, model, sample_shape):
+    with torch.no_grad():
+        return list(model(torch.zeros([1] + sample_shape)).shape[1:])
+
+
+def read_tensor(path):
+    if path.endswith(".npy"):
+        return torch.from_numpy(np.load(path))
+    return torch.load(path)
+
+
+def read_tokens(s):
+    path = s["data.tokens"]
+    kind = s["data.token_format"]
+    if kind == "auto":
+        kind = "npy" if path.endswith(".npy") else "bytes"
+    if kind == "npy":
+        return torch.from_numpy(np.load(path).astype(np.int64))
+    raw = open(path, "rb").read()
+    dtype = {"bytes": np.uint8, "uint16": np.dtype("<u2"), "int32": np.dtype("<i4")}[kind]
+    return torch.from_numpy(np.frombuffer(raw, dtype=dtype).astype(np.int64))
+
+
+class Batches:
+    """The batch of every step: (inputs, targets)."""
+
+    def __init__(self, s, model):
+        self.s = s
+        self.size = s["data.batch_size"]
+        self.source = s["data.source"]
+        self.mse = s["model.loss"] == "mse"
+        name = s["model.name"]
+        if name == "mlp":
+            self.sample_shape = [s["model.params.in_features"]]
+        elif name == "gpt":
+            self.sample_shape = [s["model.params.seq_len"]]
+        elif name == "torchscript":
+            self.sample_shape = list(s["model.params.input_shape"])
+        if self.mse:
+            self.target_shape = output_shape(s, model, self.sample_shape)
+        if self.source == "files":
+            self.inputs = read_tensor(s["data.inputs"]).float()
+            self.targets = read_tensor(s["data.targets"])
+            self.targets = self.targets.float() if self.mse else self.targets.long()
+        elif self.source == "text":
+            self.tokens = read_tokens(s)
+
+    def batch(self, step):
+        s = self.s
+        if self.source == "synthetic":
+            # Inputs first, then targets, from one generator seeded by the step.
+            generator = step_generator(s, step)
+            shape = [self.size] + self.sample_shape
+            if s["model.name"] == "gpt":
+                vocab = s["model.params.vocab_size"]
+                inputs = torch.randint(vocab, shape, generator=generator)
+                targets = torch.randint(vocab, shape, generator=generator)
+                return inputs, targets
+            inputs = torch.randn(shape, generator=generator)
+            if self.mse:
+                targets = torch.randn([self.size] + self.target_shape, generator=generator)
+            else:
+                classes = s["model.params.out_features"] if s["model.name"] == "mlp" \
+                    else s["model.params.num_classes"]
+                targets = torch.randint(classes, [self.size], generator=generator)
+            return inputs, targets
+        if self.source == "files":
+            rows = (torch.arange(self.size) + (step - 1) * self.size) % self.inputs.shape[0]
+            return self.inputs[rows], self.targets[rows]
+        if self.source == "text":
+            length = self.sample_shape[0]
+            generator = step_generator(s, step)
+            starts = torch.randint(len(self.tokens) - length, [self.size], generator=generator)
+            inputs = torch.stack([self.tokens[i:i + length] for i in starts.tolist()])
+            targets = torch.stack([self.tokens[i + 1:i + length + 1] for i in starts.tolist()])
+            return inputs, targets
+        raise Unsupported("data.source " + str(self.source))
+
+
+def loss_of(s, output, targets):
+    if s["model.loss"] == "cross_entropy":
+        return F.cross_entropy(output.reshape(-1, output.shape[-1]), targets.reshape(-1))
+    if s["model.loss"] == "mse":
+        return F.mse_loss(output, targets)
+    raise Unsupported("model.loss " + str(s["model.loss"]))
+
+
+def optimizer_for(s, params):
+    name = s["optimizer.name"]
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=s["optimizer.lr"], momentum=s["optimizer.momentum"],
+                               weight_decay=s["optimizer.weight_decay"])
+    if name == "adam":
+        return torch.optim.Adam(params, lr=s["optimizer.lr"],
+                                weight_decay=s["optimizer.weight_decay"])
+    raise Unsupported("optimizer.name " + str(name))
+
+
+# --- what the ranks dumped -------------------------------------------------------------------
+
+
+class Report:
+    def __init__(self):
+        self.problems = []
+        self.checked = 0
+
+    def fail(self, text):
+        self.problems.append(text)
+
+
+def gather(dumps, prefix, report):
+    """name -> tensor over every rank; a name held by two ranks is a problem."""
+    merged, owner = {}, {}
+    for rank, dump in enumerate(dumps):
+        for key, value in dump.items():
+            if not key.startswith(prefix):
+                continue
+            name = key[len(prefix):]
+            if name in merged:
+                report.fail("%s%s is held by rank %d and rank %d" % (prefix, name, owner[name], rank))
+            merged[name], owner[name] = value, rank
+    return merged
+
+
+def compare(report, what, actual, expected, rtol, atol):
+    report.checked += 1
+    if actual.shape != expected.shape:
+        report.fail("%s: shape %s, expected %s" % (what, list(actual.shape), list(expected.shape)))
+        return
+    actual, expected = actual.double(), expected.double()
+    if not torch.allclose(actual, expected, rtol=rtol, atol=atol):
+        worst = (actual - expected).abs().max().item()
+        report.fail("%s: max difference %.3g (rtol %g, atol %g)" % (what, worst, rtol, atol))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--dumps", required=True)
+    parser.add_argument("--ranks", type=int, required=True)
+    parser.add_argument("--rtol", type=float, default=1e-5)
+    parser.add_argument("--atol", type=float, default=1e-6)
+    parser.add_argument("settings", nargs="*")
+    args = parser.parse_args()
+    s = parse_settings(args.settings)
+    torch.set_num_threads(1)
+
+    report = Report()
+    dumps = []
+    for rank in range(args.ranks):
+        path = os.path.join(args.dumps, "rank%d.pt" % rank)
+        if not os.path.exists(path):
+            print("rank %d wrote no dump (%s)" % (rank, path))
+            return 1
+        dumps.append(torch.load(path))
+
+    try:
+        model = build_model(s)
+        initial = gather(dumps, "initial.", report)
+        expected_names = sorted(name for name, _ in model.named_parameters())
+        if sorted(initial) != expected_names:
+            report.fail("the ranks hold parameters %s; the model has %s" %
+                        (sorted(initial), expected_names))
+        else:
+            with torch.no_grad():
+                for name, param in model.named_parameters():
+                    param.copy_(initial[name])
+        model.train()
+        params = dict(model.named_parameters())
+        optimizer = optimizer_for(s, list(params.values()))
+        batches = Batches(s, model)
+        losses, first_grads = [], {}
+        for step in range(1, s["run.steps"] + 1):
+            inputs, targets = batches.batch(step)
+            optimizer.zero_grad(set_to_none=True)
+            loss = loss_of(s, model(inputs), targets)
+            loss.backward()
+            losses.append(loss.item())
+            if step == 1:
+                first_grads = {n: p.grad.clone() for n, p in params.items() if p.grad is not None}
+            optimizer.step()
+    except Unsupported as error:
+        print("torch_reference.py does not implement " + str(error))
+        return 2
+
+    reporting = [rank for rank, dump in enumerate(dumps) if "loss" in dump]
+    if len(reporting) != 1:
+        report.fail("the loss is reported by ranks %s; exactly one rank holds the last stage"
+                    % reporting)
+    else:
+        got = dumps[reporting[0]]["loss"]
+        compare(report, "the losses of steps 1..%d" % len(losses), got,
+                torch.tensor(losses, dtype=torch.double), args.rtol, 0.0)
+    grads = gather(dumps, "grad.", report)
+    finals = gather(dumps, "param.", report)
+    for name in expected_names:
+        if name not in first_grads:
+            continue
+        if name not in grads:
+            report.fail("grad.%s: no rank dumped it" % name)
+        else:
+            compare(report, "gradient of %s after step 1" % name, grads[name], first_grads[name],
+                    args.rtol, args.atol)
+    for name in expected_names:
+        if name not in finals:
+            report.fail("param.%s: no rank dumped it" % name)
+        else:
+            compare(report, "%s after step %d" % (name, len(losses)), finals[name],
+                    params[name].detach(), args.rtol, args.atol)
+    extra = sorted(set(grads) - set(first_grads)) + sorted(set(finals) - set(params))
+    if extra:
+        report.fail("the ranks dumped parameters the model does not have: %s" % extra)
+
+    print("torch reference: %d parameters, %d steps, losses %s"
+          % (len(expected_names), len(losses), " ".join("%.6f" % l for l in losses)))
+    if report.problems:
+        print("%d of %d comparisons differ from the reference:" %
+              (len(report.problems), report.checked))
+        for problem in report.problems[:40]:
+            print("  " + problem)
+        return 1
+    print("all %d comparisons match" % report.checked)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
