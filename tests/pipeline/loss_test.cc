@@ -1,19 +1,15 @@
-// model.loss: mse and a TorchScript loss module train through the pipeline to the same
-// loss and gradients as the unpipelined model, whose loss the test computes itself.
+// model.loss: mse and a TorchScript loss module train through the pipeline to the losses,
+// gradients and parameters plain PyTorch computes (tests/pipeline/torch_reference.py).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <torch/script.h>
 
-#include <functional>
-
 #include "batches.h"
 #include "baton/config.h"
 #include "baton/error.h"
-#include "baton/module_chain.h"
-#include "baton/unit_chain.h"
 #include "launch_run.h"
-#include "losses.h"
 #include "model_catalog.h"
+#include "torch_reference.h"
 
 namespace {
 
@@ -38,8 +34,6 @@ std::vector<std::string> settings_for(const std::string& loss) {
           "world.timeout_s=60"};
 }
 
-// The loss and gradients of step 1, unpipelined, with `loss_of(output, targets)` written
-// here rather than taken from baton.
 baton::Config config_for(const std::string& loss) {
   baton::ConfigOverrides overrides;
   overrides.set = settings_for(loss);
@@ -47,66 +41,20 @@ baton::Config config_for(const std::string& loss) {
   return baton::load_config_text("", "test", overrides);
 }
 
-using LossOf = std::function<torch::Tensor(const torch::Tensor&, const torch::Tensor&)>;
-
-std::pair<double, std::map<std::string, torch::Tensor>> reference(const std::string& loss,
-                                                                  LossOf loss_of) {
-  baton::Config config = config_for(loss);
-  auto model = baton_models::build_configured_model(config, 5);
-  EXPECT_TRUE(model.value_targets);
-  const auto batch = baton_models::make_batch_source(config, model, "")->batch(1);
-  EXPECT_EQ(batch.targets.scalar_type(), torch::kFloat);
-  EXPECT_EQ(batch.targets.sizes(), (std::vector<std::int64_t>{16, 6}));
-  auto* chain = dynamic_cast<baton::ModuleChain*>(model.chain.get());
-  torch::Tensor output;
-  double mean_loss = 0;
-  // Four microbatches, each loss scaled by 1/4: what the pipeline accumulates.
-  for (int mb = 0; mb < 4; ++mb) {
-    output =
-        baton::run_whole_chain(*model.chain, {batch.inputs[0].slice(0, mb * 4, mb * 4 + 4)})[0];
-    const torch::Tensor value = loss_of(output, batch.targets.slice(0, mb * 4, mb * 4 + 4));
-    mean_loss += value.item<double>() / 4;
-    (value / 4).backward();
-  }
-  std::map<std::string, torch::Tensor> grads;
-  for (const auto& named : chain->root()->named_parameters())
-    grads[named.key()] = named.value().grad().clone();
-  return {mean_loss, grads};
-}
-
-void expect_pipeline_matches(const std::string& loss, const std::string& name, LossOf loss_of) {
-  const auto expected = reference(loss, loss_of);
+// Plain PyTorch computes the reference: mse with torch.nn.functional, a scripted loss by
+// loading the same file with torch.jit.load.
+void expect_pipeline_matches(const std::string& loss, const std::string& name) {
   const auto result = baton_test::launch(kBaton, 2, settings_for(loss), name);
   ASSERT_EQ(result.command.exit_code, 0) << result.command.output;
-  std::map<std::string, torch::Tensor> grads;
-  bool saw_loss = false;
-  for (const auto& dump : result.dumps) {
-    for (const auto& [key, value] : dump) {
-      if (key.rfind("grad.", 0) == 0) {
-        EXPECT_EQ(grads.count(key.substr(5)), 0u) << key << " dumped by two ranks";
-        grads[key.substr(5)] = value;
-      }
-      if (key == "loss") {
-        saw_loss = true;
-        EXPECT_NEAR(value[0].item<double>(), expected.first, 1e-5 * std::abs(expected.first));
-      }
-    }
-  }
-  EXPECT_TRUE(saw_loss) << result.command.output;
-  ASSERT_EQ(grads.size(), expected.second.size()) << result.command.output;
-  for (const auto& [param, grad] : expected.second) {
-    ASSERT_TRUE(grads.count(param)) << param;
-    EXPECT_TRUE(torch::allclose(grads[param], grad, 1e-4, 1e-6)) << param;
-  }
+  const auto reference = baton_test::compare_with_torch(result, 2, settings_for(loss));
+  EXPECT_EQ(reference.exit_code, 0) << reference.output;
 }
 
-TEST(ConfiguredLoss, MeanSquaredErrorMatchesUnpipelined) {
-  expect_pipeline_matches("mse", "loss-mse", [](const torch::Tensor& out, const torch::Tensor& t) {
-    return (out - t).pow(2).mean();
-  });
+TEST(ConfiguredLoss, MeanSquaredErrorMatchesPlainPyTorch) {
+  expect_pipeline_matches("mse", "loss-mse");
 }
 
-TEST(ConfiguredLoss, TorchScriptLossMatchesUnpipelined) {
+TEST(ConfiguredLoss, TorchScriptLossMatchesPlainPyTorch) {
   // A loss module saved as TorchScript, as torch.jit.save(torch.jit.script(loss)) would.
   const std::string path = ::testing::TempDir() + "/l1_loss.pt";
   torch::jit::Module loss("L1Loss");
@@ -115,9 +63,7 @@ TEST(ConfiguredLoss, TorchScriptLossMatchesUnpipelined) {
         return (output - target).abs().mean()
   )");
   loss.save(path);
-  expect_pipeline_matches(
-      path, "loss-scripted",
-      [](const torch::Tensor& out, const torch::Tensor& t) { return (out - t).abs().mean(); });
+  expect_pipeline_matches(path, "loss-scripted");
 }
 
 TEST(ConfiguredLoss, UnknownLossNamesTheSettingAndTheChoices) {

@@ -6,7 +6,8 @@ SETTING is what the test passed to `baton launch --set` (key=value). From them t
 builds the model in plain PyTorch (a Python definition of baton's built-in MLP and GPT, or
 the TorchScript file itself), loads the initial parameters baton's ranks dumped
 (DIR/rank<r>.pt, `initial.<name>`), reads the data the way the configuration reference
-describes it (synthetic, .npy/.pt files, a token file), runs the loss and torch.optim's
+describes it (synthetic, .npy/.pt files, a token file), runs the loss (cross entropy, mse
+or the scripted loss file) and torch.optim's
 optimizer for every step on the whole batch, and compares with what the ranks dumped:
 
   * every parameter of the model comes from exactly one rank, under its full-model name;
@@ -227,7 +228,8 @@ class Batches:
         self.s = s
         self.size = s["data.batch_size"]
         self.source = s["data.source"]
-        self.mse = s["model.loss"] == "mse"
+        # Every loss but cross entropy takes float targets shaped like the output.
+        self.mse = s["model.loss"] != "cross_entropy"
         name = s["model.name"]
         if name == "mlp":
             self.sample_shape = [s["model.params.in_features"]]
@@ -276,11 +278,17 @@ class Batches:
         raise Unsupported("data.source " + str(self.source))
 
 
+SCRIPTED_LOSSES = {}
+
+
 def loss_of(s, output, targets):
     if s["model.loss"] == "cross_entropy":
         return F.cross_entropy(output.reshape(-1, output.shape[-1]), targets.reshape(-1))
     if s["model.loss"] == "mse":
         return F.mse_loss(output, targets)
+    if str(s["model.loss"]).endswith(".pt"):
+        return SCRIPTED_LOSSES.setdefault(s["model.loss"], torch.jit.load(s["model.loss"]))(
+            output, targets)
     raise Unsupported("model.loss " + str(s["model.loss"]))
 
 
