@@ -2,8 +2,9 @@
 #                  [LIBRARIES <targets…>] [OUTPUT_DIRECTORY <dir>] [NO_INSTALL])
 #
 # Builds libbaton-<kind>-<name>.so against the core's SDK: hidden visibility (only the
-# entry point declared by BATON_PLUGIN is exported), LibTorch's ABI flags, and output into
-# the plugin folder the loader searches.
+# entry point declared by BATON_PLUGIN is exported), output into the plugin folder the
+# loader searches. Schedules link the plan layer only (no LibTorch); transports and
+# validators link baton::core with LibTorch's ABI flags.
 function(baton_add_plugin)
   cmake_parse_arguments(PLUGIN "NO_INSTALL" "NAME;KIND;OUTPUT_DIRECTORY" "SOURCES;LIBRARIES" ${ARGN})
   if(NOT PLUGIN_NAME OR NOT PLUGIN_KIND OR NOT PLUGIN_SOURCES)
@@ -15,7 +16,17 @@ function(baton_add_plugin)
   endif()
   set(target baton-${PLUGIN_KIND}-${PLUGIN_NAME})
   add_library(${target} MODULE ${PLUGIN_SOURCES})
-  target_link_libraries(${target} PRIVATE baton::core ${PLUGIN_LIBRARIES})
+  # A schedule is pure data (plans, no tensors): it needs only the plan layer, and builds
+  # where LibTorch is not installed. Transports and validators pass tensors.
+  if(PLUGIN_KIND STREQUAL "schedule")
+    target_link_libraries(${target} PRIVATE baton::plan ${PLUGIN_LIBRARIES})
+  elseif(TARGET baton::core AND (TARGET torch OR NOT DEFINED BATON_SDK_HAS_TORCH))
+    target_link_libraries(${target} PRIVATE baton::core ${PLUGIN_LIBRARIES})
+  else()
+    message(FATAL_ERROR "baton_add_plugin(${PLUGIN_NAME}): a ${PLUGIN_KIND} plugin passes "
+                        "tensors and needs LibTorch, which find_package(Torch) did not find "
+                        "(install libtorch-dev or set Torch_DIR)")
+  endif()
   set_target_properties(${target} PROPERTIES
     PREFIX "lib"
     OUTPUT_NAME "baton-${PLUGIN_KIND}-${PLUGIN_NAME}"
@@ -34,6 +45,10 @@ function(baton_add_plugin)
   endif()
   if(COMMAND baton_target_warnings)
     baton_target_warnings(${target})
+  endif()
+  if(NOT PLUGIN_NO_INSTALL AND NOT PLUGIN_OUTPUT_DIRECTORY)
+    # The plugins a run can load (not test fixtures): see the main-job target.
+    set_property(GLOBAL APPEND PROPERTY BATON_PLUGIN_TARGETS ${target})
   endif()
   set(BATON_LAST_PLUGIN_TARGET ${target} PARENT_SCOPE)
 endfunction()

@@ -1,4 +1,14 @@
 // baton: pipeline-parallel training on LibTorch, with schedules and transports as plugins.
+//
+// This is the front end, built on the plan layer alone (no LibTorch), so what needs no tensor
+// answers at once: help, version, plan, plugins. Training and everything else that computes
+// (launch, run, export, config, bench) is `baton-runtime`, next to this program, which the
+// front end replaces itself with (execv: same process id, arguments and environment).
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -9,60 +19,58 @@
 #include "baton/suggest.h"
 #include "cli_args.h"
 #include "commands.h"
+#include "usage.h"
 
 namespace {
 
-const char* const kUsage = R"(usage: baton <command> [options]
+// The folder this program was started from (resolved), with a trailing '/'.
+std::string own_folder() {
+  char path[4096];
+  const ssize_t length = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (length <= 0) throw baton::Error("cannot find the baton program (/proc/self/exe)");
+  const std::string program(path, static_cast<std::size_t>(length));
+  return program.substr(0, program.find_last_of('/') + 1);
+}
 
-commands:
-  launch -n N [CONFIG] [--set k=v]...  train: run N local ranks (Gloo on loopback by default)
-  run [CONFIG] [--set k=v]...          train as one rank of a run started by a launcher
-                                       (baton launch, torchrun, Slurm, Open MPI)
-                                       --resume: continue from the last complete checkpoint
-  export CHECKPOINT [--out FILE]       merge a checkpoint into one state dict of the full
-                                       model (Python: torch.load)
-  plugins [--format table|json]        list every plugin found, with viability
-  config check [FILE] [--set k=v]...   validate a run configuration and print it resolved
-                                       (no FILE: the embedded default)
-  config defaults                      print every option with its type, default and doc
-  plan --schedule S --ranks R --microbatches M [--stages-per-rank V]
-       [--costs F=1,B=2,I=1,W=1,comm=0] [--format table|csv|csv-comms|json|trace]
-       [--param k=v]... [--out FILE]   build, check, lower and simulate a schedule's plan
-  bench transport --transport NAME [--sizes 1K,64K,1M,16M,64M] [--iterations N]
-       [--repeats R] [--format table|json] [--param k=v]... [--timeout S] [--no-reference]
-                                       bandwidth and latency of a transport plugin on two
-                                       local ranks, next to its library's own (docs/PERFORMANCE.md)
-  version                              print versions (baton, plugin ABI, LibTorch), the BLAS
-                                       LibTorch uses and the CPUs available
+[[noreturn]] void run_in_runtime(char** argv) {
+  const std::string runtime = own_folder() + "baton-runtime";
+  std::vector<char*> arguments{const_cast<char*>(runtime.c_str())};
+  for (char** arg = argv + 1; *arg != nullptr; ++arg) arguments.push_back(*arg);
+  arguments.push_back(nullptr);
+  ::execv(runtime.c_str(), arguments.data());
+  throw baton::Error("cannot start " + runtime + ": " + std::strerror(errno) +
+                     " (it is installed next to `baton`; reinstall baton)");
+}
 
-Plugins are searched in plugins.path (YAML), BATON_PLUGIN_PATH, next to this program,
-<prefix>/lib/baton, and the install folder. Configuration: docs/configuration.md.
-)";
+void print_version() {
+  std::cout << "baton " << BATON_VERSION << " (plugin ABI " << BATON_ABI_MAJOR << "."
+            << BATON_ABI_MINOR << ", LibTorch " << BATON_TORCH_VERSION
+            << ", _GLIBCXX_USE_CXX11_ABI=" << BATON_CXX11_ABI << ")\n";
+  // The BLAS LibTorch will use is the one libblas.so.3 resolves to (LibTorch links it by that
+  // name); load just that library to name it, instead of all of LibTorch.
+  ::dlopen("libblas.so.3", RTLD_LAZY | RTLD_GLOBAL);
+  const baton::BlasInfo blas = baton::detect_blas();
+  std::cout << "blas: " << blas.name << (blas.library.empty() ? "" : " (" + blas.library + ")")
+            << "\ncpus: " << baton::cpus_available()
+            << " available; threads per rank default to cpus / local ranks (run.threads)\n";
+  if (blas.reference) std::cerr << "warning: " << blas.advice << "\n";
+}
 
-int dispatch(const std::vector<std::string>& args) {
+int dispatch(const std::vector<std::string>& args, char** argv) {
   if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
-    std::cout << kUsage;
+    std::cout << baton_app::kUsage;
     return args.empty() ? 2 : 0;
   }
   const std::string command = args[0];
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (command == "plugins") return baton_app::run_plugins_command(rest);
-  if (command == "config") return baton_app::run_config_command(rest);
   if (command == "plan") return baton_app::run_plan_command(rest);
-  if (command == "bench") return baton_app::run_bench_command(rest);
-  if (command == "run") return baton_app::run_run_command(rest);
-  if (command == "launch") return baton_app::run_launch_command(rest);
-  if (command == "export") return baton_app::run_export_command(rest);
   if (command == "version" || command == "--version") {
-    std::cout << "baton " << BATON_VERSION << " (plugin ABI " << BATON_ABI_MAJOR << "."
-              << BATON_ABI_MINOR << ", LibTorch " << TORCH_VERSION
-              << ", _GLIBCXX_USE_CXX11_ABI=" << BATON_CXX11_ABI << ")\n";
-    const baton::BlasInfo blas = baton::detect_blas();
-    std::cout << "blas: " << blas.name << (blas.library.empty() ? "" : " (" + blas.library + ")")
-              << "\ncpus: " << baton::cpus_available()
-              << " available; threads per rank default to cpus / local ranks (run.threads)\n";
-    if (blas.reference) std::cerr << "warning: " << blas.advice << "\n";
+    print_version();
     return 0;
+  }
+  for (const char* runtime_command : {"launch", "run", "export", "config", "bench"}) {
+    if (command == runtime_command) run_in_runtime(argv);
   }
   throw baton_app::UsageError(
       "unknown command '" + command + "'" +
@@ -74,13 +82,5 @@ int dispatch(const std::vector<std::string>& args) {
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
-  try {
-    return dispatch(args);
-  } catch (const baton_app::UsageError& error) {
-    std::cerr << "baton: " << error.what() << "\n\n" << kUsage;
-    return 2;
-  } catch (const std::exception& error) {
-    std::cerr << "baton: error: " << error.what() << "\n";
-    return 1;
-  }
+  return baton_app::run_guarded([&] { return dispatch(args, argv); });
 }

@@ -2,6 +2,7 @@
 // plugin and one for each way a plugin must be refused.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <torch/version.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include "baton/error.h"
 #include "baton/plugin_loader.h"
 #include "baton/schedule.h"
+#include "run_command.h"
 
 namespace {
 
@@ -129,12 +131,29 @@ TEST(PluginLoader, RefusesWrongKind) {
               HasSubstr("'test-other-good' is a transport plugin, expected a schedule plugin"));
 }
 
-TEST(PluginLoader, RefusesOtherLibTorchVersion) {
+TEST(PluginLoader, RefusesATransportBuiltAgainstAnotherLibTorch) {
   const std::string message = error_of([] {
-    baton::load_plugin_file(path_of(PluginKind::kSchedule, "test-torch-version"), nullptr);
+    baton::load_plugin_file(path_of(PluginKind::kTransport, "test-torch-version"), nullptr);
   });
   EXPECT_THAT(message, HasSubstr("built against LibTorch 0.4.1"));
   EXPECT_THAT(message, HasSubstr(std::string("this baton uses LibTorch ") + TORCH_VERSION));
+}
+
+TEST(PluginLoader, RefusesATransportBuiltWithoutLibTorch) {
+  const std::string message = error_of(
+      [] { baton::load_plugin_file(path_of(PluginKind::kTransport, "test-no-torch"), nullptr); });
+  EXPECT_THAT(message, HasSubstr("was built against no LibTorch, this baton uses LibTorch"));
+}
+
+TEST(PluginLoader, LoadsAScheduleBuiltWithoutLibTorch) {
+  // test-good links only the plan layer: it records no LibTorch version and needs none.
+  const auto plugin = baton::load_plugin_file(path_of(PluginKind::kSchedule, "test-good"), nullptr);
+  EXPECT_EQ(plugin->descriptor().torch_version, nullptr);
+  const auto needed =
+      baton_test::run_command("readelf -d '" + path_of(PluginKind::kSchedule, "test-good") + "'");
+  EXPECT_THAT(needed.output, HasSubstr("libbaton_plan.so"));
+  EXPECT_THAT(needed.output, testing::Not(testing::ContainsRegex("torch|c10|baton_core")))
+      << needed.output;
 }
 
 TEST(PluginLoader, RefusesOtherCxxAbi) {

@@ -1,8 +1,8 @@
 // The SDK as a third party uses it: `cmake --install` baton into a fresh prefix, build the
-// example schedule plugin (plugins/examples/warmup_1f1b) against that prefix only, check
-// its plans without ranks, and train with it through YAML — by name on BATON_PLUGIN_PATH
-// and by path — getting the unpipelined model's results. Plans that are wrong are refused
-// before any tensor moves.
+// example schedule plugin (plugins/examples/warmup_1f1b) against that prefix only (also with
+// LibTorch hidden: a schedule needs only the plan layer), check its plans without ranks, and train
+// with it through YAML — by name on BATON_PLUGIN_PATH and by path — getting the unpipelined model's
+// results. Plans that are wrong are refused before any tensor moves.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -66,6 +66,34 @@ TEST_F(SdkExample, IsBuiltAgainstTheInstalledPackageOnly) {
   const std::string cache = read_text(kExampleBuild + "/CMakeCache.txt");
   EXPECT_THAT(cache, HasSubstr("baton_DIR:PATH=" + kPrefix + "/lib/cmake/baton"));
   EXPECT_THAT(cache, testing::Not(HasSubstr(kSource + "/core")));
+}
+
+// A schedule is pure data: its plugin builds against the plan layer alone, with LibTorch
+// hidden from CMake, and neither its compile lines nor its shared library mention LibTorch.
+TEST_F(SdkExample, BuildsAndChecksItsPlansWithoutLibTorch) {
+  const std::string build = kWork + "/build-plan-layer-only";
+  const auto configure = baton_test::run_command(
+      "rm -rf '" + build + "' && cmake -S '" + kExample + "' -B '" + build +
+      "' -G Ninja -DCMAKE_PREFIX_PATH='" + kPrefix +
+      "' -DCMAKE_DISABLE_FIND_PACKAGE_Torch=TRUE -DCMAKE_EXPORT_COMPILE_COMMANDS=ON" +
+      " -DCMAKE_CXX_COMPILER_LAUNCHER='" + BATON_CXX_LAUNCHER + "'");
+  ASSERT_EQ(configure.exit_code, 0) << configure.output;
+  const auto compiled = baton_test::run_command("cmake --build '" + build + "'");
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.output;
+  const std::string commands = read_text(build + "/compile_commands.json");
+  EXPECT_THAT(commands, HasSubstr("warmup_1f1b.cc"));
+  EXPECT_THAT(commands, testing::Not(HasSubstr("torch"))) << commands;
+  const auto needed = baton_test::run_command("readelf -d '" + build +
+                                              "/libbaton-schedule-warmup_1f1b.so' | grep NEEDED");
+  EXPECT_THAT(needed.output, HasSubstr("libbaton_plan.so"));
+  EXPECT_THAT(needed.output, testing::Not(testing::ContainsRegex("torch|c10|baton_core")))
+      << needed.output;
+  const auto check = baton_test::run_command("'" + build + "/check_warmup_1f1b'");
+  EXPECT_EQ(check.exit_code, 0) << check.output;
+  EXPECT_THAT(check.output, HasSubstr("every plan is sound"));
+  const auto linked = baton_test::run_command("ldd '" + build + "/check_warmup_1f1b'");
+  EXPECT_THAT(linked.output, testing::Not(testing::ContainsRegex("libtorch|libc10")))
+      << linked.output;
 }
 
 TEST_F(SdkExample, ItsCheckProgramValidatesLowersAndSimulatesAGrid) {

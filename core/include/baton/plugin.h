@@ -3,10 +3,13 @@
 //
 // A plugin exports exactly one C symbol, `baton_plugin_info`, returning a descriptor. The
 // loader reads the fixed leading fields (struct size, ABI major/minor) first, refuses a
-// plugin built for another ABI major, another plugin kind, another LibTorch version or
-// another `_GLIBCXX_USE_CXX11_ABI`, and only then calls the factory. Because LibTorch
-// version and C++ ABI must match, C++ types (std::string, std::unique_ptr, at::Tensor) may
-// cross the boundary through the factory and the interfaces it returns.
+// plugin built for another ABI major, another plugin kind or another `_GLIBCXX_USE_CXX11_ABI`
+// (and a transport or validator built against another LibTorch), and only then calls the
+// factory. Because the C++ ABI (and, where tensors cross, the LibTorch version) must match,
+// C++ types (std::string, std::unique_ptr, at::Tensor) may cross the boundary through the
+// factory and the interfaces it returns.
+//
+// This header needs no LibTorch: a schedule plugin builds with the plan layer alone.
 //
 // Stability: within one ABI major, fields are only appended (minor bumps) and existing
 // fields keep their meaning. See docs/plugin-abi.md.
@@ -17,8 +20,6 @@
 #include <memory>
 #include <string>
 
-#include <torch/version.h>  // macros only; costs nothing to include
-
 #include "baton/export.h"
 #include "baton/params.h"
 
@@ -27,6 +28,14 @@
 
 #define BATON_PLUGIN_ENTRY_POINT baton_plugin_info
 #define BATON_PLUGIN_ENTRY_POINT_NAME "baton_plugin_info"
+
+// The LibTorch version a plugin was built against. The tensor-side SDK headers (stage.h,
+// transport.h, validator.h, via plugin_torch_version.h) set it to TORCH_VERSION; a schedule
+// plugin never sees a tensor and records none. Expanded where BATON_PLUGIN is used, so the
+// order of includes does not matter.
+#ifndef BATON_PLUGIN_TORCH_VERSION
+#define BATON_PLUGIN_TORCH_VERSION nullptr
+#endif
 
 #if defined(_GLIBCXX_USE_CXX11_ABI)
 #define BATON_CXX11_ABI _GLIBCXX_USE_CXX11_ABI
@@ -67,12 +76,12 @@ struct PluginDescriptor {
   std::uint32_t abi_major;
   std::uint32_t abi_minor;
   PluginKind kind;
-  const char* name;         // "gloo", "1f1b"
-  const char* version;      // the plugin's own version, "1.0.0"
-  const char* description;  // one line for `baton plugins`
-  const char* torch_version;
-  int cxx11_abi;            // _GLIBCXX_USE_CXX11_ABI of the plugin's build, -1 if not libstdc++
-  const ParamSpec* params;  // the plugin's parameter table
+  const char* name;           // "gloo", "1f1b"
+  const char* version;        // the plugin's own version, "1.0.0"
+  const char* description;    // one line for `baton plugins`
+  const char* torch_version;  // null for a plugin built without LibTorch (schedules)
+  int cxx11_abi;              // _GLIBCXX_USE_CXX11_ABI of the plugin's build, -1 if not libstdc++
+  const ParamSpec* params;    // the plugin's parameter table
   std::size_t num_params;
   // Whether the plugin can run here. May be null: always viable.
   Viability (*viability)();
@@ -96,7 +105,7 @@ struct PluginDescriptor {
                                                       NAME,                              \
                                                       VERSION,                           \
                                                       DESCRIPTION,                       \
-                                                      TORCH_VERSION,                     \
+                                                      BATON_PLUGIN_TORCH_VERSION,        \
                                                       BATON_CXX11_ABI,                   \
                                                       PARAMS,                            \
                                                       ::baton::param_table_size(PARAMS), \

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "baton/export.h"
+#include "baton/plugin_torch_version.h"
 
 namespace baton {
 

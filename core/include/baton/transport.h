@@ -17,6 +17,7 @@
 #include "baton/error.h"
 #include "baton/export.h"
 #include "baton/plugin.h"
+#include "baton/plugin_torch_version.h"
 #include "baton/store.h"
 
 namespace baton {

@@ -14,6 +14,7 @@
 #include "baton/error.h"
 #include "baton/export.h"
 #include "baton/plugin.h"
+#include "baton/plugin_torch_version.h"
 #include "baton/tensor_meta.h"
 
 namespace baton {

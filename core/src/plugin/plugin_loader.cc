@@ -67,11 +67,17 @@ const PluginDescriptor* checked_descriptor(void* handle, const std::string& path
                       plugin_kind_name(descriptor->kind) + " plugin, expected a " +
                       plugin_kind_name(*expected_kind) + " plugin");
   }
-  const std::string plugin_torch = descriptor->torch_version ? descriptor->torch_version : "?";
-  if (plugin_torch != TORCH_VERSION) {
-    throw PluginError(describe(*descriptor, path) + " was built against LibTorch " + plugin_torch +
-                      ", this baton uses LibTorch " + TORCH_VERSION +
-                      "; rebuild the plugin against LibTorch " + TORCH_VERSION);
+  // Only plugins that exchange tensors depend on LibTorch's layout; a schedule plugin is
+  // built without it (BATON_TORCH_VERSION: the LibTorch baton was built with, from CMake).
+  if (descriptor->kind != PluginKind::kSchedule) {
+    const std::string plugin_torch =
+        descriptor->torch_version ? descriptor->torch_version : "no LibTorch";
+    if (plugin_torch != BATON_TORCH_VERSION) {
+      throw PluginError(describe(*descriptor, path) + " was built against " +
+                        (descriptor->torch_version ? "LibTorch " : "") + plugin_torch +
+                        ", this baton uses LibTorch " + BATON_TORCH_VERSION +
+                        "; rebuild the plugin against LibTorch " + BATON_TORCH_VERSION);
+    }
   }
   if (descriptor->cxx11_abi != BATON_CXX11_ABI) {
     throw PluginError(describe(*descriptor, path) + " was built with _GLIBCXX_USE_CXX11_ABI=" +

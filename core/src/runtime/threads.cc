@@ -8,17 +8,6 @@
 
 namespace baton {
 
-int cpus_available() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return 1;
-}
-
-int default_threads_per_rank(int local_ranks) {
-  return std::max(1, cpus_available() / std::max(1, local_ranks));
-}
-
 void apply_threads(int threads) {
   if (threads < 1) {
     throw Error("threads per rank must be at least 1, got " + std::to_string(threads));

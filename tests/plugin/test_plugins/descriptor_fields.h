@@ -18,7 +18,7 @@ inline baton::PluginDescriptor descriptor_named(const char* name) {
                                  name,
                                  "1.0.0",
                                  "refused on purpose",
-                                 TORCH_VERSION,
+                                 BATON_PLUGIN_TORCH_VERSION,
                                  BATON_CXX11_ABI,
                                  nullptr,
                                  0,

@@ -1,6 +1,7 @@
 // A loadable plugin of the transport kind, not viable here: proves kind checks and the
 // viability report.
 #include "baton/plugin.h"
+#include "baton/plugin_torch_version.h"  // a transport records its LibTorch
 
 namespace {
 

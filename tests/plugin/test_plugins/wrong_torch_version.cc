@@ -1,4 +1,5 @@
-// Claims to be built against another LibTorch.
+// A transport (tensors cross its boundary) that claims to be built against another LibTorch.
 #include "descriptor_fields.h"
 
-TEST_PLUGIN_ENTRY("test-torch-version", d.torch_version = "0.4.1")
+TEST_PLUGIN_ENTRY("test-torch-version", d.kind = baton::PluginKind::kTransport;
+                  d.torch_version = "0.4.1")
