@@ -15,7 +15,6 @@
 #include "bench_method.h"
 #include "bench_perftest.h"
 #include "bench_pipeline.h"
-#include "bench_process.h"
 #include "bench_rank.h"
 #include "bench_report.h"
 #include "bench_scratch.h"
@@ -24,6 +23,7 @@
 #include "bench_unpipelined.h"
 #include "cli_args.h"
 #include "commands.h"
+#include "process_group.h"
 
 namespace baton_app {
 namespace {
@@ -92,7 +92,7 @@ std::vector<SizeFigures> run_ranks(RankJob job, const ScratchFolder& scratch,
   ProcessGroup ranks;
   for (int rank = 0; rank < 2; ++rank) {
     job.rank = rank;
-    std::vector<std::string> argv = {own_program(), "bench"};
+    std::vector<std::string> argv = {own_program()};
     const std::vector<std::string> words = rank_command_line(job);
     argv.insert(argv.end(), words.begin(), words.end());
     ranks.spawn("rank " + std::to_string(rank), argv);

@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <string>
 
-#include "bench_process.h"
+#include "process_group.h"
 
 namespace baton_app {
 

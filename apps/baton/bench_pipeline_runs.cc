@@ -2,8 +2,8 @@
 
 #include "baton/error.h"
 #include "bench_pipeline_analysis.h"
-#include "bench_process.h"
 #include "bench_unpipelined.h"
+#include "process_group.h"
 
 namespace baton_app {
 namespace {
@@ -95,7 +95,7 @@ std::vector<PipelineRecord> run_pipeline_ranks(const PipelineBenchSettings& sett
   ProcessGroup group;
   std::vector<std::string> logs;
   for (int rank = 0; rank < settings.ranks; ++rank) {
-    std::vector<std::string> argv = with_sets({own_program(), "run"}, pipeline);
+    std::vector<std::string> argv = with_sets({sibling_program("baton-runtime"), "run"}, pipeline);
     argv.push_back("--bench-record");
     argv.push_back(scratch.path() + "/rank" + std::to_string(rank) + ".record");
     logs.push_back(scratch.path() + "/rank" + std::to_string(rank) + ".log");
@@ -120,8 +120,7 @@ double run_unpipelined(const PipelineBenchSettings& settings, int copies,
     const std::string name = "unpipelined" + std::to_string(copies) + "-" + std::to_string(copy);
     outputs.push_back(scratch.path() + "/" + name + ".txt");
     logs.push_back(scratch.path() + "/" + name + ".log");
-    std::vector<std::string> argv =
-        with_sets({own_program(), "bench", kUnpipelinedRankCommand}, settings);
+    std::vector<std::string> argv = with_sets({own_program(), kUnpipelinedRankCommand}, settings);
     for (const std::string& word :
          {std::string("--steps"), std::to_string(settings.steps), std::string("--warmup"),
           std::to_string(settings.warmup), std::string("--local-ranks"),

@@ -9,7 +9,7 @@
 
 #include "baton/config.h"
 #include "bench_pipeline_record.h"
-#include "bench_process.h"
+#include "process_group.h"
 #include "bench_scratch.h"
 #include "cli_args.h"
 

@@ -1,5 +1,5 @@
 // `baton launch -n N CONFIG`: runs N ranks on this machine, like torchrun. It hosts the
-// rendezvous store, starts `baton run` once per rank with the rank in its environment,
+// rendezvous store, starts `baton-runtime run` once per rank with the rank in its environment,
 // prefixes every line a rank prints with "[rank i]", and when a rank fails stops the others
 // and exits non-zero with a summary naming the first failure.
 #include <fcntl.h>
@@ -9,7 +9,6 @@
 #include <unistd.h>
 #include <algorithm>
 
-#include <limits.h>
 #include <chrono>
 #include <cstring>
 #include <iostream>
@@ -19,6 +18,7 @@
 #include "baton/stores.h"
 #include "cli_args.h"
 #include "commands.h"
+#include "process_group.h"
 #include "training/world_env.h"
 
 namespace baton_app {
@@ -49,42 +49,33 @@ int first_recorded_failure(baton::Store& store, const std::string& run_id, int w
   }
 }
 
-std::string self_path() {
-  char buffer[PATH_MAX];
-  const ssize_t length = readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
-  if (length <= 0) throw baton::Error("cannot find the baton program (/proc/self/exe)");
-  return std::string(buffer, static_cast<std::size_t>(length));
-}
-
 RankProcess spawn_rank(int rank, int world_size, const std::string& program,
                        const std::vector<std::string>& run_args, int store_port,
                        const std::string& run_id) {
+  // Close-on-exec: no other rank inherits this rank's pipe (the child gets the write end as
+  // its stdout and stderr, which dup2 leaves open across exec).
   int pipe_fds[2];
-  if (pipe(pipe_fds) != 0) throw baton::Error(std::string("pipe failed: ") + std::strerror(errno));
-  const pid_t pid = fork();
-  if (pid < 0) throw baton::Error(std::string("fork failed: ") + std::strerror(errno));
-  if (pid == 0) {
-    // The child: only async-signal-safe work until exec.
-    dup2(pipe_fds[1], STDOUT_FILENO);
-    dup2(pipe_fds[1], STDERR_FILENO);
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    throw baton::Error(std::string("pipe failed: ") + std::strerror(errno));
+  }
+  std::vector<std::string> argv{program};
+  argv.insert(argv.end(), run_args.begin(), run_args.end());
+  RankProcess process;
+  try {
+    process.pid =
+        spawn_process("rank " + std::to_string(rank), argv, ChildOutput::to_descriptor(pipe_fds[1]),
+                      {std::string(kLaunchRank) + "=" + std::to_string(rank),
+                       std::string(kLaunchWorldSize) + "=" + std::to_string(world_size),
+                       std::string(kLaunchStoreAddress) + "=127.0.0.1",
+                       std::string(kLaunchStorePort) + "=" + std::to_string(store_port),
+                       std::string(kLaunchRunId) + "=" + run_id});
+  } catch (...) {
     close(pipe_fds[0]);
     close(pipe_fds[1]);
-    setenv(kLaunchRank, std::to_string(rank).c_str(), 1);
-    setenv(kLaunchWorldSize, std::to_string(world_size).c_str(), 1);
-    setenv(kLaunchStoreAddress, "127.0.0.1", 1);
-    setenv(kLaunchStorePort, std::to_string(store_port).c_str(), 1);
-    setenv(kLaunchRunId, run_id.c_str(), 1);
-    std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(program.c_str()));
-    for (const auto& arg : run_args) argv.push_back(const_cast<char*>(arg.c_str()));
-    argv.push_back(nullptr);
-    execv(program.c_str(), argv.data());
-    _exit(127);
+    throw;
   }
   close(pipe_fds[1]);
-  RankProcess process;
   process.rank = rank;
-  process.pid = pid;
   process.output_fd = pipe_fds[0];
   return process;
 }
@@ -179,7 +170,7 @@ int run_launch_command(const std::vector<std::string>& args) {
   const std::string run_id =
       "launch-" + std::to_string(getpid()) + "-" + std::to_string(std::random_device{}());
 
-  const std::string program = self_path();
+  const std::string program = own_program();
   std::vector<RankProcess> ranks;
   for (int rank = 0; rank < world_size; ++rank) {
     ranks.push_back(

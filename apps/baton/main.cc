@@ -1,9 +1,9 @@
 // baton: pipeline-parallel training on LibTorch, with schedules and transports as plugins.
 //
 // This is the front end, built on the plan layer alone (no LibTorch), so what needs no tensor
-// answers at once: help, version, plan, plugins. Training and everything else that computes
-// (launch, run, export, config, bench) is `baton-runtime`, next to this program, which the
-// front end replaces itself with (execv: same process id, arguments and environment).
+// answers at once: help, version, plan, plugins. Training and managing runs (launch, run,
+// export, config) is `baton-runtime`, measuring (bench) is `baton-bench`, both next to this
+// program, which the front end replaces itself with (execv: same process id and environment).
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -19,26 +19,22 @@
 #include "baton/suggest.h"
 #include "cli_args.h"
 #include "commands.h"
+#include "process_group.h"
 #include "usage.h"
 
 namespace {
 
-// The folder this program was started from (resolved), with a trailing '/'.
-std::string own_folder() {
-  char path[4096];
-  const ssize_t length = ::readlink("/proc/self/exe", path, sizeof(path) - 1);
-  if (length <= 0) throw baton::Error("cannot find the baton program (/proc/self/exe)");
-  const std::string program(path, static_cast<std::size_t>(length));
-  return program.substr(0, program.find_last_of('/') + 1);
-}
-
-[[noreturn]] void run_in_runtime(char** argv) {
-  const std::string runtime = own_folder() + "baton-runtime";
-  std::vector<char*> arguments{const_cast<char*>(runtime.c_str())};
-  for (char** arg = argv + 1; *arg != nullptr; ++arg) arguments.push_back(*arg);
-  arguments.push_back(nullptr);
-  ::execv(runtime.c_str(), arguments.data());
-  throw baton::Error("cannot start " + runtime + ": " + std::strerror(errno) +
+// Replaces this process with `program` (next to this one) and `arguments`.
+[[noreturn]] void continue_in(const std::string& program,
+                              const std::vector<std::string>& arguments) {
+  const std::string path = baton_app::sibling_program(program);
+  std::vector<std::string> words{path};
+  words.insert(words.end(), arguments.begin(), arguments.end());
+  std::vector<char*> pointers;
+  for (std::string& word : words) pointers.push_back(word.data());
+  pointers.push_back(nullptr);
+  ::execv(path.c_str(), pointers.data());
+  throw baton::Error("cannot start " + path + ": " + std::strerror(errno) +
                      " (it is installed next to `baton`; reinstall baton)");
 }
 
@@ -56,7 +52,7 @@ void print_version() {
   if (blas.reference) std::cerr << "warning: " << blas.advice << "\n";
 }
 
-int dispatch(const std::vector<std::string>& args, char** argv) {
+int dispatch(const std::vector<std::string>& args) {
   if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
     std::cout << baton_app::kUsage;
     return args.empty() ? 2 : 0;
@@ -69,8 +65,9 @@ int dispatch(const std::vector<std::string>& args, char** argv) {
     print_version();
     return 0;
   }
-  for (const char* runtime_command : {"launch", "run", "export", "config", "bench"}) {
-    if (command == runtime_command) run_in_runtime(argv);
+  if (command == "bench") continue_in("baton-bench", rest);
+  for (const char* runtime_command : {"launch", "run", "export", "config"}) {
+    if (command == runtime_command) continue_in("baton-runtime", args);
   }
   throw baton_app::UsageError(
       "unknown command '" + command + "'" +
@@ -82,5 +79,5 @@ int dispatch(const std::vector<std::string>& args, char** argv) {
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
-  return baton_app::run_guarded([&] { return dispatch(args, argv); });
+  return baton_app::run_guarded([&] { return dispatch(args); });
 }

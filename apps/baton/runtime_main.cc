@@ -1,6 +1,6 @@
-// baton-runtime: the commands of `baton` that compute (launch, run, export, config, bench),
-// on LibTorch. Users type `baton <command>`; the front end (main.cc) execs this program for
-// these commands, and `baton launch` starts its ranks as `baton-runtime run`.
+// baton-runtime: the commands of `baton` that train and manage runs (launch, run, export,
+// config), on LibTorch. Users type `baton <command>`; the front end (main.cc) execs this
+// program for these commands, and `baton launch` starts its ranks as `baton-runtime run`.
 #include <iostream>
 #include <string>
 #include <vector>
@@ -16,15 +16,13 @@ int dispatch(const std::vector<std::string>& args) {
   const std::string command = args.empty() ? "" : args[0];
   const std::vector<std::string> rest(args.begin() + (args.empty() ? 0 : 1), args.end());
   if (command == "config") return baton_app::run_config_command(rest);
-  if (command == "bench") return baton_app::run_bench_command(rest);
   if (command == "run") return baton_app::run_run_command(rest);
   if (command == "launch") return baton_app::run_launch_command(rest);
   if (command == "export") return baton_app::run_export_command(rest);
-  throw baton_app::UsageError(
-      "baton-runtime runs launch, run, export, config and bench; '" + command +
-      "' is not one of them" +
-      baton::did_you_mean(command, {"launch", "run", "export", "config", "bench"}) +
-      " (the other commands are `baton`'s)");
+  throw baton_app::UsageError("baton-runtime runs launch, run, export and config; '" + command +
+                              "' is not one of them" +
+                              baton::did_you_mean(command, {"launch", "run", "export", "config"}) +
+                              " (the other commands are `baton`'s)");
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "bench_process.h"
+#include "process_group.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -26,6 +26,11 @@ std::string own_program() {
   return std::string(path, static_cast<std::size_t>(length));
 }
 
+std::string sibling_program(const std::string& name) {
+  const std::string own = own_program();
+  return own.substr(0, own.find_last_of('/') + 1) + name;
+}
+
 std::string read_child_output(const std::string& path) {
   std::ifstream file(path);
   std::stringstream text;
@@ -44,9 +49,8 @@ ProcessGroup::~ProcessGroup() {
   kill_all();
 }
 
-std::size_t ProcessGroup::spawn(const std::string& name, const std::vector<std::string>& argv,
-                                const std::string& output_path,
-                                const std::vector<std::string>& environment) {
+pid_t spawn_process(const std::string& name, const std::vector<std::string>& argv,
+                    const ChildOutput& output, const std::vector<std::string>& environment) {
   std::vector<std::string> arguments = argv;
   std::vector<char*> pointers;
   for (std::string& argument : arguments) pointers.push_back(argument.data());
@@ -66,23 +70,34 @@ std::size_t ProcessGroup::spawn(const std::string& name, const std::vector<std::
 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  if (output_path.empty()) {
-    posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
-  } else {
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, output_path.c_str(),
+  if (output.fd >= 0) {
+    posix_spawn_file_actions_adddup2(&actions, output.fd, STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, output.fd, STDERR_FILENO);
+  } else if (!output.path.empty()) {
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, output.path.c_str(),
                                      O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  } else {
+    posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
   }
   pid_t pid = -1;
   const int error = posix_spawn(&pid, arguments[0].c_str(), &actions, nullptr, pointers.data(),
                                 variable_pointers.data());
   posix_spawn_file_actions_destroy(&actions);
   if (error != 0) {
-    throw baton::Error("bench: cannot start " + name + " (" + arguments[0] +
-                       "): " + std::strerror(error));
+    throw baton::Error("cannot start " + name + " (" + arguments[0] + "): " + std::strerror(error));
   }
+  return pid;
+}
+
+std::size_t ProcessGroup::spawn(const std::string& name, const std::vector<std::string>& argv,
+                                const std::string& output_path,
+                                const std::vector<std::string>& environment) {
   Child child;
-  child.pid = pid;
+  child.pid = spawn_process(
+      name, argv,
+      output_path.empty() ? ChildOutput::to_stderr() : ChildOutput::to_file(output_path),
+      environment);
   child.outcome.name = name;
   children_.push_back(child);
   return children_.size() - 1;

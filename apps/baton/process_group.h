@@ -1,7 +1,9 @@
-// Child processes of the bench (its two ranks, ucx_perftest's server and client) under a
+// Child processes, started one way for everything that starts them (`baton launch`'s ranks,
+// the bench's ranks, ucx_perftest's server and client): posix_spawn with an environment built
+// before the child exists (nothing runs in the child between fork and exec, so a launcher
+// with threads, like the one hosting the rendezvous store, is safe). ProcessGroup adds a
 // hard deadline: whatever still runs when the deadline passes, when a sibling fails, or when
-// the owner goes away (an exception), is killed — the bench never hangs and never leaves a
-// process behind.
+// the owner goes away (an exception), is killed — nothing hangs and nothing is left behind.
 #pragma once
 
 #include <sys/types.h>
@@ -14,8 +16,28 @@ namespace baton_app {
 
 using BenchClock = std::chrono::steady_clock;
 
-// This program's path, so that the bench's processes run exactly this binary.
+// This program's path, so that child processes run exactly this binary.
 std::string own_program();
+
+// The path of `name` in this program's folder: baton, baton-runtime and baton-bench are
+// installed side by side.
+std::string sibling_program(const std::string& name);
+
+// Where a child's stdout and stderr go: this process's stderr (keeping our stdout for
+// results), a file (created or truncated), or a descriptor such as a pipe's write end.
+struct ChildOutput {
+  static ChildOutput to_stderr() { return {}; }
+  static ChildOutput to_file(std::string path) { return {std::move(path), -1}; }
+  static ChildOutput to_descriptor(int fd) { return {{}, fd}; }
+  std::string path;
+  int fd = -1;
+};
+
+// Starts argv[0] with `argv` and this process's environment, in which each "NAME=value" of
+// `environment` replaces the variable of that name. Returns the child's pid; throws
+// baton::Error naming `name` and the program when it cannot start.
+pid_t spawn_process(const std::string& name, const std::vector<std::string>& argv,
+                    const ChildOutput& output, const std::vector<std::string>& environment = {});
 
 // The whole of a file a child wrote (its figures, its output); empty when there is none.
 std::string read_child_output(const std::string& path);
