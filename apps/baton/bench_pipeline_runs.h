@@ -9,9 +9,9 @@
 
 #include "baton/config.h"
 #include "bench_pipeline_record.h"
-#include "process_group.h"
 #include "bench_scratch.h"
 #include "cli_args.h"
+#include "process_group.h"
 
 namespace baton_app {
 

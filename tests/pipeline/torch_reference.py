@@ -229,7 +229,7 @@ class Batches:
         self.size = s["data.batch_size"]
         self.source = s["data.source"]
         # Every loss but cross entropy takes float targets shaped like the output.
-        self.mse = s["model.loss"] != "cross_entropy"
+        self.value_targets = s["model.loss"] != "cross_entropy"
         name = s["model.name"]
         if name == "mlp":
             self.sample_shape = [s["model.params.in_features"]]
@@ -237,12 +237,12 @@ class Batches:
             self.sample_shape = [s["model.params.seq_len"]]
         elif name == "torchscript":
             self.sample_shape = list(s["model.params.input_shape"])
-        if self.mse:
+        if self.value_targets:
             self.target_shape = output_shape(s, model, self.sample_shape)
         if self.source == "files":
             self.inputs = read_tensor(s["data.inputs"]).float()
             self.targets = read_tensor(s["data.targets"])
-            self.targets = self.targets.float() if self.mse else self.targets.long()
+            self.targets = self.targets.float() if self.value_targets else self.targets.long()
         elif self.source == "text":
             self.tokens = read_tokens(s)
 
@@ -258,7 +258,7 @@ class Batches:
                 targets = torch.randint(vocab, shape, generator=generator)
                 return inputs, targets
             inputs = torch.randn(shape, generator=generator)
-            if self.mse:
+            if self.value_targets:
                 targets = torch.randn([self.size] + self.target_shape, generator=generator)
             else:
                 classes = s["model.params.out_features"] if s["model.name"] == "mlp" \
