@@ -1,18 +1,12 @@
-// The subcommands of `baton`. Each takes the words after its name and returns the exit
-// status; errors are thrown (baton::Error → exit 1, UsageError → exit 2).
+// The commands the front end answers itself, on the plan layer alone: each declares its
+// options and what runs it on the command line.
 #pragma once
 
-#include <string>
-#include <vector>
+#include "command_line.h"
 
 namespace baton_app {
 
-int run_plugins_command(const std::vector<std::string>& args);
-int run_config_command(const std::vector<std::string>& args);
-int run_plan_command(const std::vector<std::string>& args);
-int run_bench_command(const std::vector<std::string>& args);
-int run_run_command(const std::vector<std::string>& args);
-int run_launch_command(const std::vector<std::string>& args);
-int run_export_command(const std::vector<std::string>& args);
+void add_plan_command(CommandLine& command_line);
+void add_plugins_command(CommandLine& command_line);
 
 }  // namespace baton_app

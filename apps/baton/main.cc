@@ -3,7 +3,8 @@
 // This is the front end, built on the plan layer alone (no LibTorch), so what needs no tensor
 // answers at once: help, version, plan, plugins. Training and managing runs (launch, run,
 // export, config) is `baton-runtime`, measuring (bench) is `baton-bench`, both next to this
-// program, which the front end replaces itself with (execv: same process id and environment).
+// program, which the front end replaces itself with (execv: same process id and environment)
+// before reading any option: their options and `--help` are theirs.
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -16,13 +17,32 @@
 #include "baton/error.h"
 #include "baton/plugin.h"
 #include "baton/runtime/compute_environment.h"
-#include "baton/suggest.h"
-#include "cli_args.h"
+#include "command_line.h"
 #include "commands.h"
 #include "process_group.h"
-#include "usage.h"
 
 namespace {
+
+struct ForwardedCommand {
+  const char* name;
+  const char* program;
+  const char* description;
+  bool keep_name;  // baton-runtime serves several commands and reads the name itself
+};
+
+const ForwardedCommand kForwarded[] = {
+    {"launch", "baton-runtime", "train: run N ranks on this machine (Gloo on loopback by default)",
+     true},
+    {"run", "baton-runtime",
+     "train as one rank of a run started by a launcher (baton launch, torchrun, Slurm, Open MPI)",
+     true},
+    {"export", "baton-runtime",
+     "merge a checkpoint into one state dict of the full model (Python: torch.load)", true},
+    {"config", "baton-runtime",
+     "check a run configuration and print it resolved, or print every option's default", true},
+    {"bench", "baton-bench",
+     "measure: a transport against its library, a training step against its plan", false},
+};
 
 // Replaces this process with `program` (next to this one) and `arguments`.
 [[noreturn]] void continue_in(const std::string& program,
@@ -53,26 +73,51 @@ void print_version() {
 }
 
 int dispatch(const std::vector<std::string>& args) {
-  if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
-    std::cout << baton_app::kUsage;
-    return args.empty() ? 2 : 0;
+  if (!args.empty()) {
+    for (const ForwardedCommand& command : kForwarded) {
+      if (args[0] != command.name) continue;
+      continue_in(command.program, command.keep_name
+                                       ? args
+                                       : std::vector<std::string>(args.begin() + 1, args.end()));
+    }
   }
-  const std::string command = args[0];
-  const std::vector<std::string> rest(args.begin() + 1, args.end());
-  if (command == "plugins") return baton_app::run_plugins_command(rest);
-  if (command == "plan") return baton_app::run_plan_command(rest);
-  if (command == "version" || command == "--version") {
+  baton_app::CommandLine command_line(
+      "baton",
+      "baton: pipeline-parallel training on LibTorch; schedules and transports are plugins.\n"
+      "`baton COMMAND --help` shows a command's options. Configuration: docs/configuration.md");
+  CLI::App& root = command_line.root();
+  root.footer(
+      "Plugins are searched in plugins.path (YAML), BATON_PLUGIN_PATH, next to this program,\n"
+      "<prefix>/lib/baton, and the install folder.");
+  for (const ForwardedCommand& command : kForwarded) {
+    command_line.add_command(root, command.name, command.description).group("Commands");
+  }
+  baton_app::add_plan_command(command_line);
+  baton_app::add_plugins_command(command_line);
+  command_line
+      .add_command(root, "version",
+                   "print versions (baton, plugin ABI, LibTorch), the BLAS LibTorch uses and "
+                   "the CPUs available",
+                   [] {
+                     print_version();
+                     return 0;
+                   })
+      .group("Commands");
+  command_line
+      .add_command(root, "help", "print this help",
+                   [&root] {
+                     std::cout << baton_app::usage_of(root);
+                     return 0;
+                   })
+      .group("Commands");
+  // Listed for the help; answered before parsing, as it needs no command.
+  root.add_flag("--version", "print versions, like `baton version`");
+  root.set_help_flag("-h,--help", "print this help (`baton COMMAND --help`: a command's)");
+  if (args.size() == 1 && args[0] == "--version") {
     print_version();
     return 0;
   }
-  if (command == "bench") continue_in("baton-bench", rest);
-  for (const char* runtime_command : {"launch", "run", "export", "config"}) {
-    if (command == runtime_command) continue_in("baton-runtime", args);
-  }
-  throw baton_app::UsageError(
-      "unknown command '" + command + "'" +
-      baton::did_you_mean(command, {"launch", "run", "export", "plugins", "config", "plan", "bench",
-                                    "version", "help"}));
+  return command_line.run(args);
 }
 
 }  // namespace

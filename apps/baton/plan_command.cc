@@ -4,37 +4,21 @@
 #include <cstdlib>
 #include <iomanip>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
-#include "baton/atomic_file.h"
 #include "baton/config.h"
+#include "baton/files.h"
 #include "baton/plan/compile.h"
 #include "baton/plan/csv.h"
 #include "baton/plan/format.h"
 #include "baton/plan/simulate.h"
 #include "baton/plugin_loader.h"
 #include "baton/suggest.h"
-#include "cli_args.h"
 #include "commands.h"
 
 namespace baton_app {
 namespace {
-
-const char* const kPlanUsage =
-    "usage: baton plan --schedule NAME|PATH|csv:FILE --ranks R [--stages-per-rank V]\n"
-    "                  --microbatches M [--param key=value]... [--costs F=1,B=2,I=1,W=1,comm=0]\n"
-    "                  [--format table|csv|csv-comms|json|trace] [--out FILE]\n";
-
-int positive_int(const CliArgs& cli, const std::string& name, const std::string& fallback) {
-  const std::string text = cli.value(name, fallback);
-  if (text.empty()) throw UsageError("--" + name + " is required\n" + kPlanUsage);
-  char* end = nullptr;
-  const long value = std::strtol(text.c_str(), &end, 10);
-  if (end == text.c_str() || *end != '\0' || value < 1 || value > 100000) {
-    throw UsageError("--" + name + " must be a positive integer, got '" + text + "'");
-  }
-  return static_cast<int>(value);
-}
 
 baton::SimulationCosts parse_costs(const std::string& text) {
   baton::SimulationCosts costs;
@@ -76,12 +60,21 @@ struct SelectedSchedule {
   baton::RawParams params;
 };
 
-SelectedSchedule select_schedule(const CliArgs& cli, const baton::PluginLoader& loader) {
+struct PlanOptions {
+  std::string schedule;
+  baton::ScheduleShape shape;
+  std::vector<std::string> params;
+  std::string costs;
+  std::string format = "table";
+  std::string out;
+  std::vector<std::string> plugin_path;
+};
+
+SelectedSchedule select_schedule(const PlanOptions& options, const baton::PluginLoader& loader) {
   SelectedSchedule selected;
   selected.params.key_path = "schedule.params";
   selected.params.origin = {"--param"};
-  std::string name = cli.value("schedule");
-  if (name.empty()) throw UsageError(std::string("--schedule is required\n") + kPlanUsage);
+  std::string name = options.schedule;
   if (name.rfind("csv:", 0) == 0) {
     baton::RawValue path;
     path.scalar = name.substr(4);
@@ -89,7 +82,7 @@ SelectedSchedule select_schedule(const CliArgs& cli, const baton::PluginLoader& 
     selected.params.entries.emplace_back("path", path);
     name = "csv";
   }
-  for (const auto& assignment : cli.values("param")) {
+  for (const auto& assignment : options.params) {
     const auto equals = assignment.find('=');
     if (equals == std::string::npos || equals == 0) {
       throw UsageError("--param " + assignment + ": expected key=value");
@@ -122,49 +115,73 @@ std::string render(const std::string& format, const baton::CompiledPlan& compile
   return out.str();
 }
 
-}  // namespace
 
-int run_plan_command(const std::vector<std::string>& args) {
-  CliArgs cli(args,
-              {"schedule", "ranks", "stages-per-rank", "microbatches", "param", "costs", "format",
-               "out", "plugin-path"},
-              {});
-  if (!cli.positional().empty()) {
-    throw UsageError("baton plan takes options only, got '" + cli.positional()[0] + "'\n" +
-                     kPlanUsage);
-  }
-  const std::string format = cli.value("format", "table");
-  const std::vector<std::string> formats = {"table", "csv", "csv-comms", "json", "trace"};
-  if (std::find(formats.begin(), formats.end(), format) == formats.end()) {
-    throw UsageError("--format must be table, csv, csv-comms, json or trace, got '" + format + "'" +
-                     baton::did_you_mean(format, formats));
-  }
-  baton::ScheduleShape shape;
-  shape.ranks = positive_int(cli, "ranks", "");
-  shape.stages_per_rank = positive_int(cli, "stages-per-rank", "1");
-  shape.microbatches = positive_int(cli, "microbatches", "");
-  const baton::SimulationCosts costs = parse_costs(cli.value("costs", ""));
-
-  const baton::PluginLoader loader(cli.values("plugin-path"));
-  const SelectedSchedule selected = select_schedule(cli, loader);
+int run_plan(const PlanOptions& options) {
+  const baton::SimulationCosts costs = parse_costs(options.costs);
+  const baton::PluginLoader loader(options.plugin_path);
+  const SelectedSchedule selected = select_schedule(options, loader);
   const auto& descriptor = selected.plugin->descriptor();
   const baton::ParamValues params =
       baton::resolve_params(selected.params, descriptor.params, descriptor.num_params,
                             "schedule plugin '" + selected.plugin->name() + "'");
   const auto schedule = selected.plugin->create_as<baton::Schedule>(params);
   const baton::CompiledPlan compiled =
-      baton::compile_schedule(*schedule, shape, selected.plugin->name());
+      baton::compile_schedule(*schedule, options.shape, selected.plugin->name());
   const baton::SimulationResult result = baton::simulate(compiled.lowered, costs);
 
-  const std::string text = render(format, compiled, result);
-  const std::string out = cli.value("out");
-  if (out.empty()) {
+  const std::string text = render(options.format, compiled, result);
+  if (options.out.empty()) {
     std::cout << text;
   } else {
-    baton::write_file_atomically(out, text);
-    std::cerr << "wrote " << out << "\n";
+    baton::write_file_atomically(options.out, text);
+    std::cerr << "wrote " << options.out << "\n";
   }
   return 0;
+}
+
+}  // namespace
+
+void add_plan_command(CommandLine& command_line) {
+  auto options = std::make_shared<PlanOptions>();
+  CLI::App& plan = command_line.add_command(
+      command_line.root(), "plan",
+      "build a schedule's plan for a shape, check it, lower it and simulate it: no ranks, no "
+      "tensors",
+      [options] { return run_plan(*options); });
+  plan.group("Commands");
+  plan.add_option("--schedule", options->schedule,
+                  "a schedule plugin's name or file, or csv:FILE (a plan written as CSV)")
+      ->required()
+      ->type_name("NAME|PATH|csv:FILE");
+  plan.add_option("--ranks", options->shape.ranks, "pipeline ranks")
+      ->required()
+      ->check(integer_in(1, 100000));
+  plan.add_option("--stages-per-rank", options->shape.stages_per_rank,
+                  "stages on each rank (2 or more: interleaved, V schedules)")
+      ->capture_default_str()
+      ->check(integer_in(1, 100000));
+  plan.add_option("--microbatches", options->shape.microbatches, "microbatches per step")
+      ->required()
+      ->check(integer_in(1, 100000));
+  plan.add_option("--param", options->params, "a schedule parameter (schedule.params.KEY)")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
+  plan.add_option("--costs", options->costs,
+                  "simulated time of each action kind: F, B, I, W, comm (transfer), send (the "
+                  "sender's overhead); default F=1,B=2,I=1,W=1,comm=0")
+      ->type_name("F=1,B=2,...");
+  plan.add_option("--format", options->format,
+                  "table (ranks as columns, steps as rows, then the simulation), csv (compute "
+                  "actions), csv-comms (with the transfers), json (simulation summary), trace "
+                  "(Chrome trace of the simulation)")
+      ->capture_default_str()
+      ->check(one_of({"table", "csv", "csv-comms", "json", "trace"}));
+  plan.add_option("--out", options->out, "write to FILE (atomically) instead of stdout")
+      ->type_name("FILE");
+  plan.add_option("--plugin-path", options->plugin_path,
+                  "a folder searched for plugins before the usual ones (repeatable)")
+      ->type_name("DIR")
+      ->allow_extra_args(false);
 }
 
 }  // namespace baton_app

@@ -2,11 +2,12 @@
 // whether it can run on this machine.
 #include <iomanip>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
-#include "baton/plan/format.h"
+#include <nlohmann/json.hpp>
+
 #include "baton/plugin_loader.h"
-#include "cli_args.h"
 #include "commands.h"
 
 namespace baton_app {
@@ -65,37 +66,48 @@ void print_table(const std::vector<Row>& rows, const baton::PluginLoader& loader
 }
 
 void print_json(const std::vector<Row>& rows) {
-  std::cout << "[";
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const Row& row = rows[i];
-    std::cout << (i ? ",\n " : "\n ") << "{\"kind\": " << baton::json_quote(row.kind)
-              << ", \"name\": " << baton::json_quote(row.name)
-              << ", \"version\": " << baton::json_quote(row.version)
-              << ", \"status\": " << baton::json_quote(row.viable)
-              << ", \"path\": " << baton::json_quote(row.path)
-              << ", \"note\": " << baton::json_quote(row.note) << "}";
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const Row& row : rows) {
+    list.push_back({{"kind", row.kind},
+                    {"name", row.name},
+                    {"version", row.version},
+                    {"status", row.viable},
+                    {"path", row.path},
+                    {"note", row.note}});
   }
-  std::cout << "\n]\n";
+  std::cout << list.dump(2) << "\n";
 }
 
 }  // namespace
 
-int run_plugins_command(const std::vector<std::string>& args) {
-  CliArgs cli(args, {"format", "plugin-path"}, {});
-  if (!cli.positional().empty()) {
-    throw UsageError("baton plugins takes no arguments, got '" + cli.positional()[0] + "'");
-  }
-  baton::PluginLoader loader(cli.values("plugin-path"));
-  const auto rows = collect_rows(loader);
-  const std::string format = cli.value("format", "table");
-  if (format == "table") {
-    print_table(rows, loader);
-  } else if (format == "json") {
-    print_json(rows);
-  } else {
-    throw UsageError("--format must be table or json, got '" + format + "'");
-  }
-  return 0;
+void add_plugins_command(CommandLine& command_line) {
+  struct Options {
+    std::string format = "table";
+    std::vector<std::string> plugin_path;
+  };
+  auto options = std::make_shared<Options>();
+  CLI::App& plugins = command_line.add_command(
+      command_line.root(), "plugins",
+      "list every plugin found: kind, name, version, whether it can run here, and where it is",
+      [options] {
+        const baton::PluginLoader loader(options->plugin_path);
+        const auto rows = collect_rows(loader);
+        if (options->format == "json") {
+          print_json(rows);
+        } else {
+          print_table(rows, loader);
+        }
+        return 0;
+      });
+  plugins.group("Commands");
+  plugins.add_option("--format", options->format, "table, or json (one object per plugin)")
+      ->capture_default_str()
+      ->check(one_of({"table", "json"}));
+  plugins
+      .add_option("--plugin-path", options->plugin_path,
+                  "a folder searched for plugins before the usual ones (repeatable)")
+      ->type_name("DIR")
+      ->allow_extra_args(false);
 }
 
 }  // namespace baton_app

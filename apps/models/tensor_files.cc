@@ -8,17 +8,10 @@
 #include <sstream>
 
 #include "baton/error.h"
+#include "baton/files.h"
 
 namespace baton_models {
 namespace {
-
-std::string read_all(const std::string& path, const std::string& what) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw baton::ConfigError(what + ": cannot read '" + path + "'");
-  std::ostringstream contents;
-  contents << file.rdbuf();
-  return contents.str();
-}
 
 bool ends_with(const std::string& text, const std::string& suffix) {
   return text.size() >= suffix.size() &&
@@ -113,7 +106,7 @@ at::Tensor read_npy(const std::string& bytes, const std::string& where) {
 
 at::Tensor read_tensor_file(const std::string& path, const std::string& what) {
   const std::string where = what + " ('" + path + "')";
-  const std::string bytes = read_all(path, what);
+  const std::string bytes = baton::read_file(path, what);
   if (ends_with(path, ".npy")) return read_npy(bytes, where);
   if (ends_with(path, ".pt") || ends_with(path, ".pth")) {
     try {
@@ -139,13 +132,13 @@ at::Tensor read_token_file(const std::string& path, const std::string& format,
   std::string kind = format;
   if (kind == "auto") kind = ends_with(path, ".npy") ? "npy" : "bytes";
   if (kind == "npy") {
-    at::Tensor tokens = read_npy(read_all(path, what), where);
+    at::Tensor tokens = read_npy(baton::read_file(path, what), where);
     if (tokens.dim() != 1 || at::isFloatingType(tokens.scalar_type())) {
       throw baton::ConfigError(where + ": a token file must be a 1-D integer array");
     }
     return tokens.to(at::kLong);
   }
-  const std::string bytes = read_all(path, what);
+  const std::string bytes = baton::read_file(path, what);
   if (kind == "bytes") {
     at::Tensor tokens = at::empty({static_cast<std::int64_t>(bytes.size())}, at::kLong);
     auto* data = tokens.data_ptr<std::int64_t>();

@@ -101,7 +101,7 @@ TEST(CliBench, BadSizesAreUsageErrors) {
         run_command(kBaton + " bench transport --transport gloo --sizes '" + sizes + "'");
     EXPECT_EQ(result.exit_code, 2) << sizes << "\n" << result.output;
     EXPECT_THAT(result.output, HasSubstr("--sizes: ")) << sizes;
-    EXPECT_THAT(result.output, HasSubstr("usage: baton")) << sizes;
+    EXPECT_THAT(result.output, HasSubstr("Usage: baton bench transport")) << sizes;
   }
 }
 
@@ -111,14 +111,18 @@ TEST(CliBench, BadOptionsAreUsageErrors) {
     EXPECT_EQ(result.exit_code, 2) << args << "\n" << result.output;
     EXPECT_THAT(result.output, HasSubstr(message)) << args;
   };
-  expect_usage("", "baton bench needs a benchmark: transport");
+  expect_usage("", "`baton bench` needs a command: transport, pipeline or sweep");
   expect_usage("transprt --transport gloo",
-               "unknown benchmark 'transprt' (did you mean 'transport'?)");
+               "unknown command 'transprt' (did you mean 'transport'?)");
   expect_usage("transport", "--transport is required");
-  expect_usage("transport --transport gloo --iterations 0", "--iterations must be an integer");
-  expect_usage("transport --transport gloo --format yaml", "--format must be table or json");
+  expect_usage("transport --transport gloo --iterations 0",
+               "--iterations: must be an integer from 1 to 1000000, got '0'");
+  expect_usage("transport --transport gloo --format yaml",
+               "--format: must be table or json, got 'yaml'");
   expect_usage("transport --transport gloo --sizez 1K",
                "unknown option --sizez (did you mean 'sizes'?)");
+  // The internal commands are not offered to users.
+  expect_usage("transport-rnk", "unknown command 'transport-rnk'; `baton bench` has: transport");
 }
 
 TEST(CliBench, UnknownTransportParameterIsRejectedBeforeAnyRankStarts) {

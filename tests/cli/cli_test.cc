@@ -11,6 +11,7 @@ namespace {
 
 using baton_test::run_command;
 using testing::HasSubstr;
+using testing::Not;
 
 const std::string kBaton = BATON_BINARY;
 const std::string kTestPlugins = BATON_TEST_PLUGIN_DIR;
@@ -113,6 +114,55 @@ TEST(Cli, UnknownCommandAndOptionSuggest) {
   EXPECT_THAT(result.output, HasSubstr("unknown option --formt (did you mean 'format'?)"));
 }
 
+// Every command answers --help with its own usage, generated from the options it declares
+// (the front end's and those baton-runtime and baton-bench answer alike).
+TEST(Cli, EveryCommandHasItsOwnHelp) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> commands = {
+      {"", {"Commands:", "launch", "plan", "bench", "version"}},
+      {"plan", {"Usage: baton plan", "--schedule", "--ranks", "--plugin-path", "--format"}},
+      {"plugins", {"Usage: baton plugins", "--format", "--plugin-path"}},
+      {"launch", {"Usage: baton launch", "-n,--nproc", "--set", "--resume", "--dump-dir"}},
+      {"run", {"Usage: baton run", "--set", "--resume", "--no-env"}},
+      {"export", {"Usage: baton export", "CHECKPOINT", "--out"}},
+      {"config", {"Usage: baton config", "check", "defaults"}},
+      {"config check", {"Usage: baton config check", "--set", "--no-env"}},
+      {"bench", {"Usage: baton bench", "transport", "pipeline", "sweep"}},
+      {"bench transport", {"Usage: baton bench transport", "--sizes", "--no-reference"}},
+      {"bench sweep", {"Usage: baton bench sweep", "--schedules", "--steps"}},
+  };
+  for (const auto& [command, expected] : commands) {
+    const auto result = run_command(kBaton + " " + command + " --help");
+    EXPECT_EQ(result.exit_code, 0) << command << "\n" << result.output;
+    for (const auto& text : expected) EXPECT_THAT(result.output, HasSubstr(text)) << command;
+    // Internal commands and options stay out of the help.
+    EXPECT_THAT(result.output, Not(HasSubstr("bench-record"))) << command;
+    EXPECT_THAT(result.output, Not(HasSubstr("transport-rank"))) << command;
+  }
+}
+
+TEST(Cli, WrongCommandLinesAreUsageErrorsWithTheCommandsUsage) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {"launch configs/quickstart.yaml", {"--nproc is required", "Usage: baton launch"}},
+      {"launch -n 0", {"must be an integer from 1 to 256, got '0'"}},
+      {"run a.yaml b.yaml", {"`baton run` does not take 'b.yaml'", "Usage: baton run"}},
+      {"config chek", {"unknown command 'chek' (did you mean 'check'?)"}},
+      {"config", {"`baton config` needs a command: check or defaults"}},
+      {"export", {"CHECKPOINT is required", "Usage: baton export"}},
+      {"plugins --format yaml", {"--format: must be table or json, got 'yaml'"}},
+      {"", {"`baton` needs a command"}},
+  };
+  for (const auto& [arguments, expected] : cases) {
+    const auto result = run_command(kBaton + " " + arguments);
+    EXPECT_EQ(result.exit_code, 2) << arguments << "\n" << result.output;
+    for (const auto& text : expected) EXPECT_THAT(result.output, HasSubstr(text)) << arguments;
+  }
+  // An option given twice keeps the last value, as overrides appended by a script expect.
+  const auto result =
+      run_command(kBaton + " plugins --format table --format json --plugin-path " + kTestPlugins);
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_EQ(result.output.front(), '[') << result.output;
+}
+
 TEST(Cli, VersionNamesAbiAndLibTorch) {
   const auto result = run_command(kBaton + " version");
   EXPECT_EQ(result.exit_code, 0);
@@ -169,7 +219,8 @@ TEST(CliPlan, RejectsBadOptionsWithSuggestions) {
   result = run_command(kBaton + " plan --schedule " + kGoodSchedule +
                        " --ranks 0 --microbatches 2 --param label=x");
   EXPECT_EQ(result.exit_code, 2);
-  EXPECT_THAT(result.output, HasSubstr("--ranks must be a positive integer, got '0'"));
+  EXPECT_THAT(result.output, HasSubstr("--ranks: must be an integer from 1 to 100000, got '0'"));
+  EXPECT_THAT(result.output, HasSubstr("Usage: baton plan"));
   result =
       run_command(kBaton + " plan --schedule " + kGoodSchedule + " --ranks 2 --microbatches 2");
   EXPECT_EQ(result.exit_code, 1);

@@ -28,23 +28,35 @@ TEST(RunOutputs, TraceOfEveryRankMetricsWithBubbleAndTimes) {
        "run.name=outputs", "trace.steps=2", "checkpoint.enabled=false", "run.output_dir=" + root},
       "outputs");
   ASSERT_EQ(result.command.exit_code, 0) << result.command.output;
+  // Each phase is logged once per rank, prefixed by the launcher alone.
+  for (const std::string rank : {"0", "1"}) {
+    EXPECT_THAT(result.command.output,
+                HasSubstr("[rank " + rank + "] info  rendezvous: met through the tcp store at "));
+    EXPECT_THAT(result.command.output,
+                HasSubstr("[rank " + rank + "] info  transport: 'gloo' connected in "));
+    EXPECT_THAT(result.command.output,
+                HasSubstr("[rank " + rank + "] info  runtime: stage shapes agreed"));
+  }
+  EXPECT_THAT(result.command.output, testing::Not(HasSubstr("] [rank")));
   const std::string run = root + "/outputs";
   EXPECT_THAT(result.command.output, HasSubstr("trace: " + run + "/trace.json"));
   EXPECT_THAT(result.command.output, testing::ContainsRegex("bubble [0-9]+%"));
   EXPECT_FALSE(std::filesystem::exists(run + "/checkpoints"));
 
   const std::string trace = read_text(run + "/trace.json");
-  EXPECT_THAT(trace, HasSubstr("\"name\": \"Rank 0\""));
-  EXPECT_THAT(trace, HasSubstr("\"name\": \"Rank 1\""));
-  EXPECT_THAT(trace, HasSubstr("\"name\": \"comms\""));
+  EXPECT_THAT(trace, HasSubstr("\"name\":\"Rank 0\""));
+  EXPECT_THAT(trace, HasSubstr("\"name\":\"Rank 1\""));
+  EXPECT_THAT(trace, HasSubstr("\"name\":\"comms\""));
   // Every compute action of both recorded steps, on the rank that ran it; none of step 3.
   for (int step : {1, 2}) {
     for (int mb = 0; mb < 4; ++mb) {
       for (const std::string action : {"0F", "1F", "0B", "1B"}) {
         const int rank = action[0] - '0';
-        EXPECT_THAT(trace, HasSubstr("\"name\": \"" + action + std::to_string(mb) + " (step " +
+        EXPECT_THAT(trace, HasSubstr("\"name\":\"" + action + std::to_string(mb) + " (step " +
                                      std::to_string(step) +
-                                     ")\", \"pid\": " + std::to_string(rank) + ", \"tid\": 1"));
+                                     ")\",\"cat\":\"compute\",\"ph\":\"X\","
+                                     "\"pid\":" +
+                                     std::to_string(rank) + ",\"tid\":0"));
       }
     }
   }

@@ -1,23 +1,17 @@
 #include "rank_launcher.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
-#include <thread>
 
-extern char** environ;
+#include "process_group.h"
 
 namespace baton_test {
 
@@ -65,38 +59,6 @@ int free_loopback_port() {
   return ntohs(address.sin_port);
 }
 
-std::string read_all(const std::string& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
-}
-
-pid_t spawn_rank(const std::vector<std::string>& settings, const std::string& log_path) {
-  std::vector<std::string> environment;
-  for (char** entry = environ; *entry != nullptr; ++entry) {
-    if (std::strncmp(*entry, "BATON_TRANSPORT_TEST_", 21) != 0) environment.emplace_back(*entry);
-  }
-  environment.insert(environment.end(), settings.begin(), settings.end());
-  std::vector<char*> envp;
-  for (auto& entry : environment) envp.push_back(entry.data());
-  envp.push_back(nullptr);
-
-  std::string program = "/proc/self/exe";
-  std::vector<char*> argv = {program.data(), nullptr};
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  pid_t pid = 0;
-  const int error = posix_spawn(&pid, program.c_str(), &actions, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  if (error != 0) throw std::runtime_error(std::string("posix_spawn: ") + std::strerror(error));
-  return pid;
-}
-
 }  // namespace
 
 bool JobResult::all_succeeded() const {
@@ -141,51 +103,32 @@ JobResult run_ranks(const RankJob& job) {
     common.push_back(std::string(kEnvStorePort) + "=" + std::to_string(free_loopback_port()));
   }
 
+  // The same process group `baton launch` and the benches use: posix_spawn, a hard
+  // deadline, nothing left running. A failing rank does not stop the others here (the grace
+  // lasts to the deadline): the tests look at how every rank ends.
   const auto start = std::chrono::steady_clock::now();
-  JobResult result;
-  std::vector<pid_t> pids;
+  baton_app::ProcessGroup group;
   for (int rank = 0; rank < job.world_size; ++rank) {
     std::vector<std::string> settings = common;
     settings.push_back(std::string(kEnvRank) + "=" + std::to_string(rank));
-    RankOutcome outcome;
-    outcome.rank = rank;
-    result.ranks.push_back(outcome);
-    pids.push_back(spawn_rank(settings, folder + "/rank" + std::to_string(rank) + ".log"));
+    group.spawn("rank " + std::to_string(rank), {"/proc/self/exe"},
+                folder + "/rank" + std::to_string(rank) + ".log", settings);
   }
-
-  std::size_t running = pids.size();
-  std::vector<bool> done(pids.size(), false);
-  const auto deadline = start + job.deadline;
-  while (running > 0) {
-    for (std::size_t i = 0; i < pids.size(); ++i) {
-      if (done[i]) continue;
-      int status = 0;
-      if (::waitpid(pids[i], &status, WNOHANG) != pids[i]) continue;
-      done[i] = true;
-      --running;
-      RankOutcome& outcome = result.ranks[i];
-      outcome.exited = WIFEXITED(status);
-      outcome.exit_code = outcome.exited ? WEXITSTATUS(status) : -1;
-      outcome.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-    }
-    if (running == 0) break;
-    if (std::chrono::steady_clock::now() >= deadline) {
-      for (std::size_t i = 0; i < pids.size(); ++i) {
-        if (done[i]) continue;
-        ::kill(pids[i], SIGKILL);
-        int status = 0;
-        ::waitpid(pids[i], &status, 0);
-        result.ranks[i].hung = true;
-        result.ranks[i].signal = SIGKILL;
-      }
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  const std::vector<baton_app::ProcessOutcome> outcomes =
+      group.wait_all(start + job.deadline, job.deadline);
+  JobResult result;
   result.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - start);
-  for (RankOutcome& outcome : result.ranks) {
-    outcome.output = read_all(folder + "/rank" + std::to_string(outcome.rank) + ".log");
+  for (int rank = 0; rank < job.world_size; ++rank) {
+    const baton_app::ProcessOutcome& process = outcomes.at(static_cast<std::size_t>(rank));
+    RankOutcome outcome;
+    outcome.rank = rank;
+    outcome.exited = process.exited;
+    outcome.exit_code = process.exit_code;
+    outcome.signal = process.signal;
+    outcome.hung = process.timed_out;
+    outcome.output = baton_app::read_child_output(folder + "/rank" + std::to_string(rank) + ".log");
+    result.ranks.push_back(outcome);
   }
   remove_folder(folder);
   return result;

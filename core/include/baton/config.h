@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "baton/export.h"
 #include "baton/params.h"
 
 namespace baton {
@@ -38,7 +39,7 @@ struct SectionSpec {
 };
 
 // The core's sections, in the order they are printed.
-const std::vector<SectionSpec>& config_sections();
+BATON_API const std::vector<SectionSpec>& config_sections();
 
 // Overrides given on the command line: "schedule.microbatches=8".
 struct ConfigOverrides {
@@ -46,7 +47,7 @@ struct ConfigOverrides {
   bool use_environment = true;   // read BATON_<SECTION>_<KEY>
 };
 
-class Config {
+class BATON_API Config {
  public:
   // Path of the YAML file, or "<embedded default>".
   const std::string& source() const { return source_; }
@@ -75,28 +76,30 @@ class Config {
 };
 
 // Loads and checks a YAML file plus overrides. Throws ConfigError.
-Config load_config_file(const std::string& path, const ConfigOverrides& overrides = {});
+BATON_API Config load_config_file(const std::string& path, const ConfigOverrides& overrides = {});
 // Same, from YAML text; `source_name` is used in messages ("<embedded default>").
-Config load_config_text(const std::string& yaml_text, const std::string& source_name,
-                        const ConfigOverrides& overrides = {});
+BATON_API Config load_config_text(const std::string& yaml_text, const std::string& source_name,
+                                  const ConfigOverrides& overrides = {});
 
 // Checks `raw` against a plugin's table: unknown keys (with a suggestion), wrong types,
 // missing required keys. Every declared key is present in the result.
-ParamValues resolve_params(const RawParams& raw, const ParamSpec* table, std::size_t table_size,
-                           const std::string& owner);  // owner: "schedule plugin '1f1b'"
+BATON_API ParamValues resolve_params(const RawParams& raw, const ParamSpec* table,
+                                     std::size_t table_size,
+                                     const std::string& owner);  // owner: "schedule plugin '1f1b'"
 
 // The environment variable that overrides `section.key`: BATON_SCHEDULE_MICROBATCHES.
-std::string environment_variable_for(const std::string& section, const std::string& key);
+BATON_API std::string environment_variable_for(const std::string& section, const std::string& key);
 
 // YAML text of the resolved configuration, each value annotated with where it came from.
-std::string format_resolved_config(const Config& config);
+BATON_API std::string format_resolved_config(const Config& config);
 
 // Every option of every section, with type, default and doc.
-std::string format_config_defaults();
+BATON_API std::string format_config_defaults();
 
 // One parameter table as text: "  <prefix>name (type, default x)\n      doc\n      env …".
 // `env_section` empty: no environment variable line.
-std::string format_param_table(const ParamSpec* table, std::size_t size,
-                               const std::string& key_prefix, const std::string& env_section);
+BATON_API std::string format_param_table(const ParamSpec* table, std::size_t size,
+                                         const std::string& key_prefix,
+                                         const std::string& env_section);
 
 }  // namespace baton

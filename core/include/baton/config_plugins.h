@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "baton/config.h"
+#include "baton/export.h"
 #include "baton/plan/compile.h"
 #include "baton/plugin_loader.h"
 #include "baton/schedule.h"
@@ -17,12 +18,12 @@ struct ConfiguredPlugins {
 };
 
 // A loader searching the configuration's plugins.path first.
-PluginLoader plugin_loader_for(const Config& config);
+BATON_API PluginLoader plugin_loader_for(const Config& config);
 
 // Loads schedule.name and transport.name and stores their checked parameters in `config`
 // (Config::plugin_params). Throws PluginError or ConfigError; a plugin that cannot be
 // found is reported with the origin of the name ("run.yaml:9:9: schedule.name: …").
-ConfiguredPlugins resolve_plugins(Config& config, const PluginLoader& loader);
+BATON_API ConfiguredPlugins resolve_plugins(Config& config, const PluginLoader& loader);
 
 struct ConfiguredPlan {
   ScheduleShape shape;
@@ -31,7 +32,7 @@ struct ConfiguredPlan {
 
 // The configured schedule (its plugin and params, schedule.stages_per_rank and
 // schedule.microbatches) compiled for `ranks` ranks. Throws like compile_schedule.
-ConfiguredPlan compile_configured_plan(const Config& config, const ConfiguredPlugins& plugins,
-                                       int ranks);
+BATON_API ConfiguredPlan compile_configured_plan(const Config& config,
+                                                 const ConfiguredPlugins& plugins, int ranks);
 
 }  // namespace baton

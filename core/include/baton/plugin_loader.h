@@ -10,13 +10,14 @@
 #include <string>
 #include <vector>
 
+#include "baton/export.h"
 #include "baton/plugin.h"
 
 namespace baton {
 
 // A loaded, checked plugin. Keeps the shared library open while any copy lives; objects
 // created from it must not outlive it (hold the shared_ptr alongside them).
-class LoadedPlugin : public std::enable_shared_from_this<LoadedPlugin> {
+class BATON_API LoadedPlugin : public std::enable_shared_from_this<LoadedPlugin> {
  public:
   LoadedPlugin(std::shared_ptr<void> handle, const PluginDescriptor* descriptor, std::string path);
 
@@ -64,7 +65,7 @@ struct PluginListing {
   std::shared_ptr<LoadedPlugin> plugin;  // when loaded
 };
 
-class PluginLoader {
+class BATON_API PluginLoader {
  public:
   // `config_paths`: folders from the YAML, searched first.
   explicit PluginLoader(std::vector<std::string> config_paths = {});
@@ -84,11 +85,11 @@ class PluginLoader {
 };
 
 // libbaton-<kind>-<name>.so
-std::string plugin_file_name(PluginKind kind, const std::string& name);
+BATON_API std::string plugin_file_name(PluginKind kind, const std::string& name);
 
 // Opens and checks one file as a plugin of `expected_kind` (or of any kind when null).
 // Throws PluginError naming the file and both sides of any mismatch.
-std::shared_ptr<LoadedPlugin> load_plugin_file(const std::string& path,
-                                               const PluginKind* expected_kind);
+BATON_API std::shared_ptr<LoadedPlugin> load_plugin_file(const std::string& path,
+                                                         const PluginKind* expected_kind);
 
 }  // namespace baton

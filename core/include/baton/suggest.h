@@ -4,13 +4,17 @@
 #include <string>
 #include <vector>
 
+#include "baton/export.h"
+
 namespace baton {
 
 // The candidate closest to `word` by edit distance (with transpositions), if it is close
 // enough to be a plausible typo; empty otherwise.
-std::string nearest_word(const std::string& word, const std::vector<std::string>& candidates);
+BATON_API std::string nearest_word(const std::string& word,
+                                   const std::vector<std::string>& candidates);
 
 // " (did you mean 'x'?)" or "" — ready to append to a message.
-std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates);
+BATON_API std::string did_you_mean(const std::string& word,
+                                   const std::vector<std::string>& candidates);
 
 }  // namespace baton

@@ -15,6 +15,9 @@ const std::vector<SectionSpec>& config_sections() {
            {"output_dir", ParamType::kString, "runs",
             "Folder that receives <name>/ with metrics, traces and checkpoints."},
            {"log_every", ParamType::kInt, "1", "Print progress every N steps."},
+           {"log_level", ParamType::kString, "",
+            "error, warn, info or debug: what the core, plugins and program log (rank-prefixed, "
+            "on stderr); empty: BATON_LOG_LEVEL, else info."},
            {"threads", ParamType::kInt, "0",
             "Threads per rank for LibTorch's intra- and inter-op pools and OpenMP (so "
             "OpenBLAS); 0 = the CPUs available to the process / local ranks, at least 1."},

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "baton/atomic_file.h"
+#include "baton/files.h"
 #include "baton/error.h"
 
 namespace baton {

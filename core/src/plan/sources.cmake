@@ -9,6 +9,7 @@ set(BATON_PLAN_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/simulate.cc
   ${CMAKE_CURRENT_LIST_DIR}/format_table.cc
   ${CMAKE_CURRENT_LIST_DIR}/format_trace.cc
+  ${CMAKE_CURRENT_LIST_DIR}/chrome_trace.cc
   ${CMAKE_CURRENT_LIST_DIR}/format_summary.cc
   ${CMAKE_CURRENT_LIST_DIR}/json.cc
   ${CMAKE_CURRENT_LIST_DIR}/compile.cc

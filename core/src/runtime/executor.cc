@@ -11,9 +11,11 @@
 
 #include "../stage/split_backward.h"
 #include "baton/error.h"
+#include "baton/log.h"
 #include "baton/runtime/microbatch.h"
 #include "baton/step_error.h"
 #include "baton/transport_capabilities.h"
+#include "baton/wait_notice.h"
 #include "comm_tags.h"
 #include "metadata_handshake.h"
 
@@ -236,7 +238,16 @@ struct PipelineExecutor::Impl {
                   " from another rank, but no earlier step of the plan receives them");
     }
     const double waiting_since = since_step_start();
-    for (auto& work : found->second.works) work->wait(options.timeout);
+    {
+      const bool forward = direction == FlowDirection::kForward;
+      const WaitNotice notice(
+          "runtime", std::string(forward ? "the activations" : "the gradients") + " of stage " +
+                         std::to_string(forward ? s - 1 : s + 1) + ", microbatch " +
+                         std::to_string(mb) + " from rank " +
+                         std::to_string(rank_of(forward ? s - 1 : s + 1)) + " (training step " +
+                         std::to_string(training_step) + ")");
+      for (auto& work : found->second.works) work->wait(options.timeout);
+    }
     const double waited_until = since_step_start();
     wait_in_action += waited_until - waiting_since;
     if (options.record_timeline) {
@@ -512,7 +523,12 @@ struct PipelineExecutor::Impl {
     const int end = static_cast<int>(steps.size());
     try {
       const double draining_since = since_step_start();
-      for (auto& send : sends) send.work->wait(options.timeout);
+      {
+        const WaitNotice notice("runtime", "this rank's sends of training step " +
+                                               std::to_string(training_step) +
+                                               " to be taken by their receivers");
+        for (auto& send : sends) send.work->wait(options.timeout);
+      }
       record(ActionSpan::Kind::kCommWait, "wait sends", draining_since, since_step_start());
       if (!pending_recvs.empty()) {
         const auto& key = pending_recvs.begin()->first;
@@ -583,6 +599,8 @@ void PipelineExecutor::setup(const std::vector<at::Tensor>& inputs) {
   HandshakeContext context{s.rank, s.plan, s.transport.get(), s.options.timeout, {}};
   for (auto& entry : s.stages) {
     const int index = entry.first;
+    const WaitNotice notice("runtime", "the neighbours of stage " + std::to_string(index) +
+                                           " to agree on the tensors it receives and sends");
     StageMetas metas = exchange_stage_metadata(context, *entry.second, first_inputs);
     s.input_metas[index] = std::move(metas.inputs);
     s.output_metas[index] = std::move(metas.outputs);
@@ -604,6 +622,10 @@ void PipelineExecutor::setup(const std::vector<at::Tensor>& inputs) {
       s.buffers.allocate(slot->stage, slot->microbatch, FlowDirection::kBackward, grads);
     }
   }
+  BATON_LOG_INFO("runtime", "stage shapes agreed with the neighbours of "
+                                << s.stages.size() << " stage" << (s.stages.size() == 1 ? "" : "s")
+                                << "; " << s.buffers.allocations() << " receive buffers ("
+                                << s.buffers.bytes() / 1024 << " KiB) preallocated");
   s.ready = true;
 }
 

@@ -19,16 +19,18 @@
 #include <memory>
 #include <vector>
 
+#include "baton/export.h"
+
 namespace baton {
 
 // Full backward: accumulates parameter gradients into .grad and returns the gradients of
 // `inputs` (undefined for inputs that need none). `output_grads` empty means the outputs
 // are scalar losses (gradient 1).
-std::vector<at::Tensor> full_backward(const std::vector<at::Tensor>& outputs,
-                                      const std::vector<at::Tensor>& output_grads,
-                                      const std::vector<at::Tensor>& inputs);
+BATON_API std::vector<at::Tensor> full_backward(const std::vector<at::Tensor>& outputs,
+                                                const std::vector<at::Tensor>& output_grads,
+                                                const std::vector<at::Tensor>& inputs);
 
-class SplitBackward {
+class BATON_API SplitBackward {
  public:
   // `inputs` are the stage's input leaves (detached, requires_grad where a gradient must be
   // sent back); `params` the stage's parameters. Call after the forward, before backward.

@@ -15,7 +15,7 @@
 
 #include "baton/stores.h"
 
-#include "baton/atomic_file.h"
+#include "baton/files.h"
 #include "baton/transport_support.h"
 
 namespace baton {

@@ -1,5 +1,6 @@
 // Picks and namespaces the store of one run (see baton/stores.h).
 #include "baton/error.h"
+#include "baton/store_keys.h"
 #include "baton/stores.h"
 
 namespace baton {
@@ -30,7 +31,7 @@ std::shared_ptr<Store> make_rendezvous_store(const RendezvousOptions& options) {
     throw ConfigError("rendezvous: unknown store kind '" + options.kind +
                       "'; expected 'tcp' or 'file'");
   }
-  return std::make_shared<PrefixStore>("baton/" + options.run_id, std::move(store));
+  return std::make_shared<PrefixStore>(store_keys::run_prefix(options.run_id), std::move(store));
 }
 
 }  // namespace baton

@@ -1,0 +1,29 @@
+// baton-bench: `baton bench …`, measured in processes of its own. The front end execs it with
+// the words after "bench"; the pipeline benches start their ranks as `baton-runtime run`, and
+// this program starts itself again for the transport bench's ranks and the unpipelined
+// reference (the internal commands, not listed).
+#include <string>
+#include <vector>
+
+#include "command_line.h"
+#include "pipeline.h"
+#include "rank.h"
+#include "sweep.h"
+#include "transport_bench.h"
+#include "unpipelined.h"
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  return baton_app::run_guarded([&] {
+    baton_app::CommandLine command_line(
+        "baton bench",
+        "baton bench: measurements that print ratios against a baseline measured in the same "
+        "run (docs/PERFORMANCE.md)");
+    baton_app::add_transport_bench(command_line);
+    baton_app::add_pipeline_bench(command_line);
+    baton_app::add_sweep_bench(command_line);
+    baton_app::add_rank_command(command_line);
+    baton_app::add_unpipelined_rank_command(command_line);
+    return command_line.run(args);
+  });
+}

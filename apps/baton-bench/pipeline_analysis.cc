@@ -1,0 +1,229 @@
+#include "pipeline_analysis.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "baton/plan/action.h"
+#include "baton/plan/format.h"
+#include "baton/plan/simulate.h"
+#include "number_format.h"
+
+namespace baton_app {
+namespace {
+
+constexpr int kCompute = 0, kPost = 1;
+
+std::string type_letter(baton::ActionType type) {
+  switch (type) {
+    case baton::ActionType::kForward:
+      return "F";
+    case baton::ActionType::kBackward:
+      return "B";
+    case baton::ActionType::kBackwardInput:
+      return "I";
+    case baton::ActionType::kBackwardWeight:
+      return "W";
+    default:
+      return "";
+  }
+}
+
+bool contains(const std::string& text, const char* part) {
+  return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+double median_of(std::vector<double> values) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  const std::size_t middle = values.size() / 2;
+  return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+}
+
+void analyse_pipeline(const std::vector<PipelineRecord>& records, int warmup,
+                      const baton::Plan& plan, PipelineFigures* figures) {
+  figures->ranks = static_cast<int>(records.size());
+  figures->stages = plan.num_stages;
+  figures->microbatches = plan.num_microbatches;
+  figures->schedule = plan.schedule_name;
+
+  // Real: the interval between rank 0's step starts is what the whole pipeline sustains.
+  std::vector<double> intervals;
+  const auto& first = records.at(0).steps;
+  for (std::size_t i = 0; i < first.size(); ++i) {
+    if (first[i].step <= warmup) continue;
+    ++figures->measured_steps;
+    if (i + 1 < first.size()) intervals.push_back(first[i + 1].started_s - first[i].started_s);
+  }
+  if (intervals.empty()) {
+    for (const auto& step : first) {
+      if (step.step > warmup) intervals.push_back(step.seconds);
+    }
+  }
+  figures->real_ms = median_of(intervals) * 1000;
+
+  std::map<std::pair<int, std::string>, std::vector<double>> costs;
+  std::vector<double> send_posts;
+  for (const auto& record : records) {
+    RankBreakdown breakdown;
+    int counted = 0;
+    for (std::size_t i = 0; i < record.steps.size(); ++i) {
+      const RecordedStep& step = record.steps[i];
+      if (step.step <= warmup) continue;
+      ++counted;
+      double spanned = 0;
+      for (const auto& span : step.spans) {
+        const double ms = (span.end - span.start) * 1000;
+        spanned += ms;
+        if (span.kind == kCompute) {
+          breakdown.compute_ms += ms;
+          ++breakdown.actions;
+          const baton::Action action = baton::parse_action(span.name);
+          const std::string letter = type_letter(action.type);
+          if (!letter.empty()) costs[{action.stage, letter}].push_back(ms);
+        } else if (span.kind == kPost) {
+          breakdown.post_ms += ms;
+          if (contains(span.name, "SEND") && !contains(span.name, "RECV")) send_posts.push_back(ms);
+        } else if (contains(span.name, "sends")) {
+          breakdown.wait_sends_ms += ms;
+        } else if (contains(span.name, "RECV_F")) {
+          breakdown.wait_recv_forward_ms += ms;
+        } else {
+          breakdown.wait_recv_backward_ms += ms;
+        }
+      }
+      breakdown.executor_other_ms += std::max(0.0, step.executor_seconds * 1000 - spanned);
+      const double whole = i + 1 < record.steps.size()
+                               ? record.steps[i + 1].started_s - step.started_s
+                               : step.seconds;
+      breakdown.between_steps_ms += std::max(0.0, (whole - step.executor_seconds) * 1000);
+    }
+    if (counted > 0) {
+      for (double* value :
+           {&breakdown.compute_ms, &breakdown.actions, &breakdown.post_ms,
+            &breakdown.wait_recv_forward_ms, &breakdown.wait_recv_backward_ms,
+            &breakdown.wait_sends_ms, &breakdown.executor_other_ms, &breakdown.between_steps_ms}) {
+        *value /= counted;
+      }
+    }
+    figures->ranks_breakdown.push_back(breakdown);
+    if (record.probe_one_way_s >= 0) {
+      figures->transfer_ms = record.probe_one_way_s * 1000;
+      figures->transfer_bytes = record.probe_bytes;
+    }
+  }
+  figures->send_post_ms = median_of(send_posts);
+
+  // Predicted: the plan replayed with what each action really cost in this run.
+  baton::SimulationCosts measured;
+  measured.stages.resize(static_cast<std::size_t>(plan.num_stages));
+  for (auto& stage : measured.stages) stage = {0, 0, 0, 0};
+  for (const auto& entry : costs) {
+    const int stage = entry.first.first;
+    const std::string& type = entry.first.second;
+    const double ms = median_of(entry.second);
+    figures->action_costs.push_back({stage, type, ms, static_cast<int>(entry.second.size())});
+    if (stage < 0 || stage >= plan.num_stages) continue;
+    baton::StageCosts& target = measured.stages[static_cast<std::size_t>(stage)];
+    if (type == "F") target.forward = ms;
+    if (type == "B") target.backward = ms;
+    if (type == "I") target.backward_input = ms;
+    if (type == "W") target.backward_weight = ms;
+  }
+  measured.transfer_time = figures->transfer_ms;
+  measured.send_overhead = figures->send_post_ms;
+  figures->predicted_ms = baton::simulate(plan, measured).makespan;
+
+  // The schedule's ideal: balanced stages (F = 1/v, B = 2/v), free transfers.
+  const int per_rank = std::max(1, plan.num_stages / std::max(1, figures->ranks));
+  baton::SimulationCosts ideal;
+  ideal.forward = 1.0 / per_rank;
+  ideal.backward = 2.0 / per_rank;
+  ideal.backward_input = 1.0 / per_rank;
+  ideal.backward_weight = 1.0 / per_rank;
+  const baton::SimulationResult simulated = baton::simulate(plan, ideal);
+  double busiest = 0;
+  for (const auto& rank : simulated.ranks) busiest = std::max(busiest, rank.busy_time);
+  figures->ideal_ratio = busiest > 0 ? simulated.makespan / busiest : 1.0;
+}
+
+std::string format_pipeline_table(const PipelineFigures& f) {
+  std::ostringstream out;
+  out << "pipeline step: " << f.schedule << ", " << f.ranks << " ranks, " << f.stages << " stages, "
+      << f.microbatches << " microbatches; medians over " << f.measured_steps
+      << " steps after warm-up\n\n";
+  out << "  real_ms                    " << fixed(f.real_ms) << "\n"
+      << "  predicted_ms               " << fixed(f.predicted_ms)
+      << "   (plan simulator, measured action and transfer costs)\n"
+      << "  bound_ms                   " << fixed(f.bound_ms)
+      << "   (the schedule's ideal: balanced stages, free transfers, this machine)\n"
+      << "  unpipelined_ms             " << fixed(f.unpipelined_ms) << "   (one process)\n"
+      << "  unpipelined_concurrent_ms  " << fixed(f.unpipelined_concurrent_ms) << "   (" << f.ranks
+      << " copies at once)\n"
+      << "  efficiency                 " << fixed(f.efficiency, 3) << "   (predicted / real)\n"
+      << "  speedup                    " << fixed(f.speedup, 3) << "   (unpipelined / real; "
+      << "real = " << fixed(f.speedup > 0 ? 1 / f.speedup : 0, 3) << " x unpipelined)\n\n";
+  out << "  action costs (ms, median):";
+  for (const auto& cost : f.action_costs) {
+    out << "  " << cost.stage << cost.type << " " << fixed(cost.ms);
+  }
+  out << "\n  transfer: " << f.transfer_bytes << " bytes one way " << fixed(f.transfer_ms, 3)
+      << " ms; posting a send " << fixed(f.send_post_ms, 3) << " ms\n"
+      << "  validators: " << fixed(f.validator_check_us, 2) << " us per check, "
+      << fixed(100 * f.validator_share, 2) << "% of the real step\n\n";
+  out << "  per rank, ms per step   compute   posting  wait F   wait B   wait sends  "
+         "executor other  between steps  us per action\n";
+  for (std::size_t r = 0; r < f.ranks_breakdown.size(); ++r) {
+    const RankBreakdown& b = f.ranks_breakdown[r];
+    char line[200];
+    std::snprintf(line, sizeof(line),
+                  "  rank %-3zu                %8.2f  %8.3f %8.2f %8.2f %8.2f    %8.3f        "
+                  "%8.2f  %10.1f\n",
+                  r, b.compute_ms, b.post_ms, b.wait_recv_forward_ms, b.wait_recv_backward_ms,
+                  b.wait_sends_ms, b.executor_other_ms, b.between_steps_ms, b.per_action_us());
+    out << line;
+  }
+  return out.str();
+}
+
+std::string format_pipeline_json(const PipelineFigures& f) {
+  std::ostringstream out;
+  out << "{\"schedule\": " << baton::json_quote(f.schedule) << ", \"ranks\": " << f.ranks
+      << ", \"stages\": " << f.stages << ", \"microbatches\": " << f.microbatches
+      << ", \"measured_steps\": " << f.measured_steps << ", \"real_ms\": " << fixed(f.real_ms, 3)
+      << ", \"predicted_ms\": " << fixed(f.predicted_ms, 3)
+      << ", \"unpipelined_ms\": " << fixed(f.unpipelined_ms, 3)
+      << ", \"unpipelined_concurrent_ms\": " << fixed(f.unpipelined_concurrent_ms, 3)
+      << ", \"efficiency\": " << fixed(f.efficiency, 4) << ", \"speedup\": " << fixed(f.speedup, 4)
+      << ", \"bound_ms\": " << fixed(f.bound_ms, 3)
+      << ", \"transfer_ms\": " << fixed(f.transfer_ms, 4)
+      << ", \"transfer_bytes\": " << f.transfer_bytes
+      << ", \"send_post_ms\": " << fixed(f.send_post_ms, 4)
+      << ", \"validator_check_us\": " << fixed(f.validator_check_us, 3)
+      << ", \"validator_share\": " << fixed(f.validator_share, 5) << ", \"action_costs\": [";
+  for (std::size_t i = 0; i < f.action_costs.size(); ++i) {
+    const ActionCost& cost = f.action_costs[i];
+    out << (i ? ", " : "") << "{\"stage\": " << cost.stage << ", \"type\": \"" << cost.type
+        << "\", \"ms\": " << fixed(cost.ms, 4) << ", \"samples\": " << cost.samples << "}";
+  }
+  out << "], \"breakdown\": [";
+  for (std::size_t r = 0; r < f.ranks_breakdown.size(); ++r) {
+    const RankBreakdown& b = f.ranks_breakdown[r];
+    out << (r ? ", " : "") << "{\"rank\": " << r << ", \"compute_ms\": " << fixed(b.compute_ms, 3)
+        << ", \"post_ms\": " << fixed(b.post_ms, 3)
+        << ", \"wait_recv_forward_ms\": " << fixed(b.wait_recv_forward_ms, 3)
+        << ", \"wait_recv_backward_ms\": " << fixed(b.wait_recv_backward_ms, 3)
+        << ", \"wait_sends_ms\": " << fixed(b.wait_sends_ms, 3)
+        << ", \"executor_other_ms\": " << fixed(b.executor_other_ms, 3)
+        << ", \"between_steps_ms\": " << fixed(b.between_steps_ms, 3)
+        << ", \"actions\": " << fixed(b.actions, 1)
+        << ", \"per_action_us\": " << fixed(b.per_action_us(), 2) << "}";
+  }
+  out << "]}\n";
+  return out.str();
+}
+
+}  // namespace baton_app

@@ -1,0 +1,128 @@
+#include "unpipelined.h"
+
+#include <torch/optim/optimizer.h>
+#include <torch/utils.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "batches.h"
+#include "baton/config.h"
+#include "baton/error.h"
+#include "baton/files.h"
+#include "baton/runtime/microbatch.h"
+#include "baton/unit_chain.h"
+#include "command_line.h"
+#include "model_catalog.h"
+#include "training/compute_setup.h"
+#include "training/trainer.h"
+
+#ifndef BATON_DATA_DIR
+#define BATON_DATA_DIR "configs/data"
+#endif
+
+namespace baton_app {
+
+const char* const kUnpipelinedRankCommand = "unpipelined-rank";
+
+namespace {
+
+struct UnpipelinedOptions {
+  std::string config;
+  std::vector<std::string> sets;
+  int steps = 0, warmup = 0, local_ranks = 1;
+  std::string out;
+};
+
+int run_unpipelined_rank(const UnpipelinedOptions& options) {
+  baton::ConfigOverrides overrides;
+  overrides.set = options.sets;
+  overrides.use_environment = false;
+  baton::Config config = options.config.empty()
+                             ? baton::load_config_text("", "<embedded default>", overrides)
+                             : baton::load_config_file(options.config, overrides);
+  const int steps = options.steps;
+  const int warmup = options.warmup;
+  WorldInfo world;
+  world.local_world_size = options.local_ranks;
+  set_up_compute(config, world);
+
+  const auto seed = static_cast<std::uint64_t>(config.section("run").get_int("seed"));
+  baton_models::BuiltModel model = baton_models::build_configured_model(config, seed);
+  const auto batches = baton_models::make_batch_source(config, model, BATON_DATA_DIR);
+  const int microbatches = static_cast<int>(config.section("schedule").get_int("microbatches"));
+  std::vector<at::Tensor> params;
+  for (int unit = 0; unit < model.chain->num_units(); ++unit) {
+    for (const auto& named : model.chain->unit_parameters(unit)) params.push_back(named.second);
+  }
+  auto optimizer = make_optimizer(config, params);
+  model.chain->set_training(true);
+
+  std::vector<double> measured;
+  for (int step = 1; step <= warmup + steps; ++step) {
+    torch::manual_seed(seed * 1000003 + static_cast<std::uint64_t>(step));
+    const auto started = std::chrono::steady_clock::now();
+    const baton_models::Batch batch = batches->batch(step);
+    clear_gradients(params);
+    const auto inputs = baton::split_microbatches(batch.inputs, microbatches, 0);
+    const auto targets = baton::split_microbatches({batch.targets}, microbatches, 0);
+    double loss_sum = 0;
+    for (int mb = 0; mb < microbatches; ++mb) {
+      const auto outputs = baton::run_whole_chain(*model.chain, inputs[mb]);
+      at::Tensor loss = model.loss(outputs, targets[mb][0]);
+      loss_sum += loss.item<double>();  // as the pipeline's last stage does
+      (loss / microbatches).backward();
+    }
+    optimizer->step();
+    if (step > warmup) {
+      measured.push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    }
+    if (!std::isfinite(loss_sum)) throw baton::Error("unpipelined reference: loss is not finite");
+  }
+  std::ostringstream out;
+  out << "step_seconds";
+  char number[32];
+  for (double seconds : measured) {
+    std::snprintf(number, sizeof(number), " %.9f", seconds);
+    out << number;
+  }
+  out << "\n";
+  baton::write_file_atomically(options.out, out.str());
+  return 0;
+}
+
+}  // namespace
+
+void add_unpipelined_rank_command(CommandLine& command_line) {
+  auto options = std::make_shared<UnpipelinedOptions>();
+  CLI::App& command = command_line.add_command(
+      command_line.root(), kUnpipelinedRankCommand,
+      "started by `baton bench pipeline`, not by hand: the unpipelined reference",
+      [options] { return run_unpipelined_rank(*options); });
+  command.group("");  // internal
+  command.add_option("CONFIG", options->config);
+  command.add_option("--set", options->sets)->allow_extra_args(false);
+  command.add_option("--steps", options->steps)->required()->check(integer_in(1, 1000000));
+  command.add_option("--warmup", options->warmup)->required()->check(integer_in(0, 1000000));
+  command.add_option("--local-ranks", options->local_ranks)->check(integer_in(1, 4096));
+  command.add_option("--out", options->out)->required();
+}
+
+std::vector<double> read_unpipelined_steps(const std::string& path) {
+  std::ifstream file(path);
+  std::string word;
+  if (!(file >> word) || word != "step_seconds") {
+    throw baton::Error("bench pipeline: the unpipelined reference wrote no figures to '" + path +
+                       "'");
+  }
+  std::vector<double> steps;
+  for (double seconds; file >> seconds;) steps.push_back(seconds);
+  return steps;
+}
+
+}  // namespace baton_app

@@ -1,0 +1,91 @@
+// `baton export CHECKPOINT [--out FILE]`: merges the ranks' files of one checkpoint into a
+// single state dict of the full model — {parameter name: tensor}, the names the unpipelined
+// model has — that Python loads with torch.load(). CHECKPOINT is a step-* folder or a
+// checkpoints folder (its newest complete checkpoint).
+#include <torch/serialize.h>
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+
+#include "baton/error.h"
+#include "baton/files.h"
+#include "commands.h"
+#include "training/checkpoint.h"
+
+namespace baton_app {
+namespace {
+
+namespace fs = std::filesystem;
+
+int export_checkpoint(std::string folder, std::string out) {
+  if (!fs::exists(folder + "/manifest.json")) {
+    const std::string latest = latest_checkpoint(folder);
+    if (latest.empty()) {
+      throw baton::Error("'" + folder +
+                         "' is neither a complete checkpoint (a folder with manifest.json) nor "
+                         "a folder holding one");
+    }
+    folder = latest;
+  }
+  std::map<std::string, at::Tensor> merged;  // sorted: a stable file
+  std::vector<std::string> rank_files;
+  for (const auto& entry : fs::directory_iterator(folder)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("rank", 0) == 0 && entry.path().extension() == ".pt")
+      rank_files.push_back(entry.path().string());
+  }
+  std::sort(rank_files.begin(), rank_files.end());
+  for (const auto& path : rank_files) {
+    const std::string bytes = baton::read_file(path, "checkpoint file");
+    const auto dict =
+        torch::pickle_load(std::vector<char>(bytes.begin(), bytes.end())).toGenericDict();
+    for (const auto& entry : dict) {
+      const std::string key = entry.key().toStringRef();
+      if (key.rfind("param.", 0) != 0) continue;
+      const std::string name = key.substr(6);
+      if (merged.count(name)) {
+        throw baton::Error("parameter '" + name + "' appears in more than one rank's file of '" +
+                           folder + "'");
+      }
+      merged[name] = entry.value().toTensor();
+    }
+  }
+  c10::Dict<std::string, at::Tensor> state_dict;
+  for (const auto& entry : merged) state_dict.insert(entry.first, entry.second);
+  if (out.empty()) out = folder + "/model.pt";
+  const std::vector<char> bytes = torch::pickle_save(c10::IValue(state_dict));
+  baton::write_file_atomically(out, std::string(bytes.begin(), bytes.end()));
+  std::cout << "exported " << merged.size() << " parameters from " << rank_files.size()
+            << " ranks of " << folder << " to " << out
+            << "\nload it in Python: state_dict = torch.load(\"" << out << "\")\n";
+  return 0;
+}
+
+}  // namespace
+
+void add_export_command(CommandLine& command_line) {
+  struct Options {
+    std::string checkpoint, out;
+  };
+  auto options = std::make_shared<Options>();
+  CLI::App& export_command = command_line.add_command(
+      command_line.root(), "export",
+      "merge the ranks' files of a checkpoint into one state dict of the full model, named as "
+      "the unpipelined model names its parameters (Python: torch.load)",
+      [options] { return export_checkpoint(options->checkpoint, options->out); });
+  export_command
+      .add_option("CHECKPOINT", options->checkpoint,
+                  "a step-* folder, or a checkpoints folder (its newest complete checkpoint)")
+      ->required()
+      ->type_name("DIR");
+  export_command
+      .add_option("--out", options->out, "the file to write (default: CHECKPOINT/model.pt)")
+      ->type_name("FILE");
+}
+
+}  // namespace baton_app

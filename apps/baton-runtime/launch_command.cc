@@ -1,0 +1,260 @@
+// `baton launch -n N CONFIG`: runs N ranks on this machine, like torchrun. It hosts the
+// rendezvous store, starts `baton-runtime run` once per rank with the rank in its environment,
+// prefixes every line a rank prints with "[rank i]", and when a rank fails stops the others
+// and exits non-zero with a summary naming the first failure.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <algorithm>
+
+#include <chrono>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <random>
+
+#include "baton/error.h"
+#include "baton/store_keys.h"
+#include "baton/stores.h"
+#include "commands.h"
+#include "process_group.h"
+#include "training/world_env.h"
+
+namespace baton_app {
+namespace {
+
+struct RankProcess {
+  int rank = 0;
+  pid_t pid = -1;
+  int output_fd = -1;      // stdout and stderr of the rank, merged
+  std::string pending;     // a partial line
+  std::string last_lines;  // the tail of what it printed, for the summary
+  bool running = true;
+  bool stopped_by_launcher = false;  // it was signalled by us while still running
+  int status = 0;
+};
+
+// The rank whose failure the store recorded first (ranks record the order before aborting),
+// or -1 when none did (a rank died before writing).
+int first_recorded_failure(baton::Store& store, const std::string& run_id, int world_size) {
+  try {
+    baton::PrefixStore run_store(baton::store_keys::run_prefix(run_id),
+                                 std::shared_ptr<baton::Store>(&store, [](baton::Store*) {}));
+    const auto first =
+        run_store.get(baton::store_keys::failure(1), std::chrono::milliseconds(2000));
+    const int rank = std::stoi(std::string(first.begin(), first.end()));
+    return rank >= 0 && rank < world_size ? rank : -1;
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+RankProcess spawn_rank(int rank, int world_size, const std::string& program,
+                       const std::vector<std::string>& run_args, int store_port,
+                       const std::string& run_id) {
+  // Close-on-exec: no other rank inherits this rank's pipe (the child gets the write end as
+  // its stdout and stderr, which dup2 leaves open across exec).
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    throw baton::Error(std::string("pipe failed: ") + std::strerror(errno));
+  }
+  std::vector<std::string> argv{program};
+  argv.insert(argv.end(), run_args.begin(), run_args.end());
+  RankProcess process;
+  try {
+    process.pid =
+        spawn_process("rank " + std::to_string(rank), argv, ChildOutput::to_descriptor(pipe_fds[1]),
+                      {std::string(kLaunchRank) + "=" + std::to_string(rank),
+                       std::string(kLaunchWorldSize) + "=" + std::to_string(world_size),
+                       std::string(kLaunchStoreAddress) + "=127.0.0.1",
+                       std::string(kLaunchStorePort) + "=" + std::to_string(store_port),
+                       std::string(kLaunchRunId) + "=" + run_id,
+                       // Every line is prefixed "[rank i]" here; the rank need not repeat it.
+                       "BATON_LOG_PREFIXED=1"});
+  } catch (...) {
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
+    throw;
+  }
+  close(pipe_fds[1]);
+  process.rank = rank;
+  process.output_fd = pipe_fds[0];
+  return process;
+}
+
+void print_line(RankProcess& process, const std::string& line) {
+  std::cout << "[rank " << process.rank << "] " << line << "\n" << std::flush;
+  process.last_lines += line + "\n";
+  if (process.last_lines.size() > 8000)
+    process.last_lines.erase(0, process.last_lines.size() - 8000);
+}
+
+// Reads what is available; returns false at end of output.
+bool drain(RankProcess& process) {
+  char buffer[4096];
+  const ssize_t n = read(process.output_fd, buffer, sizeof(buffer));
+  if (n <= 0) {
+    if (!process.pending.empty()) print_line(process, process.pending);
+    process.pending.clear();
+    close(process.output_fd);
+    process.output_fd = -1;
+    return false;
+  }
+  process.pending.append(buffer, static_cast<std::size_t>(n));
+  std::size_t newline;
+  while ((newline = process.pending.find_first_of("\n\r")) != std::string::npos) {
+    const std::string line = process.pending.substr(0, newline);
+    process.pending.erase(0, newline + 1);
+    if (!line.empty()) print_line(process, line);
+  }
+  return true;
+}
+
+std::string describe_exit(int status) {
+  if (WIFEXITED(status)) return "exit code " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return std::string("killed by signal ") + strsignal(WTERMSIG(status));
+  return "unknown status";
+}
+
+// The first line that says why it failed ("rank 1 failed: …") and the annotated report.
+std::string failure_excerpt(const RankProcess& process) {
+  const auto at = process.last_lines.find("failed: ");
+  if (at == std::string::npos) {
+    return process.last_lines.empty() ? "(no output)" : process.last_lines;
+  }
+  const auto line_start = process.last_lines.rfind('\n', at);
+  return process.last_lines.substr(line_start == std::string::npos ? 0 : line_start + 1);
+}
+
+// The words every rank's `baton-runtime run` gets.
+std::vector<std::string> rank_arguments(const RunOptions& run, int world_size) {
+  std::vector<std::string> words{"run"};
+  if (!run.config.empty()) words.push_back(run.config);
+  words.insert(words.end(), {"--set", "world.ranks=" + std::to_string(world_size), "--set",
+                             "world.rendezvous=tcp"});
+  for (const auto& assignment : run.sets) words.insert(words.end(), {"--set", assignment});
+  if (!run.dump_dir.empty()) words.insert(words.end(), {"--dump-dir", run.dump_dir});
+  if (run.no_env) words.push_back("--no-env");
+  if (run.resume) words.push_back("--resume");
+  return words;
+}
+
+int launch(const RunOptions& run, int world_size) {
+  const std::vector<std::string> run_args = rank_arguments(run, world_size);
+  // The store lives in the launcher, on a free port, for as long as the ranks run.
+  baton::TcpStoreOptions store_options;
+  store_options.host = "127.0.0.1";
+  store_options.port = 0;
+  store_options.is_server = true;
+  store_options.world_size = static_cast<int>(world_size);
+  baton::TcpStore store(store_options);
+  const std::string run_id =
+      "launch-" + std::to_string(getpid()) + "-" + std::to_string(std::random_device{}());
+
+  const std::string program = own_program();
+  std::vector<RankProcess> ranks;
+  for (int rank = 0; rank < world_size; ++rank) {
+    ranks.push_back(
+        spawn_rank(rank, static_cast<int>(world_size), program, run_args, store.port(), run_id));
+  }
+
+  int first_failure = -1;
+  auto deadline = std::chrono::steady_clock::time_point::max();
+  for (;;) {
+    std::vector<pollfd> fds;
+    for (auto& process : ranks) {
+      if (process.output_fd >= 0) fds.push_back({process.output_fd, POLLIN, 0});
+    }
+    if (!fds.empty()) poll(fds.data(), fds.size(), 200);
+    for (auto& process : ranks) {
+      if (process.output_fd < 0) continue;
+      pollfd check{process.output_fd, POLLIN, 0};
+      if (poll(&check, 1, 0) > 0) drain(process);
+    }
+    bool any_running = false;
+    for (auto& process : ranks) {
+      if (!process.running) continue;
+      if (waitpid(process.pid, &process.status, WNOHANG) == process.pid) {
+        process.running = false;
+        const bool ok = WIFEXITED(process.status) && WEXITSTATUS(process.status) == 0;
+        if (!ok && first_failure < 0) {
+          first_failure = process.rank;
+          // Give the others the transport timeout's chance to fail on their own (they
+          // were aborted by the failing rank), then stop them.
+          for (auto& other : ranks) {
+            if (!other.running) continue;
+            other.stopped_by_launcher = true;
+            kill(other.pid, SIGTERM);
+          }
+          deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        }
+      } else {
+        any_running = true;
+      }
+    }
+    if (!any_running) {
+      bool outputs_open = false;
+      for (auto& process : ranks) {
+        while (process.output_fd >= 0 && drain(process)) {
+        }
+        outputs_open |= process.output_fd >= 0;
+      }
+      if (!outputs_open) break;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      for (auto& process : ranks) {
+        if (process.running) kill(process.pid, SIGKILL);
+      }
+    }
+  }
+
+  if (first_failure < 0) {
+    std::cout << "launch: all " << world_size << " ranks finished" << std::endl;
+    return 0;
+  }
+  // The rank that failed first. A rank killed by a signal we did not send (a crash, the OOM
+  // killer) could not say so, and its peers' errors follow from it: it comes first.
+  // Otherwise the order the ranks recorded in the store before aborting, which may differ
+  // from the order they exited in.
+  const auto crashed = std::find_if(ranks.begin(), ranks.end(), [](const RankProcess& process) {
+    return WIFSIGNALED(process.status) && !process.stopped_by_launcher;
+  });
+  if (crashed != ranks.end()) {
+    first_failure = crashed->rank;
+  } else {
+    const int recorded = first_recorded_failure(store, run_id, static_cast<int>(world_size));
+    if (recorded >= 0) first_failure = recorded;
+  }
+  const RankProcess& failed = ranks[static_cast<std::size_t>(first_failure)];
+  std::cerr << "\nlaunch: rank " << first_failure << " failed first ("
+            << describe_exit(failed.status) << "); the other ranks failed or were stopped.\n"
+            << failure_excerpt(failed) << std::endl;
+  for (const auto& process : ranks) {
+    if (process.rank == first_failure) continue;
+    std::cerr << "launch: rank " << process.rank << ": " << describe_exit(process.status) << "\n";
+  }
+  return 1;
+}
+
+}  // namespace
+
+void add_launch_command(CommandLine& command_line) {
+  struct Options {
+    RunOptions run;
+    int world_size = 0;
+  };
+  auto options = std::make_shared<Options>();
+  CLI::App& launch_command = command_line.add_command(
+      command_line.root(), "launch",
+      "train: run N ranks on this machine, like torchrun (Gloo on loopback by default); every "
+      "line a rank prints is prefixed with its rank",
+      [options] { return launch(options->run, options->world_size); });
+  launch_command.add_option("-n,--nproc", options->world_size, "the number of ranks")
+      ->required()
+      ->check(integer_in(1, 256));
+  add_run_options(launch_command, options->run);
+}
+
+}  // namespace baton_app

@@ -1,0 +1,22 @@
+// baton-runtime: the commands of `baton` that train and manage runs (launch, run, export,
+// config), on LibTorch. Users type `baton <command>`; the front end execs this program for
+// these commands, and `baton launch` starts its ranks as `baton-runtime run`.
+#include <string>
+#include <vector>
+
+#include "command_line.h"
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  return baton_app::run_guarded([&] {
+    // Named `baton`: its usage lines are the ones users type.
+    baton_app::CommandLine command_line(
+        "baton", "baton-runtime: training and managing runs (`baton launch|run|export|config`)");
+    baton_app::add_launch_command(command_line);
+    baton_app::add_run_command(command_line);
+    baton_app::add_export_command(command_line);
+    baton_app::add_config_command(command_line);
+    return command_line.run(args);
+  });
+}

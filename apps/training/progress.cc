@@ -1,0 +1,255 @@
+#include "progress.h"
+
+#include <unistd.h>
+
+#include <sys/stat.h>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "baton/files.h"
+#include "baton/store.h"
+#include "baton/store_keys.h"
+
+namespace baton_app {
+namespace {
+
+std::string format_duration(double seconds) {
+  const long total = static_cast<long>(std::lround(seconds));
+  char text[32];
+  std::snprintf(text, sizeof(text), "%ld:%02ld", total / 60, total % 60);
+  return text;
+}
+
+void make_dirs(const std::string& path) {
+  std::string partial;
+  std::stringstream parts(path);
+  std::string part;
+  if (!path.empty() && path[0] == '/') partial = "/";
+  while (std::getline(parts, part, '/')) {
+    if (part.empty()) continue;
+    partial += part + "/";
+    ::mkdir(partial.c_str(), 0755);
+  }
+}
+
+std::vector<std::uint8_t> encode(const std::vector<double>& values) {
+  std::vector<std::uint8_t> bytes(values.size() * sizeof(double));
+  if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
+std::vector<double> decode(const std::vector<std::uint8_t>& bytes) {
+  std::vector<double> values(bytes.size() / sizeof(double));
+  if (!values.empty()) std::memcpy(values.data(), bytes.data(), values.size() * sizeof(double));
+  return values;
+}
+
+constexpr std::chrono::milliseconds kGatherTimeout(60000);
+
+}  // namespace
+
+Progress::Progress(const baton::Config& config, const WorldInfo& world,
+                   std::shared_ptr<baton::Store> store, int steps, const baton::Plan& plan,
+                   std::string header_json)
+    : world_(world),
+      store_(std::move(store)),
+      steps_(steps),
+      log_every_(static_cast<int>(config.section("run").get_int("log_every"))),
+      last_stage_here_(plan.stage_to_rank.back() == world.rank),
+      terminal_(::isatty(STDOUT_FILENO) != 0),
+      header_(std::move(header_json)) {
+  const auto& run = config.section("run");
+  const std::string dir = run.get_string("output_dir") + "/" + run.get_string("name");
+  if (world_.rank == 0) {
+    make_dirs(dir);
+    metrics_path_ = dir + "/metrics.jsonl";
+  }
+  worker_ = std::thread([this] { work(); });
+}
+
+Progress::~Progress() {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    closing_ = true;
+    abandoned_ = true;
+  }
+  wake_.notify_all();
+  if (worker_.joinable()) worker_.join();
+}
+
+void Progress::resume_after(int step) {
+  if (world_.rank != 0 || step <= 0) return;
+  std::ifstream file(metrics_path_);
+  // Lines of the steps already done are kept; a damaged line (a run killed mid-write) or a
+  // later step's is dropped.
+  for (std::string line; std::getline(file, line);) {
+    const nlohmann::json record = nlohmann::json::parse(line, nullptr, false);
+    if (record.is_object() && record.contains("step") && record["step"].is_number_integer() &&
+        record["step"].get<int>() <= step) {
+      earlier_metrics_ += line + "\n";
+    }
+  }
+}
+
+std::vector<std::uint8_t> Progress::wait_for_key(const std::string& key) {
+  // In short slices, so that a run that fails (the destructor without finish()) does not
+  // wait out the whole timeout for a rank that will never report.
+  const auto deadline = std::chrono::steady_clock::now() + kGatherTimeout;
+  for (;;) {
+    try {
+      return store_->get(key, std::chrono::milliseconds(200));
+    } catch (const baton::StoreError&) {
+      if (std::chrono::steady_clock::now() >= deadline || abandoned_) throw;
+    }
+  }
+}
+
+std::vector<Progress::RankTime> Progress::gather_on_rank0(const Report& report, double* loss) {
+  const std::string prefix = baton::store_keys::progress_prefix(report.step);
+  if (world_.rank != 0) {
+    if (store_) {
+      store_->set(prefix + std::to_string(world_.rank),
+                  encode({report.compute, report.comm, report.executor_seconds, report.loss}));
+    }
+    return {};
+  }
+  *loss = report.loss;
+  std::vector<RankTime> times(static_cast<std::size_t>(world_.world_size));
+  times[0] = {report.compute, report.comm, report.executor_seconds};
+  for (int rank = 1; rank < world_.world_size && store_; ++rank) {
+    const auto values = decode(wait_for_key(prefix + std::to_string(rank)));
+    if (values.size() != 4) continue;
+    times[static_cast<std::size_t>(rank)] = {values[0], values[1], values[2]};
+    if (std::isnan(*loss)) *loss = values[3];
+  }
+  return times;
+}
+
+void Progress::step_done(int step, const baton::StepResult& result, double seconds,
+                         std::int64_t samples, std::int64_t tokens) {
+  // The loss slot is NaN unless this rank computed the loss (it holds the last stage).
+  const double loss = last_stage_here_ && result.has_loss ? result.loss : NAN;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (failure_) std::rethrow_exception(failure_);
+    queue_.push_back({step, result.compute_seconds, result.comm_seconds, result.step_seconds, loss,
+                      seconds, samples, tokens});
+  }
+  wake_.notify_one();
+}
+
+void Progress::work() {
+  for (;;) {
+    Report report{};
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [this] { return closing_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      report = queue_.front();
+      queue_.pop_front();
+      if (failure_) continue;  // drain: nothing more is reported after a failure
+    }
+    try {
+      handle(report);
+    } catch (...) {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      failure_ = std::current_exception();
+    }
+  }
+}
+
+void Progress::handle(const Report& report) {
+  double loss = NAN;
+  std::vector<RankTime> times = gather_on_rank0(report, &loss);
+  if (world_.rank != 0) return;
+  const int step = report.step;
+  const double seconds = report.seconds;
+  elapsed_ += seconds;
+  double compute = 0, slowest = 0;
+  for (const auto& time : times) {
+    compute += time.compute;
+    slowest = std::max(slowest, time.step);
+  }
+  const double bubble =
+      slowest > 0 ? std::max(0.0, 1.0 - compute / (slowest * static_cast<double>(times.size())))
+                  : 0.0;
+  lines_.push_back({step, loss, seconds, report.samples / std::max(seconds, 1e-9),
+                    report.tokens / std::max(seconds, 1e-9), bubble, std::move(times)});
+  write_metrics();
+  const double eta = elapsed_ / static_cast<double>(lines_.size()) * (steps_ - step);
+  char text[160];
+  const Line& line = lines_.back();
+  const double rate = line.tokens_per_second > 0 ? line.tokens_per_second : line.samples_per_second;
+  std::snprintf(text, sizeof(text), "step %d/%d  loss %.4f  %.1f %s/s  bubble %.0f%%  eta %s", step,
+                steps_, loss, rate, line.tokens_per_second > 0 ? "tokens" : "samples", 100 * bubble,
+                format_duration(eta).c_str());
+  if (terminal_) {
+    const int width = 24;
+    const int filled = width * step / steps_;
+    std::cout << "\r[" << std::string(filled, '#') << std::string(width - filled, '.') << "] "
+              << text << std::flush;
+  } else if (step % log_every_ == 0 || step == steps_ || step == 1) {
+    std::cout << text << std::endl;
+  }
+}
+
+void Progress::rethrow_failure() {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    closing_ = true;
+  }
+  wake_.notify_all();
+  if (worker_.joinable()) worker_.join();
+  if (failure_) std::rethrow_exception(failure_);
+}
+
+void Progress::finish(const std::string& trace_path) {
+  rethrow_failure();
+  if (world_.rank != 0) return;
+  if (terminal_) std::cout << "\n";
+  if (!lines_.empty()) {
+    std::cout << "done: " << lines_.size() << " steps in " << format_duration(elapsed_) << ", loss "
+              << lines_.front().loss << " -> " << lines_.back().loss
+              << "; metrics: " << metrics_path_ << std::endl;
+  }
+  if (!trace_path.empty()) {
+    std::cout << "trace: " << trace_path << " (open in https://ui.perfetto.dev), picture: "
+              << std::filesystem::path(trace_path).replace_extension(".svg").string() << std::endl;
+  }
+}
+
+void Progress::write_metrics() const {
+  std::ostringstream out;
+  if (!header_.empty()) out << header_ << "\n";
+  out << earlier_metrics_;
+  for (const auto& line : lines_) {
+    out << "{\"step\": " << line.step << ", \"loss\": ";
+    if (std::isfinite(line.loss)) {
+      out << line.loss;
+    } else {
+      out << "null";
+    }
+    out << ", \"step_time_s\": " << line.seconds
+        << ", \"samples_per_s\": " << line.samples_per_second;
+    if (line.tokens_per_second > 0) out << ", \"tokens_per_s\": " << line.tokens_per_second;
+    out << ", \"bubble\": " << line.bubble << ", \"ranks\": [";
+    for (std::size_t r = 0; r < line.ranks.size(); ++r) {
+      const RankTime& time = line.ranks[r];
+      out << (r ? ", " : "") << "{\"rank\": " << r << ", \"compute_s\": " << time.compute
+          << ", \"comm_s\": " << time.comm
+          << ", \"idle_s\": " << std::max(0.0, time.step - time.compute - time.comm) << "}";
+    }
+    out << "]}\n";
+  }
+  baton::write_file_atomically(metrics_path_, out.str());
+}
+
+}  // namespace baton_app

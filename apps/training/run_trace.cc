@@ -1,0 +1,216 @@
+#include "run_trace.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "baton/error.h"
+#include "baton/files.h"
+#include "baton/plan/action.h"
+#include "baton/plan/chrome_trace.h"
+#include "baton/plan/format.h"
+#include "baton/plan/simulate.h"
+#include "baton/store_keys.h"
+#include "store_count.h"
+
+namespace baton_app {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string parent_of(const std::string& path) {
+  const fs::path parent = fs::path(path).parent_path();
+  return parent.empty() ? "." : parent.string();
+}
+
+std::string with_extension(const std::string& path, const std::string& extension) {
+  return (fs::path(path).replace_extension(extension)).string();
+}
+
+// Colors by what the action does: forward, backward, input/weight gradient, comms.
+const char* color_of(const TraceBar& bar) {
+  if (bar.lane == 1) return bar.name.rfind("wait", 0) == 0 ? "#d9d9d9" : "#a6a6a6";
+  if (bar.name.find("OVERLAP") != std::string::npos) return "#9467bd";
+  for (char c : bar.name) {
+    if (c == 'F') return "#4c8bd6";
+    if (c == 'B') return "#5ab45a";
+    if (c == 'I') return "#e0a030";
+    if (c == 'W') return "#d0605e";
+  }
+  return "#888888";
+}
+
+std::string escape_xml(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '&')
+      out += "&amp;";
+    else
+      out += c;
+  }
+  return out;
+}
+
+std::string chrome_trace(const std::vector<TraceBar>& bars, int ranks) {
+  std::vector<baton::TraceEvent> events;
+  events.reserve(bars.size());
+  for (const auto& bar : bars) {
+    baton::TraceEvent event;
+    event.rank = bar.rank;
+    event.lane = bar.lane == 0 ? baton::TraceLane::kCompute : baton::TraceLane::kComms;
+    event.name = bar.name;
+    event.category = bar.lane == 0 ? "compute" : "comms";
+    event.start_us = bar.start_us;
+    event.duration_us = bar.end_us - bar.start_us;
+    events.push_back(std::move(event));
+  }
+  return baton::write_chrome_trace(events, ranks);
+}
+
+}  // namespace
+
+std::string render_timeline_svg(const std::vector<TraceBar>& bars, int ranks,
+                                const std::string& title) {
+  const double width = 1200, left = 70, lane_height = 16, row_gap = 10, top = 40;
+  double end = 1;
+  for (const auto& bar : bars) end = std::max(end, bar.end_us);
+  const double scale = (width - left - 20) / end;
+  const double height = top + ranks * (2 * lane_height + row_gap) + 30;
+  std::ostringstream svg;
+  svg << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
+      << "\" font-family=\"sans-serif\" font-size=\"10\">\n"
+      << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+      << "<text x=\"" << left << "\" y=\"18\" font-size=\"13\">" << escape_xml(title)
+      << "</text>\n";
+  for (int rank = 0; rank < ranks; ++rank) {
+    const double y = top + rank * (2 * lane_height + row_gap);
+    svg << "<text x=\"4\" y=\"" << y + lane_height << "\">Rank " << rank << "</text>\n";
+  }
+  for (const auto& bar : bars) {
+    const double y = top + bar.rank * (2 * lane_height + row_gap) + bar.lane * lane_height;
+    const double x = left + bar.start_us * scale;
+    const double w = std::max(0.5, (bar.end_us - bar.start_us) * scale);
+    svg << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << w << "\" height=\""
+        << lane_height - 2 << "\" fill=\"" << color_of(bar) << "\"><title>" << escape_xml(bar.name)
+        << "</title></rect>\n";
+    if (w > 28 && bar.lane == 0) {
+      svg << "<text x=\"" << x + 2 << "\" y=\"" << y + lane_height - 5 << "\" fill=\"white\">"
+          << escape_xml(bar.name) << "</text>\n";
+    }
+  }
+  const double axis_y = top + ranks * (2 * lane_height + row_gap) + 12;
+  for (int tick = 0; tick <= 10; ++tick) {
+    const double t = end * tick / 10;
+    svg << "<text x=\"" << left + t * scale << "\" y=\"" << axis_y << "\">" << std::fixed;
+    svg.precision(1);
+    svg << t / 1000 << " ms</text>\n";
+  }
+  svg << "</svg>\n";
+  return svg.str();
+}
+
+RunTrace::RunTrace(const baton::Config& config, int rank, int world_size,
+                   std::shared_ptr<baton::Store> store, std::chrono::milliseconds timeout)
+    : enabled_(config.section("trace").get_bool("enabled")),
+      steps_(static_cast<int>(config.section("trace").get_int("steps"))),
+      rank_(rank),
+      world_size_(world_size),
+      store_(std::move(store)),
+      timeout_(timeout) {
+  const auto& run = config.section("run");
+  path_ = config.section("trace").get_string("path");
+  if (path_.empty()) {
+    path_ = run.get_string("output_dir") + "/" + run.get_string("name") + "/trace.json";
+  }
+  if (steps_ < 1) enabled_ = false;
+}
+
+void RunTrace::add_step(int step, double wall_start_us, const baton::StepResult& result) {
+  if (!enabled_ || recorded_ >= steps_) return;
+  ++recorded_;
+  for (const auto& span : result.timeline) {
+    TraceBar bar;
+    bar.rank = rank_;
+    bar.lane = span.kind == baton::ActionSpan::Kind::kCompute ? 0 : 1;
+    bar.name = span.name + (bar.lane == 0 ? " (step " + std::to_string(step) + ")" : "");
+    bar.start_us = wall_start_us + span.start * 1e6;
+    bar.end_us = wall_start_us + span.end * 1e6;
+    bars_.push_back(std::move(bar));
+  }
+}
+
+std::string RunTrace::finish(const baton::Plan& lowered_plan) {
+  if (!enabled_) return "";
+  const std::string dir = parent_of(path_);
+  const std::string parts = dir + "/trace-ranks";
+  std::error_code error;
+  fs::create_directories(parts, error);
+  std::ostringstream mine;
+  mine.precision(17);
+  for (const auto& bar : bars_) {
+    mine << bar.lane << '\t' << bar.start_us << '\t' << bar.end_us << '\t' << bar.name << '\n';
+  }
+  baton::write_file_atomically(parts + "/rank" + std::to_string(rank_) + ".tsv", mine.str());
+  if (store_) store_->add(baton::store_keys::kTraceWritten, 1);
+  if (rank_ != 0) return "";
+
+  if (store_) {
+    wait_for_count(*store_, baton::store_keys::kTraceWritten, world_size_, timeout_,
+                   "rank 0: the trace");
+  }
+  std::vector<TraceBar> bars;
+  for (int rank = 0; rank < world_size_; ++rank) {
+    std::ifstream file(parts + "/rank" + std::to_string(rank) + ".tsv");
+    for (std::string line; std::getline(file, line);) {
+      std::istringstream fields(line);
+      TraceBar bar;
+      bar.rank = rank;
+      fields >> bar.lane >> bar.start_us >> bar.end_us;
+      fields.get();
+      std::getline(fields, bar.name);
+      bars.push_back(std::move(bar));
+    }
+  }
+  double origin = bars.empty() ? 0 : bars.front().start_us;
+  for (const auto& bar : bars) origin = std::min(origin, bar.start_us);
+  for (auto& bar : bars) {
+    bar.start_us -= origin;
+    bar.end_us -= origin;
+  }
+  baton::write_file_atomically(path_, chrome_trace(bars, world_size_));
+  baton::write_file_atomically(
+      with_extension(path_, ".svg"),
+      render_timeline_svg(bars, world_size_,
+                          "baton run: " + lowered_plan.schedule_name + ", " +
+                              std::to_string(world_size_) + " ranks, first " +
+                              std::to_string(recorded_) + " steps (measured)"));
+
+  // The simulated plan beside it (one cost unit = 1 ms, as in `baton plan --format trace`).
+  const baton::SimulationResult simulated = baton::simulate(lowered_plan);
+  const std::string plan_path = dir + "/plan_trace.json";
+  baton::write_file_atomically(plan_path, baton::format_chrome_trace(simulated));
+  std::vector<TraceBar> plan_bars;
+  for (const auto& entry : simulated.timeline) {
+    TraceBar bar;
+    bar.rank = entry.rank;
+    bar.lane = baton::is_comm(entry.action.type) ? 1 : 0;
+    bar.name = baton::to_string(entry.action);
+    bar.start_us = entry.start * 1000;
+    bar.end_us = entry.end * 1000;
+    plan_bars.push_back(std::move(bar));
+  }
+  baton::write_file_atomically(
+      dir + "/plan_trace.svg",
+      render_timeline_svg(plan_bars, world_size_,
+                          "plan: " + lowered_plan.schedule_name + " (simulated, F=1 B=2 units)"));
+  return path_;
+}
+
+}  // namespace baton_app

@@ -1,0 +1,89 @@
+#include "stage_cuts.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "baton/error.h"
+#include "baton/files.h"
+#include "baton/store_keys.h"
+#include "baton/unit_costs.h"
+
+namespace baton_app {
+namespace {
+
+const char* const kCutsFile = "/balanced_cuts.txt";
+
+std::vector<std::int64_t> parse_cuts(const std::string& text) {
+  std::vector<std::int64_t> cuts;
+  std::stringstream in(text);
+  for (std::int64_t cut; in >> cut;) cuts.push_back(cut);
+  return cuts;
+}
+
+std::string measure_balanced_cuts(baton::UnitChain& chain, int num_stages,
+                                  const std::vector<at::Tensor>& sample) {
+  std::vector<double> costs;
+  for (const auto& cost : baton::measure_unit_costs(chain, sample)) costs.push_back(cost.total());
+  const std::vector<int> bounds = baton::balanced_boundaries(costs, num_stages);
+  std::string text;
+  for (std::size_t s = 1; s + 1 < bounds.size(); ++s) text += std::to_string(bounds[s]) + " ";
+  return text;
+}
+
+}  // namespace
+
+std::string format_cuts(const std::vector<int>& bounds) {
+  std::string text;
+  for (std::size_t s = 1; s + 1 < bounds.size(); ++s)
+    text += (s > 1 ? ", " : "") + std::to_string(bounds[s]);
+  return "[" + text + "]";
+}
+
+std::vector<int> resolve_stage_boundaries(const baton::Config& config, baton::UnitChain& chain,
+                                          int num_stages, const std::vector<at::Tensor>& sample,
+                                          const StageCutContext& context) {
+  const baton::ParamValue& setting = config.section("model").at("cuts");
+  const std::vector<std::string> items = setting.as_string_list();
+  if (items.empty() || (items.size() == 1 && items[0] == "params")) {
+    return baton::stage_boundaries(chain, num_stages, {});
+  }
+  if (items.size() == 1 && items[0] == "balanced") {
+    if (num_stages == 1) return {0, chain.num_units()};
+    std::string text;
+    const std::string remembered = context.run_dir + kCutsFile;
+    if (context.rank == 0) {
+      std::ifstream file(remembered);
+      if (context.resume && file) {
+        std::getline(file, text);
+      } else {
+        text = measure_balanced_cuts(chain, num_stages, sample);
+        std::filesystem::create_directories(context.run_dir);
+        baton::write_file_atomically(remembered, text + "\n");
+      }
+      if (context.store) {
+        context.store->set(baton::store_keys::kBalancedCuts,
+                           std::vector<std::uint8_t>(text.begin(), text.end()));
+      }
+    } else if (context.store) {
+      const auto bytes = context.store->get(baton::store_keys::kBalancedCuts, context.timeout);
+      text.assign(bytes.begin(), bytes.end());
+    }
+    return baton::stage_boundaries(chain, num_stages, parse_cuts(text));
+  }
+  std::vector<std::int64_t> cuts;
+  for (const auto& item : items) {
+    char* end = nullptr;
+    const long long value = std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0') {
+      throw baton::ConfigError(setting.origin().description + ": model.cuts: '" + item +
+                               "' is not a unit index; write params, balanced, or a list of "
+                               "unit indices such as [2, 5]");
+    }
+    cuts.push_back(value);
+  }
+  return baton::stage_boundaries(chain, num_stages, cuts);
+}
+
+}  // namespace baton_app

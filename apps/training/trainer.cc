@@ -1,0 +1,398 @@
+#include "trainer.h"
+
+#include <torch/serialize.h>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+#include "batch_prefetcher.h"
+#include "batches.h"
+#include "baton/config_plugins.h"
+#include "baton/error.h"
+#include "baton/files.h"
+#include "baton/log.h"
+#include "baton/plan/compile.h"
+#include "baton/plan/format.h"
+#include "baton/runtime/executor.h"
+#include "baton/runtime/microbatch.h"
+#include "baton/runtime/transfer_probe.h"
+#include "baton/step_error.h"
+#include "baton/store_keys.h"
+#include "baton/stores.h"
+#include "baton/unit_chain.h"
+#include "baton/validator.h"
+#include "baton/wait_notice.h"
+#include "checkpoint.h"
+#include "compute_setup.h"
+#include "model_catalog.h"
+#include "progress.h"
+#include "run_trace.h"
+#include "stage_cuts.h"
+#include "world_env.h"
+
+namespace baton_app {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return std::round(seconds * 100) / 100;
+}
+
+std::chrono::milliseconds timeout_of(const baton::Config& config) {
+  return std::chrono::milliseconds(
+      static_cast<std::int64_t>(config.section("world").get_float("timeout_s") * 1000));
+}
+
+void check_world_size(const baton::Config& config, const WorldInfo& world) {
+  const baton::ParamValue& ranks = config.section("world").at("ranks");
+  if (world.launcher != "none" && ranks.as_int() != world.world_size) {
+    throw baton::ConfigError(ranks.origin().description + ": world.ranks is " + ranks.text() +
+                             " but the " + world.launcher + " launcher started " +
+                             std::to_string(world.world_size) +
+                             " ranks; set world.ranks to match (or --set world.ranks=" +
+                             std::to_string(world.world_size) + ")");
+  }
+}
+
+std::vector<std::shared_ptr<baton::Validator>> make_validators(const baton::Config& config,
+                                                               const baton::PluginLoader& loader) {
+  std::vector<std::shared_ptr<baton::Validator>> chain;
+  const baton::ParamValue& names = config.section("validation").at("validators");
+  for (const auto& name : names.as_string_list()) {
+    if (name == "off") continue;
+    if (auto builtin = baton::make_builtin_validator(name)) {
+      chain.push_back(std::move(builtin));
+      continue;
+    }
+    std::shared_ptr<baton::LoadedPlugin> plugin;
+    try {
+      plugin = loader.load(baton::PluginKind::kValidator, name);
+    } catch (const baton::PluginError& error) {
+      throw baton::ConfigError(names.origin().description + ": validation.validators: '" + name +
+                               "' is neither built in (shape_dtype, strict, finite, off) nor a "
+                               "validator plugin: " +
+                               error.what());
+    }
+    chain.push_back(plugin->create_shared<baton::Validator>(baton::ParamValues()));
+  }
+  return chain;
+}
+
+void write_dump(const std::string& dir, int rank, const c10::Dict<std::string, at::Tensor>& dump) {
+  const std::vector<char> bytes = torch::pickle_save(c10::IValue(dump));
+  baton::write_file_atomically(dir + "/rank" + std::to_string(rank) + ".pt",
+                               std::string(bytes.begin(), bytes.end()));
+}
+
+// BATON_INJECT_FAILURE="rank=R,step=S,action=A": make rank R fail when it reaches action A
+// in training step S — to see (and test) how a failure is reported and stops the run.
+// action=kill: the rank SIGKILLs itself at the start of step S (a crash, not an error).
+void inject_failure_from_environment(int rank, baton::ExecutorOptions* options, int* kill_at_step) {
+  const char* text = std::getenv("BATON_INJECT_FAILURE");
+  if (text == nullptr || text[0] == '\0') return;
+  int target_rank = -1, step = -1;
+  char action[64] = {0};
+  if (std::sscanf(text, "rank=%d,step=%d,action=%63s", &target_rank, &step, action) != 3) {
+    throw baton::ConfigError(
+        std::string("BATON_INJECT_FAILURE='") + text +
+        "': expected rank=R,step=S,action=A (for example rank=1,step=2,action=1B0)");
+  }
+  if (target_rank != rank) return;
+  if (std::string(action) == "kill") {
+    *kill_at_step = step;
+    return;
+  }
+  options->inject_step = step;
+  options->inject_action = action;
+}
+
+}  // namespace
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const baton::Config& config,
+                                                        const std::vector<at::Tensor>& params) {
+  const baton::ParamValues& section = config.section("optimizer");
+  const std::string name = section.get_string("name");
+  if (name == "sgd") {
+    return std::make_unique<torch::optim::SGD>(
+        params, torch::optim::SGDOptions(section.get_float("lr"))
+                    .momentum(section.get_float("momentum"))
+                    .weight_decay(section.get_float("weight_decay")));
+  }
+  if (name == "adam") {
+    return std::make_unique<torch::optim::Adam>(
+        params, torch::optim::AdamOptions(section.get_float("lr"))
+                    .weight_decay(section.get_float("weight_decay")));
+  }
+  throw baton::ConfigError(section.at("name").origin().description +
+                           ": optimizer.name must be sgd or adam, got '" + name + "'");
+}
+
+void clear_gradients(const std::vector<at::Tensor>& params) {
+  for (const at::Tensor& param : params) {
+    if (param.grad().defined()) param.mutable_grad() = at::Tensor();
+  }
+}
+
+void set_up_logging(const baton::Config& config, const WorldInfo& world) {
+  baton::set_log_prefix("rank " + std::to_string(world.rank));
+  const baton::ParamValue& level = config.section("run").at("log_level");
+  if (level.text().empty()) return;
+  baton::LogLevel chosen;
+  if (!baton::parse_log_level(level.text(), &chosen)) {
+    throw baton::ConfigError(level.origin().description + ": run.log_level must be error, warn, " +
+                             "info or debug, got '" + level.text() + "'");
+  }
+  baton::set_log_level(chosen);
+}
+
+void train(baton::Config& config, const TrainOptions& options) {
+  const WorldInfo world = world_from_environment();
+  set_up_logging(config, world);
+  check_world_size(config, world);
+  // Before any tensor work: LibTorch's pools are sized once.
+  const ComputeSetup compute = set_up_compute(config, world);
+  if (world.rank == 0) {
+    std::cout << "compute: " << compute.describe() << std::endl;
+    if (compute.blas.reference) std::cerr << "warning: " << compute.blas.advice << std::endl;
+  }
+  const baton::PluginLoader loader = baton::plugin_loader_for(config);
+  const baton::ConfiguredPlugins plugins = baton::resolve_plugins(config, loader);
+  const auto timeout = timeout_of(config);
+
+  // The plan, checked before anything else happens.
+  const baton::ConfiguredPlan configured =
+      baton::compile_configured_plan(config, plugins, world.world_size);
+  const baton::ScheduleShape& shape = configured.shape;
+  const baton::CompiledPlan& plan = configured.plan;
+
+  // Rendezvous, only when ranks must talk.
+  std::shared_ptr<baton::Store> store;
+  std::shared_ptr<baton::Transport> transport;
+  if (world.world_size > 1) {
+    const baton::ParamValues& w = config.section("world");
+    baton::RendezvousOptions rendezvous;
+    rendezvous.kind = w.get_string("rendezvous");
+    rendezvous.address =
+        world.store_address.empty() ? w.get_string("address") : world.store_address;
+    rendezvous.port = world.store_port > 0 ? world.store_port : static_cast<int>(w.get_int("port"));
+    rendezvous.file = w.get_string("file");
+    rendezvous.rank = world.rank;
+    rendezvous.world_size = world.world_size;
+    rendezvous.timeout = timeout;
+    rendezvous.run_id =
+        world.run_id.empty() ? config.section("run").get_string("name") : world.run_id;
+    rendezvous.rank0_hosts = !world.store_hosted_by_launcher;
+    const std::string where =
+        rendezvous.kind == "file"
+            ? "the file store" + (rendezvous.file.empty() ? std::string() : " " + rendezvous.file)
+            : "the tcp store at " + rendezvous.address + ":" + std::to_string(rendezvous.port);
+    const auto started = std::chrono::steady_clock::now();
+    {
+      const baton::WaitNotice notice(
+          "rendezvous",
+          "the other " + std::to_string(world.world_size - 1) + " rank(s) through " + where);
+      store = baton::make_rendezvous_store(rendezvous);
+    }
+    BATON_LOG_INFO("rendezvous", "met through " << where << " (" << world.world_size
+                                                << " ranks, launcher " << world.launcher << ") in "
+                                                << seconds_since(started) << " s");
+  }
+
+  // The model, identical on every rank, cut into stages; this rank keeps its own.
+  const auto seed = static_cast<std::uint64_t>(config.section("run").get_int("seed"));
+  baton_models::BuiltModel model = baton_models::build_configured_model(config, seed);
+  const auto batches = baton_models::make_batch_source(config, model, options.data_dir);
+  const std::vector<at::Tensor> first_inputs = batches->batch(1).inputs;
+  StageCutContext cut_context;
+  cut_context.rank = world.rank;
+  cut_context.store = store;
+  cut_context.timeout = timeout;
+  cut_context.run_dir = config.section("run").get_string("output_dir") + "/" +
+                        config.section("run").get_string("name");
+  cut_context.resume = options.resume;
+  const auto bounds = resolve_stage_boundaries(
+      config, *model.chain, shape.num_stages(),
+      baton::split_microbatches(first_inputs, shape.microbatches, 0).at(0), cut_context);
+  std::vector<std::shared_ptr<baton::Stage>> stages;
+  std::vector<at::Tensor> params;
+  std::vector<std::pair<std::string, at::Tensor>> named_params;
+  for (int s = 0; s < shape.num_stages(); ++s) {
+    if (plan.lowered.stage_to_rank[s] != world.rank) continue;
+    stages.push_back(baton::make_chain_stage(model.chain, s, bounds[s], bounds[s + 1]));
+    for (const auto& named : stages.back()->named_parameters()) {
+      params.push_back(named.second);
+      named_params.push_back(named);
+    }
+  }
+
+  if (store) {
+    const baton::Viability viability = plugins.transport->viability();
+    if (!viability.viable) {
+      throw baton::PluginError("transport '" + plugins.transport->name() +
+                               "' cannot run on this machine: " + viability.reason);
+    }
+    transport =
+        plugins.transport->create_shared<baton::Transport>(config.plugin_params("transport"));
+    const auto started = std::chrono::steady_clock::now();
+    {
+      const baton::WaitNotice notice(
+          "transport", "transport '" + plugins.transport->name() + "' to connect to its peers");
+      transport->connect({world.rank, world.world_size,
+                          std::make_shared<baton::PrefixStore>("transport", store), timeout});
+    }
+    BATON_LOG_INFO("transport", "'" << plugins.transport->name() << "' connected in "
+                                    << seconds_since(started) << " s");
+  }
+
+  baton::ExecutorOptions executor_options;
+  executor_options.timeout = timeout;
+  executor_options.record_timeline =
+      config.section("trace").get_bool("enabled") || options.record_timeline;
+  executor_options.sample_heap = options.sample_heap;
+  int kill_at_step = -1;
+  inject_failure_from_environment(world.rank, &executor_options, &kill_at_step);
+  baton::PipelineExecutor executor(world.rank, plan.lowered, stages, transport,
+                                   make_validators(config, loader), model.loss, executor_options);
+  auto optimizer = make_optimizer(config, params);
+  for (auto& stage : stages) stage->set_training(true);
+
+  const int steps = static_cast<int>(config.section("run").get_int("steps"));
+  Checkpointer checkpointer(checkpoint_settings(config), world.rank, world.world_size, store,
+                            timeout, named_params, optimizer.get());
+  int first_step = 1;
+  if (options.resume) {
+    first_step = checkpointer.restore_latest() + 1;
+    if (world.rank == 0) {
+      std::cout << "resuming after step " << first_step - 1 << " from "
+                << latest_checkpoint(checkpoint_settings(config).dir) << std::endl;
+    }
+  }
+  const std::string header =
+      "{\"run\": " + baton::json_quote(config.section("run").get_string("name")) +
+      ", \"ranks\": " + std::to_string(world.world_size) +
+      ", \"schedule\": " + baton::json_quote(plugins.schedule->name()) +
+      ", \"microbatches\": " + std::to_string(shape.microbatches) +
+      ", \"cuts\": " + baton::json_quote(format_cuts(bounds)) + ", " + compute.json_fields() + "}";
+  Progress progress(config, world, store, steps, plan.lowered, header);
+  progress.resume_after(first_step - 1);
+  RunTrace trace(config, world.rank, world.world_size, store, timeout);
+  std::string trace_path;
+  c10::Dict<std::string, at::Tensor> dump;
+  if (!options.dump_dir.empty()) {
+    // The parameters the first step starts from, so that a reference outside baton can
+    // start from the same point (tests/pipeline/torch_reference.py).
+    for (const auto& named : named_params)
+      dump.insert("initial." + named.first, named.second.detach().clone());
+  }
+  std::vector<double> losses;
+  std::int64_t buffers_after_first_step = 0;
+  // A rank keeps only the part of each batch its stages use: inputs for the first stage,
+  // targets for the last.
+  baton_models::BatchPrefetcher prefetcher(*batches,
+                                           plan.lowered.stage_to_rank.front() == world.rank,
+                                           plan.lowered.stage_to_rank.back() == world.rank);
+  const std::int64_t samples_per_step = first_inputs.at(0).size(0);
+  // Integer inputs are token ids: a language model's throughput is tokens/s.
+  const std::int64_t tokens_per_step =
+      at::isFloatingType(first_inputs.at(0).scalar_type()) ? 0 : first_inputs.at(0).numel();
+  try {
+    executor.setup(first_inputs);
+    if (model.verify) {
+      // After setup, so that stages that do not fit together fail there, on both sides,
+      // naming both; this catches a model whose forward is more than its children.
+      std::vector<at::Tensor> sample;
+      for (const auto& input : first_inputs) sample.push_back(input.slice(0, 0, 1));
+      model.verify(sample);
+    }
+    for (int step = first_step; step <= steps; ++step) {
+      if (step == kill_at_step) std::raise(SIGKILL);
+      // Randomness inside the model (dropout) depends on the step alone, so a resumed run
+      // reproduces an uninterrupted one exactly.
+      torch::manual_seed(seed * 1000003 + static_cast<std::uint64_t>(step));
+      const auto started = std::chrono::steady_clock::now();
+      const baton_models::Batch batch = prefetcher.take(step);
+      clear_gradients(params);
+      const double wall_start_us = std::chrono::duration<double, std::micro>(
+                                       std::chrono::system_clock::now().time_since_epoch())
+                                       .count();
+      const baton::StepResult result = executor.run_step(batch.inputs, batch.targets);
+      trace.add_step(step, wall_start_us, result);
+      if (step == 1) buffers_after_first_step = executor.recv_buffers().allocations();
+      if (step == 1 && !options.dump_dir.empty()) {
+        for (const auto& named : named_params) {
+          if (named.second.grad().defined())
+            dump.insert("grad." + named.first, named.second.grad().clone());
+        }
+      }
+      optimizer->step();
+      if (result.has_loss) losses.push_back(result.loss);
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      progress.step_done(step, result, seconds, samples_per_step, tokens_per_step);
+      if (options.on_step) {
+        options.on_step(step, std::chrono::duration<double>(started.time_since_epoch()).count(),
+                        seconds, result);
+      }
+      if (checkpointer.due(step, steps)) {
+        checkpointer.save(step, plugins.schedule->name());
+        if (world.rank == 0) {
+          BATON_LOG_INFO("checkpoint", "step "
+                                           << step << " written to "
+                                           << latest_checkpoint(checkpoint_settings(config).dir));
+        }
+      }
+    }
+    if (options.on_transfer_probe && transport && world.rank <= 1 &&
+        plan.lowered.stage_to_rank.at(1) == 1) {
+      // One stage-boundary message: stage 0's output, which stage 1 (on rank 1) receives.
+      std::int64_t bytes = 0;
+      for (const auto& meta :
+           world.rank == 0 ? executor.output_metas(0) : executor.input_metas(1)) {
+        std::int64_t elements = 1;
+        for (const std::int64_t size : meta.shape) elements *= size;
+        bytes += elements * static_cast<std::int64_t>(c10::elementSize(meta.dtype));
+      }
+      const double seconds = baton::probe_one_way_seconds(*transport, 1 - world.rank,
+                                                          world.rank == 0, bytes, 50, timeout);
+      if (world.rank == 0) options.on_transfer_probe(bytes, seconds);
+    }
+    trace_path = trace.finish(plan.lowered);
+  } catch (const baton::Error& error) {
+    // Record the order of failures before aborting (which makes peers fail too), so the
+    // launcher can name the rank that failed first rather than the first to exit.
+    if (store) {
+      try {
+        const std::int64_t order = store->add(baton::store_keys::kFailureCount, 1);
+        const std::string rank_text = std::to_string(world.rank);
+        store->set(baton::store_keys::failure(order),
+                   std::vector<std::uint8_t>(rank_text.begin(), rank_text.end()));
+      } catch (const std::exception&) {
+        // The store may be gone with the launcher; the error itself still tells the story.
+      }
+    }
+    // Peers blocked on this rank fail fast instead of waiting for their timeout.
+    if (transport) {
+      transport->abort("rank " + std::to_string(world.rank) + " failed: " + error.what());
+    }
+    throw;
+  }
+  progress.finish(trace_path);
+  if (!options.dump_dir.empty()) {
+    for (const auto& named : named_params)
+      dump.insert("param." + named.first, named.second.detach().clone());
+    if (!losses.empty()) dump.insert("loss", at::tensor(losses, at::kDouble));
+    // Receive buffers are allocated once, at setup: the count must not move after step 1.
+    dump.insert(
+        "recv_buffer_allocations",
+        at::tensor({buffers_after_first_step, executor.recv_buffers().allocations()}, at::kLong));
+    write_dump(options.dump_dir, world.rank, dump);
+  }
+}
+
+}  // namespace baton_app

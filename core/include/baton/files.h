@@ -1,0 +1,18 @@
+// Whole files, read and written one way everywhere. Writing is atomic: a temporary file next
+// to the target, flushed to disk, renamed over the target, and the folder flushed too, so a
+// reader never sees half of one.
+#pragma once
+
+#include <string>
+
+#include "baton/export.h"
+
+namespace baton {
+
+// The whole file. Throws baton::Error "cannot read WHAT 'PATH': <system error>".
+BATON_API std::string read_file(const std::string& path, const std::string& what);
+
+// Throws baton::Error naming the path and the system error.
+BATON_API void write_file_atomically(const std::string& path, const std::string& contents);
+
+}  // namespace baton

@@ -1,0 +1,32 @@
+// The one writer of Chrome trace-event JSON (Perfetto, chrome://tracing), for the simulated
+// plan (`baton plan --format trace`, plan_trace.json) and the measured run (trace.json) alike:
+// one process per rank named "Rank N", a "compute" and a "comms" thread in each.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "baton/export.h"
+
+namespace baton {
+
+enum class TraceLane : int { kCompute = 0, kComms = 1 };
+
+struct TraceEvent {
+  int rank = 0;
+  TraceLane lane = TraceLane::kCompute;
+  std::string name;
+  std::string category;  // empty: none
+  double start_us = 0;
+  double duration_us = 0;
+  std::vector<std::pair<std::string, std::int64_t>> args;  // shown when the event is selected
+};
+
+// `ranks` processes (each named, even when it has no event) and one complete ("X") event per
+// entry of `events`; `schedule`, when given, is recorded in otherData.
+BATON_API std::string write_chrome_trace(const std::vector<TraceEvent>& events, int ranks,
+                                         const std::string& schedule = {});
+
+}  // namespace baton

@@ -1,0 +1,48 @@
+// Every key baton's own processes use in the rendezvous store, named in one place. All of a
+// run's keys live under its prefix, so runs sharing one store never see each other's; the
+// transports choose their own keys under the prefix they are handed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace baton::store_keys {
+
+// The prefix of every key of run `run_id`.
+inline std::string run_prefix(const std::string& run_id) {
+  return "baton/" + run_id;
+}
+
+// Ranks that failed so far (a counter), and which rank failed n-th (n from 1): the order the
+// launcher reports, which may differ from the order the processes exited in.
+inline const char* const kFailureCount = "failures";
+inline std::string failure(std::int64_t order) {
+  return "failure/" + std::to_string(order);
+}
+
+// The cuts rank 0 chose by measuring (model.cuts: balanced), for every rank to use.
+inline const char* const kBalancedCuts = "model/balanced_cuts";
+
+// One rank's times (and, from the last stage, the loss) for one step, gathered by rank 0.
+inline std::string progress_prefix(int step) {
+  return "progress/" + std::to_string(step) + "/";
+}
+inline std::string progress(int step, int rank) {
+  return progress_prefix(step) + std::to_string(rank);
+}
+
+// Counters of the ranks done writing a step's checkpoint files / their trace.
+inline std::string checkpoint_written(int step) {
+  return "checkpoint/" + std::to_string(step) + "/written";
+}
+inline const char* const kTraceWritten = "trace/written";
+
+// A barrier: arrivals counted, then opened by the last to arrive.
+inline std::string barrier_count(const std::string& name) {
+  return "barrier/" + name;
+}
+inline std::string barrier_open(const std::string& name) {
+  return "barrier/" + name + "/open";
+}
+
+}  // namespace baton::store_keys

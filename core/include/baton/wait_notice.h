@@ -1,0 +1,32 @@
+// Waits that say what they wait for. While a WaitNotice lives longer than a few seconds (5 by
+// default; BATON_WAIT_NOTICE_S changes it), a line at info says what is awaited, from whom and
+// for how long so far, again every 10 s, and once more when the wait ends: a slow connect or a
+// stuck peer is never silent.
+//
+//   const baton::WaitNotice notice("runtime", "the activations of stage 1, mb 3 from rank 0");
+//   work->wait(timeout);
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "baton/export.h"
+
+namespace baton {
+
+class BATON_API WaitNotice {
+ public:
+  WaitNotice(const char* component, std::string what);
+  ~WaitNotice();
+  WaitNotice(const WaitNotice&) = delete;
+  WaitNotice& operator=(const WaitNotice&) = delete;
+
+ private:
+  std::uint64_t id_;
+};
+
+// How long a wait lasts before its first notice (tests make it short).
+BATON_API void set_wait_notice_delay(std::chrono::milliseconds delay);
+
+}  // namespace baton
