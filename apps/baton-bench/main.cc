@@ -9,12 +9,14 @@
 #include "pipeline.h"
 #include "rank.h"
 #include "sweep.h"
+#include "training/config_sections.h"
 #include "transport_bench.h"
 #include "unpipelined.h"
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   return baton_app::run_guarded([&] {
+    baton_app::add_app_config_sections();
     baton_app::CommandLine command_line(
         "baton bench",
         "baton bench: measurements that print ratios against a baseline measured in the same "

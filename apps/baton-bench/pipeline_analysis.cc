@@ -5,6 +5,8 @@
 #include <map>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "baton/plan/action.h"
 #include "baton/plan/format.h"
 #include "baton/plan/simulate.h"
@@ -190,40 +192,48 @@ std::string format_pipeline_table(const PipelineFigures& f) {
 }
 
 std::string format_pipeline_json(const PipelineFigures& f) {
-  std::ostringstream out;
-  out << "{\"schedule\": " << baton::json_quote(f.schedule) << ", \"ranks\": " << f.ranks
-      << ", \"stages\": " << f.stages << ", \"microbatches\": " << f.microbatches
-      << ", \"measured_steps\": " << f.measured_steps << ", \"real_ms\": " << fixed(f.real_ms, 3)
-      << ", \"predicted_ms\": " << fixed(f.predicted_ms, 3)
-      << ", \"unpipelined_ms\": " << fixed(f.unpipelined_ms, 3)
-      << ", \"unpipelined_concurrent_ms\": " << fixed(f.unpipelined_concurrent_ms, 3)
-      << ", \"efficiency\": " << fixed(f.efficiency, 4) << ", \"speedup\": " << fixed(f.speedup, 4)
-      << ", \"bound_ms\": " << fixed(f.bound_ms, 3)
-      << ", \"transfer_ms\": " << fixed(f.transfer_ms, 4)
-      << ", \"transfer_bytes\": " << f.transfer_bytes
-      << ", \"send_post_ms\": " << fixed(f.send_post_ms, 4)
-      << ", \"validator_check_us\": " << fixed(f.validator_check_us, 3)
-      << ", \"validator_share\": " << fixed(f.validator_share, 5) << ", \"action_costs\": [";
-  for (std::size_t i = 0; i < f.action_costs.size(); ++i) {
-    const ActionCost& cost = f.action_costs[i];
-    out << (i ? ", " : "") << "{\"stage\": " << cost.stage << ", \"type\": \"" << cost.type
-        << "\", \"ms\": " << fixed(cost.ms, 4) << ", \"samples\": " << cost.samples << "}";
+  nlohmann::ordered_json costs = nlohmann::ordered_json::array();
+  for (const ActionCost& cost : f.action_costs) {
+    costs.push_back({{"stage", cost.stage},
+                     {"type", cost.type},
+                     {"ms", rounded(cost.ms, 4)},
+                     {"samples", cost.samples}});
   }
-  out << "], \"breakdown\": [";
+  nlohmann::ordered_json breakdown = nlohmann::ordered_json::array();
   for (std::size_t r = 0; r < f.ranks_breakdown.size(); ++r) {
     const RankBreakdown& b = f.ranks_breakdown[r];
-    out << (r ? ", " : "") << "{\"rank\": " << r << ", \"compute_ms\": " << fixed(b.compute_ms, 3)
-        << ", \"post_ms\": " << fixed(b.post_ms, 3)
-        << ", \"wait_recv_forward_ms\": " << fixed(b.wait_recv_forward_ms, 3)
-        << ", \"wait_recv_backward_ms\": " << fixed(b.wait_recv_backward_ms, 3)
-        << ", \"wait_sends_ms\": " << fixed(b.wait_sends_ms, 3)
-        << ", \"executor_other_ms\": " << fixed(b.executor_other_ms, 3)
-        << ", \"between_steps_ms\": " << fixed(b.between_steps_ms, 3)
-        << ", \"actions\": " << fixed(b.actions, 1)
-        << ", \"per_action_us\": " << fixed(b.per_action_us(), 2) << "}";
+    breakdown.push_back({{"rank", r},
+                         {"compute_ms", rounded(b.compute_ms, 3)},
+                         {"post_ms", rounded(b.post_ms, 3)},
+                         {"wait_recv_forward_ms", rounded(b.wait_recv_forward_ms, 3)},
+                         {"wait_recv_backward_ms", rounded(b.wait_recv_backward_ms, 3)},
+                         {"wait_sends_ms", rounded(b.wait_sends_ms, 3)},
+                         {"executor_other_ms", rounded(b.executor_other_ms, 3)},
+                         {"between_steps_ms", rounded(b.between_steps_ms, 3)},
+                         {"actions", rounded(b.actions, 1)},
+                         {"per_action_us", rounded(b.per_action_us(), 2)}});
   }
-  out << "]}\n";
-  return out.str();
+  const nlohmann::ordered_json figures = {
+      {"schedule", f.schedule},
+      {"ranks", f.ranks},
+      {"stages", f.stages},
+      {"microbatches", f.microbatches},
+      {"measured_steps", f.measured_steps},
+      {"real_ms", rounded(f.real_ms, 3)},
+      {"predicted_ms", rounded(f.predicted_ms, 3)},
+      {"unpipelined_ms", rounded(f.unpipelined_ms, 3)},
+      {"unpipelined_concurrent_ms", rounded(f.unpipelined_concurrent_ms, 3)},
+      {"efficiency", rounded(f.efficiency, 4)},
+      {"speedup", rounded(f.speedup, 4)},
+      {"bound_ms", rounded(f.bound_ms, 3)},
+      {"transfer_ms", rounded(f.transfer_ms, 4)},
+      {"transfer_bytes", f.transfer_bytes},
+      {"send_post_ms", rounded(f.send_post_ms, 4)},
+      {"validator_check_us", rounded(f.validator_check_us, 3)},
+      {"validator_share", rounded(f.validator_share, 5)},
+      {"action_costs", std::move(costs)},
+      {"breakdown", std::move(breakdown)}};
+  return figures.dump() + "\n";
 }
 
 }  // namespace baton_app

@@ -4,8 +4,9 @@
 #include <iomanip>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "baton/error.h"
-#include "baton/plan/format.h"
 #include "number_format.h"
 #include "sizes.h"
 
@@ -90,25 +91,32 @@ std::string format_bench_table(const BenchReport& report) {
 }
 
 std::string format_bench_json(const BenchReport& report) {
-  std::ostringstream out;
-  out << "[";
+  const auto number = [](const std::optional<double>& value) {
+    return value ? nlohmann::ordered_json(std::stod(json_number(value))) : nullptr;
+  };
+  const auto text_or_null = [](const std::string& text) {
+    return text.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(text);
+  };
+  // One object per size, one per line.
+  std::string out = "[";
   for (std::size_t i = 0; i < report.sizes.size(); ++i) {
     const SizeFigures& size = report.sizes[i];
-    out << (i ? ",\n " : "\n ") << "{\"transport\": " << baton::json_quote(report.transport)
-        << ", \"size_bytes\": " << size.bytes << ", \"iterations\": " << size.iterations
-        << ", \"window\": " << size.window << ", \"repeats\": " << report.repeats
-        << ", \"gbps\": " << json_number(size.gbps)
-        << ", \"latency_us\": " << json_number(size.latency_us)
-        << ", \"reference_gbps\": " << json_number(size.reference_gbps)
-        << ", \"reference_latency_us\": " << json_number(size.reference_latency_us)
-        << ", \"reference\": "
-        << (report.reference.empty() ? "null" : baton::json_quote(report.reference))
-        << ", \"reference_unavailable\": "
-        << (report.reference.empty() ? baton::json_quote(report.reference_unavailable) : "null")
-        << "}";
+    const nlohmann::ordered_json figures = {
+        {"transport", report.transport},
+        {"size_bytes", size.bytes},
+        {"iterations", size.iterations},
+        {"window", size.window},
+        {"repeats", report.repeats},
+        {"gbps", number(size.gbps)},
+        {"latency_us", number(size.latency_us)},
+        {"reference_gbps", number(size.reference_gbps)},
+        {"reference_latency_us", number(size.reference_latency_us)},
+        {"reference", text_or_null(report.reference)},
+        {"reference_unavailable",
+         report.reference.empty() ? text_or_null(report.reference_unavailable) : nullptr}};
+    out += (i ? ",\n " : "\n ") + figures.dump();
   }
-  out << "\n]\n";
-  return out.str();
+  return out + "\n]\n";
 }
 
 std::string serialize_figures(const std::vector<SizeFigures>& sizes) {

@@ -7,6 +7,8 @@
 #include <memory>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "baton/config.h"
 #include "baton/config_plugins.h"
 #include "baton/error.h"
@@ -42,13 +44,6 @@ struct Point {
 };
 
 // "[1, 2, 3]"
-template <typename Number>
-std::string json_list(const std::vector<Number>& values) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < values.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(values[i]);
-  return text + "]";
-}
 
 std::vector<std::string> split(const std::string& text) {
   std::vector<std::string> parts;
@@ -255,32 +250,36 @@ int run_sweep_bench(const SweepOptions& options) {
 
   std::ostringstream text;
   if (format == "json") {
-    text << "{\"microbatch_size\": " << microbatch_size << ", \"points\": [";
-    for (std::size_t i = 0; i < points.size(); ++i) {
-      const Point& p = points[i];
-      text << (i ? ", " : "") << "{\"schedule\": \"" << p.schedule.name
-           << "\", \"stages_per_rank\": " << p.schedule.stages_per_rank
-           << ", \"microbatches\": " << p.microbatches;
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const Point& p : points) {
+      nlohmann::ordered_json point = {{"schedule", p.schedule.name},
+                                      {"stages_per_rank", p.schedule.stages_per_rank},
+                                      {"microbatches", p.microbatches}};
       if (!p.skipped.empty()) {
-        text << ", \"skipped\": " << baton::json_quote(p.skipped) << "}";
-        continue;
+        point["skipped"] = p.skipped;
+      } else {
+        point["real_ms"] = rounded(p.real_ms, 3);
+        point["predicted_ms"] = rounded(p.predicted_ms, 3);
+        point["peak_rss_bytes"] = p.peak_rss_bytes;
+        point["peak_heap_bytes"] = p.peak_heap_bytes;
+        point["peak_activations"] = p.peak_activations;
+        point["measured_activations"] = p.measured_activations;
       }
-      text << ", \"real_ms\": " << fixed(p.real_ms, 3)
-           << ", \"predicted_ms\": " << fixed(p.predicted_ms, 3)
-           << ", \"peak_rss_bytes\": " << json_list(p.peak_rss_bytes)
-           << ", \"peak_heap_bytes\": " << json_list(p.peak_heap_bytes)
-           << ", \"peak_activations\": " << json_list(p.peak_activations)
-           << ", \"measured_activations\": " << json_list(p.measured_activations) << "}";
+      list.push_back(std::move(point));
     }
-    text << "], \"fits\": [";
+    nlohmann::ordered_json fits = nlohmann::ordered_json::array();
     for (int r = 0; r < base.ranks; ++r) {
       const Fit fit = fit_rank(points, static_cast<std::size_t>(r));
-      text << (r ? ", " : "") << "{\"rank\": " << r
-           << ", \"bytes_per_activation\": " << fixed(fit.bytes_per_activation, 0)
-           << ", \"pairs\": " << fit.pairs << "}";
+      fits.push_back({{"rank", r},
+                      {"bytes_per_activation", rounded(fit.bytes_per_activation, 0)},
+                      {"pairs", fit.pairs}});
     }
-    text << "], \"charts\": [" << baton::json_quote(out + "/step_time.svg") << ", "
-         << baton::json_quote(out + "/memory.svg") << "]}\n";
+    const nlohmann::ordered_json report = {
+        {"microbatch_size", microbatch_size},
+        {"points", std::move(list)},
+        {"fits", std::move(fits)},
+        {"charts", {out + "/step_time.svg", out + "/memory.svg"}}};
+    text << report.dump() << "\n";
   } else {
     text << "bench sweep: " << model << "; medians over " << base.steps
          << " steps after warm-up\n\n"

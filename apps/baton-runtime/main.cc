@@ -6,10 +6,12 @@
 
 #include "command_line.h"
 #include "commands.h"
+#include "training/config_sections.h"
 
 int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   return baton_app::run_guarded([&] {
+    baton_app::add_app_config_sections();
     // Named `baton`: its usage lines are the ones users type.
     baton_app::CommandLine command_line(
         "baton", "baton-runtime: training and managing runs (`baton launch|run|export|config`)");

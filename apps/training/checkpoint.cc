@@ -59,24 +59,6 @@ Manifest read_manifest(const std::string& path) {
 
 }  // namespace
 
-CheckpointSettings checkpoint_settings(const baton::Config& config) {
-  const auto& section = config.section("checkpoint");
-  const auto& run = config.section("run");
-  CheckpointSettings settings;
-  settings.dir = section.get_string("dir");
-  if (settings.dir.empty()) {
-    settings.dir = run.get_string("output_dir") + "/" + run.get_string("name") + "/checkpoints";
-  }
-  settings.every = static_cast<int>(section.get_int("every"));
-  if (settings.every < 0) {
-    throw baton::ConfigError(section.at("every").origin().description +
-                             ": checkpoint.every must be >= 0 (0: only at the end), got " +
-                             section.at("every").text());
-  }
-  settings.enabled = section.get_bool("enabled");
-  return settings;
-}
-
 std::string latest_checkpoint(const std::string& dir) {
   std::error_code error;
   std::vector<std::string> complete;

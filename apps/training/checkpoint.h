@@ -27,9 +27,6 @@ struct CheckpointSettings {
   bool enabled = true;
 };
 
-// checkpoint.* resolved against the run's folder (<run.output_dir>/<run.name>/checkpoints).
-CheckpointSettings checkpoint_settings(const baton::Config& config);
-
 // The newest complete checkpoint under `dir`: its folder, or empty when there is none.
 std::string latest_checkpoint(const std::string& dir);
 

@@ -1,5 +1,7 @@
 #include "compute_setup.h"
 
+#include <nlohmann/json.hpp>
+
 #include "baton/error.h"
 #include "baton/plan/format.h"
 
@@ -10,12 +12,12 @@ std::string ComputeSetup::describe() const {
          " per rank (" + threads_origin + "), " + allocator;
 }
 
-std::string ComputeSetup::json_fields() const {
-  return "\"threads\": " + std::to_string(threads) +
-         ", \"threads_origin\": " + baton::json_quote(threads_origin) +
-         ", \"blas\": " + baton::json_quote(blas.name) +
-         ", \"blas_library\": " + baton::json_quote(blas.library) +
-         ", \"allocator\": " + baton::json_quote(allocator);
+void ComputeSetup::add_json_fields(nlohmann::ordered_json& record) const {
+  record["threads"] = threads;
+  record["threads_origin"] = threads_origin;
+  record["blas"] = blas.name;
+  record["blas_library"] = blas.library;
+  record["allocator"] = allocator;
 }
 
 ComputeSetup set_up_compute(const baton::Config& config, const WorldInfo& world) {

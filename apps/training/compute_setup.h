@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "baton/config.h"
 #include "baton/runtime/compute_environment.h"
 #include "world_env.h"
@@ -17,8 +19,8 @@ struct ComputeSetup {
   std::string allocator;  // baton::apply_allocator_policy()'s description
   // "OpenBLAS 0.3.21 (openmp), 1 thread per rank (2 CPUs / 2 local ranks)"
   std::string describe() const;
-  // {"threads": 1, "threads_origin": "...", "blas": "...", "blas_library": "..."}
-  std::string json_fields() const;
+  // Adds "threads", "threads_origin", "blas", "blas_library" and "allocator" to `record`.
+  void add_json_fields(nlohmann::ordered_json& record) const;
 };
 
 // Reads run.threads, applies it (baton::apply_threads), sets the allocator policy and

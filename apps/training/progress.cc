@@ -1,5 +1,6 @@
 #include "progress.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <sys/stat.h>
@@ -14,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "baton/error.h"
 #include "baton/files.h"
 #include "baton/store.h"
 #include "baton/store_keys.h"
@@ -56,21 +58,19 @@ constexpr std::chrono::milliseconds kGatherTimeout(60000);
 
 }  // namespace
 
-Progress::Progress(const baton::Config& config, const WorldInfo& world,
+Progress::Progress(const ProgressSettings& settings, const WorldInfo& world,
                    std::shared_ptr<baton::Store> store, int steps, const baton::Plan& plan,
                    std::string header_json)
     : world_(world),
       store_(std::move(store)),
       steps_(steps),
-      log_every_(static_cast<int>(config.section("run").get_int("log_every"))),
+      log_every_(settings.log_every),
       last_stage_here_(plan.stage_to_rank.back() == world.rank),
       terminal_(::isatty(STDOUT_FILENO) != 0),
       header_(std::move(header_json)) {
-  const auto& run = config.section("run");
-  const std::string dir = run.get_string("output_dir") + "/" + run.get_string("name");
   if (world_.rank == 0) {
-    make_dirs(dir);
-    metrics_path_ = dir + "/metrics.jsonl";
+    make_dirs(settings.run_dir);
+    metrics_path_ = settings.run_dir + "/metrics.jsonl";
   }
   worker_ = std::thread([this] { work(); });
 }
@@ -83,6 +83,7 @@ Progress::~Progress() {
   }
   wake_.notify_all();
   if (worker_.joinable()) worker_.join();
+  if (metrics_fd_ >= 0) ::close(metrics_fd_);
 }
 
 void Progress::resume_after(int step) {
@@ -183,7 +184,7 @@ void Progress::handle(const Report& report) {
                   : 0.0;
   lines_.push_back({step, loss, seconds, report.samples / std::max(seconds, 1e-9),
                     report.tokens / std::max(seconds, 1e-9), bubble, std::move(times)});
-  write_metrics();
+  append_metrics(lines_.back());
   const double eta = elapsed_ / static_cast<double>(lines_.size()) * (steps_ - step);
   char text[160];
   const Line& line = lines_.back();
@@ -226,30 +227,44 @@ void Progress::finish(const std::string& trace_path) {
   }
 }
 
-void Progress::write_metrics() const {
-  std::ostringstream out;
-  if (!header_.empty()) out << header_ << "\n";
-  out << earlier_metrics_;
-  for (const auto& line : lines_) {
-    out << "{\"step\": " << line.step << ", \"loss\": ";
-    if (std::isfinite(line.loss)) {
-      out << line.loss;
-    } else {
-      out << "null";
+void Progress::append_metrics(const Line& line) {
+  if (metrics_fd_ < 0) {
+    std::string start = header_.empty() ? std::string() : header_ + "\n";
+    baton::write_file_atomically(metrics_path_, start + earlier_metrics_);
+    metrics_fd_ = ::open(metrics_path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (metrics_fd_ < 0) {
+      throw baton::Error("cannot append to '" + metrics_path_ + "': " + std::strerror(errno));
     }
-    out << ", \"step_time_s\": " << line.seconds
-        << ", \"samples_per_s\": " << line.samples_per_second;
-    if (line.tokens_per_second > 0) out << ", \"tokens_per_s\": " << line.tokens_per_second;
-    out << ", \"bubble\": " << line.bubble << ", \"ranks\": [";
-    for (std::size_t r = 0; r < line.ranks.size(); ++r) {
-      const RankTime& time = line.ranks[r];
-      out << (r ? ", " : "") << "{\"rank\": " << r << ", \"compute_s\": " << time.compute
-          << ", \"comm_s\": " << time.comm
-          << ", \"idle_s\": " << std::max(0.0, time.step - time.compute - time.comm) << "}";
-    }
-    out << "]}\n";
   }
-  baton::write_file_atomically(metrics_path_, out.str());
+  nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
+  for (std::size_t r = 0; r < line.ranks.size(); ++r) {
+    const RankTime& time = line.ranks[r];
+    ranks.push_back({{"rank", r},
+                     {"compute_s", time.compute},
+                     {"comm_s", time.comm},
+                     {"idle_s", std::max(0.0, time.step - time.compute - time.comm)}});
+  }
+  nlohmann::ordered_json record = {{"step", line.step}};
+  record["loss"] = std::isfinite(line.loss) ? nlohmann::ordered_json(line.loss) : nullptr;
+  record["step_time_s"] = line.seconds;
+  record["samples_per_s"] = line.samples_per_second;
+  if (line.tokens_per_second > 0) record["tokens_per_s"] = line.tokens_per_second;
+  record["bubble"] = line.bubble;
+  record["ranks"] = std::move(ranks);
+  // One write() per line with O_APPEND: a crash leaves at most a partial last line, which a
+  // resumed run drops (resume_after).
+  const std::string text = record.dump() + "\n";
+  const char* data = text.data();
+  std::size_t left = text.size();
+  while (left > 0) {
+    const ssize_t written = ::write(metrics_fd_, data, left);
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) {
+      throw baton::Error("cannot append to '" + metrics_path_ + "': " + std::strerror(errno));
+    }
+    data += written;
+    left -= static_cast<std::size_t>(written);
+  }
 }
 
 }  // namespace baton_app

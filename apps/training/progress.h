@@ -26,11 +26,17 @@
 
 namespace baton_app {
 
+struct ProgressSettings {
+  int log_every = 1;    // run.log_every
+  std::string run_dir;  // metrics.jsonl goes here
+};
+
 class Progress {
  public:
   // `header_json`: a JSON object written as the metrics file's first line.
-  Progress(const baton::Config& config, const WorldInfo& world, std::shared_ptr<baton::Store> store,
-           int steps, const baton::Plan& plan, std::string header_json);
+  Progress(const ProgressSettings& settings, const WorldInfo& world,
+           std::shared_ptr<baton::Store> store, int steps, const baton::Plan& plan,
+           std::string header_json);
   ~Progress();
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
@@ -71,7 +77,9 @@ class Progress {
   void handle(const Report& report);
   void work();
   void rethrow_failure();
-  void write_metrics() const;
+  // Appends `line` to the metrics file (created, with the header and the lines kept from
+  // before a resume, at the first step): one write per step, never a rewrite of the file.
+  void append_metrics(const Line& line);
 
   WorldInfo world_;
   std::shared_ptr<baton::Store> store_;
@@ -80,6 +88,7 @@ class Progress {
   bool last_stage_here_;
   bool terminal_;
   std::string metrics_path_;
+  int metrics_fd_ = -1;
   std::vector<Line> lines_;
   std::string earlier_metrics_;  // lines of the steps before a resume, as written then
   std::string header_;

@@ -116,21 +116,15 @@ std::string render_timeline_svg(const std::vector<TraceBar>& bars, int ranks,
   return svg.str();
 }
 
-RunTrace::RunTrace(const baton::Config& config, int rank, int world_size,
+RunTrace::RunTrace(const TraceSettings& settings, int rank, int world_size,
                    std::shared_ptr<baton::Store> store, std::chrono::milliseconds timeout)
-    : enabled_(config.section("trace").get_bool("enabled")),
-      steps_(static_cast<int>(config.section("trace").get_int("steps"))),
+    : enabled_(settings.enabled && settings.steps >= 1),
+      steps_(settings.steps),
       rank_(rank),
       world_size_(world_size),
       store_(std::move(store)),
-      timeout_(timeout) {
-  const auto& run = config.section("run");
-  path_ = config.section("trace").get_string("path");
-  if (path_.empty()) {
-    path_ = run.get_string("output_dir") + "/" + run.get_string("name") + "/trace.json";
-  }
-  if (steps_ < 1) enabled_ = false;
-}
+      timeout_(timeout),
+      path_(settings.path) {}
 
 void RunTrace::add_step(int step, double wall_start_us, const baton::StepResult& result) {
   if (!enabled_ || recorded_ >= steps_) return;

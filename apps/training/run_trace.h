@@ -31,9 +31,15 @@ struct TraceBar {
 std::string render_timeline_svg(const std::vector<TraceBar>& bars, int ranks,
                                 const std::string& title);
 
+struct TraceSettings {
+  bool enabled = true;  // trace.enabled, and at least one step to record
+  int steps = 3;        // trace.steps: the first steps recorded
+  std::string path;     // the merged trace (trace.json); the rest goes beside it
+};
+
 class RunTrace {
  public:
-  RunTrace(const baton::Config& config, int rank, int world_size,
+  RunTrace(const TraceSettings& settings, int rank, int world_size,
            std::shared_ptr<baton::Store> store, std::chrono::milliseconds timeout);
 
   bool enabled() const { return enabled_; }

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <iostream>
 
+#include <nlohmann/json.hpp>
+
 #include "batch_prefetcher.h"
 #include "batches.h"
 #include "baton/config_plugins.h"
@@ -31,6 +33,7 @@
 #include "compute_setup.h"
 #include "model_catalog.h"
 #include "progress.h"
+#include "run_settings.h"
 #include "run_trace.h"
 #include "stage_cuts.h"
 #include "world_env.h"
@@ -42,11 +45,6 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return std::round(seconds * 100) / 100;
-}
-
-std::chrono::milliseconds timeout_of(const baton::Config& config) {
-  return std::chrono::milliseconds(
-      static_cast<std::int64_t>(config.section("world").get_float("timeout_s") * 1000));
 }
 
 void check_world_size(const baton::Config& config, const WorldInfo& world) {
@@ -139,6 +137,8 @@ void clear_gradients(const std::vector<at::Tensor>& params) {
   }
 }
 
+namespace {
+
 void set_up_logging(const baton::Config& config, const WorldInfo& world) {
   baton::set_log_prefix("rank " + std::to_string(world.rank));
   const baton::ParamValue& level = config.section("run").at("log_level");
@@ -151,10 +151,183 @@ void set_up_logging(const baton::Config& config, const WorldInfo& world) {
   baton::set_log_level(chosen);
 }
 
+// The store every rank meets through; null for a single rank, which talks to nobody.
+std::shared_ptr<baton::Store> meet_the_other_ranks(const baton::Config& config,
+                                                   const WorldInfo& world,
+                                                   const RunSettings& settings) {
+  if (world.world_size == 1) return nullptr;
+  const baton::ParamValues& w = config.section("world");
+  baton::RendezvousOptions rendezvous;
+  rendezvous.kind = w.get_string("rendezvous");
+  rendezvous.address = world.store_address.empty() ? w.get_string("address") : world.store_address;
+  rendezvous.port = world.store_port > 0 ? world.store_port : static_cast<int>(w.get_int("port"));
+  rendezvous.file = w.get_string("file");
+  rendezvous.rank = world.rank;
+  rendezvous.world_size = world.world_size;
+  rendezvous.timeout = settings.timeout;
+  rendezvous.run_id = world.run_id.empty() ? settings.name : world.run_id;
+  rendezvous.rank0_hosts = !world.store_hosted_by_launcher;
+  const std::string where =
+      rendezvous.kind == "file"
+          ? "the file store" + (rendezvous.file.empty() ? std::string() : " " + rendezvous.file)
+          : "the tcp store at " + rendezvous.address + ":" + std::to_string(rendezvous.port);
+  const auto started = std::chrono::steady_clock::now();
+  std::shared_ptr<baton::Store> store;
+  {
+    const baton::WaitNotice notice(
+        "rendezvous",
+        "the other " + std::to_string(world.world_size - 1) + " rank(s) through " + where);
+    store = baton::make_rendezvous_store(rendezvous);
+  }
+  BATON_LOG_INFO("rendezvous", "met through " << where << " (" << world.world_size
+                                              << " ranks, launcher " << world.launcher << ") in "
+                                              << seconds_since(started) << " s");
+  return store;
+}
+
+// This rank's part of the model: its stages and their parameters, by full-model name.
+struct LocalStages {
+  std::vector<int> bounds;  // every stage's first unit, then the unit count
+  std::vector<std::shared_ptr<baton::Stage>> stages;
+  std::vector<at::Tensor> params;
+  std::vector<std::pair<std::string, at::Tensor>> named_params;
+};
+
+LocalStages cut_into_stages(const baton::Config& config, baton_models::BuiltModel& model,
+                            const baton::ConfiguredPlan& configured, const WorldInfo& world,
+                            const std::shared_ptr<baton::Store>& store, const RunSettings& settings,
+                            const std::vector<at::Tensor>& inputs, bool resume) {
+  const baton::ScheduleShape& shape = configured.shape;
+  StageCutContext context;
+  context.rank = world.rank;
+  context.store = store;
+  context.timeout = settings.timeout;
+  context.run_dir = settings.run_dir;
+  context.resume = resume;
+  LocalStages local;
+  local.bounds = resolve_stage_boundaries(
+      config, *model.chain, shape.num_stages(),
+      baton::split_microbatches(inputs, shape.microbatches, 0).at(0), context);
+  const baton::Plan& plan = configured.plan.lowered;
+  for (int s = 0; s < shape.num_stages(); ++s) {
+    if (plan.stage_to_rank[s] != world.rank) continue;
+    local.stages.push_back(
+        baton::make_chain_stage(model.chain, s, local.bounds[s], local.bounds[s + 1]));
+    for (const auto& named : local.stages.back()->named_parameters()) {
+      local.params.push_back(named.second);
+      local.named_params.push_back(named);
+    }
+  }
+  return local;
+}
+
+// The configured transport, connected to every other rank; null for a single rank.
+std::shared_ptr<baton::Transport> connect_transport(const baton::Config& config,
+                                                    const baton::ConfiguredPlugins& plugins,
+                                                    const WorldInfo& world,
+                                                    const std::shared_ptr<baton::Store>& store,
+                                                    std::chrono::milliseconds timeout) {
+  if (!store) return nullptr;
+  const baton::Viability viability = plugins.transport->viability();
+  if (!viability.viable) {
+    throw baton::PluginError("transport '" + plugins.transport->name() +
+                             "' cannot run on this machine: " + viability.reason);
+  }
+  auto transport =
+      plugins.transport->create_shared<baton::Transport>(config.plugin_params("transport"));
+  const auto started = std::chrono::steady_clock::now();
+  {
+    const baton::WaitNotice notice(
+        "transport", "transport '" + plugins.transport->name() + "' to connect to its peers");
+    transport->connect({world.rank, world.world_size,
+                        std::make_shared<baton::PrefixStore>("transport", store), timeout});
+  }
+  BATON_LOG_INFO("transport", "'" << plugins.transport->name() << "' connected in "
+                                  << seconds_since(started) << " s");
+  return transport;
+}
+
+// The order in which ranks failed, recorded before this one aborts its transport (which
+// makes its peers fail too): the launcher names the rank that failed first, not the first
+// to exit.
+void record_failure(baton::Store* store, int rank) {
+  if (!store) return;
+  try {
+    const std::int64_t order = store->add(baton::store_keys::kFailureCount, 1);
+    const std::string rank_text = std::to_string(rank);
+    store->set(baton::store_keys::failure(order),
+               std::vector<std::uint8_t>(rank_text.begin(), rank_text.end()));
+  } catch (const std::exception&) {
+    // The store may be gone with the launcher; the error itself still tells the story.
+  }
+}
+
+// What an equivalence test compares with plain PyTorch (TrainOptions::dump_dir): the
+// parameters a run starts from, the gradients of its first step, its losses, its final
+// parameters and the receive-buffer allocations. Does nothing without a dump folder.
+class EquivalenceDump {
+ public:
+  EquivalenceDump(std::string dir, int rank) : dir_(std::move(dir)), rank_(rank) {}
+
+  void record_initial(const std::vector<std::pair<std::string, at::Tensor>>& named) {
+    if (dir_.empty()) return;
+    for (const auto& [name, param] : named) dump_.insert("initial." + name, param.detach().clone());
+  }
+  void record_gradients(const std::vector<std::pair<std::string, at::Tensor>>& named) {
+    if (dir_.empty()) return;
+    for (const auto& [name, param] : named) {
+      if (param.grad().defined()) dump_.insert("grad." + name, param.grad().clone());
+    }
+  }
+  void write(const std::vector<std::pair<std::string, at::Tensor>>& named,
+             const std::vector<double>& losses, std::int64_t buffers_after_first_step,
+             std::int64_t buffers_at_end) {
+    if (dir_.empty()) return;
+    for (const auto& [name, param] : named) dump_.insert("param." + name, param.detach().clone());
+    if (!losses.empty()) dump_.insert("loss", at::tensor(losses, at::kDouble));
+    // Receive buffers are allocated once, at setup: the count must not move after step 1.
+    dump_.insert("recv_buffer_allocations",
+                 at::tensor({buffers_after_first_step, buffers_at_end}, at::kLong));
+    write_dump(dir_, rank_, dump_);
+  }
+
+ private:
+  std::string dir_;
+  int rank_;
+  c10::Dict<std::string, at::Tensor> dump_;
+};
+
+// One stage-boundary message (stage 0's output, which stage 1 on rank 1 receives), timed
+// as a ping-pong between ranks 0 and 1 (TrainOptions::on_transfer_probe).
+void probe_transfer(const TrainOptions& options, baton::Transport* transport,
+                    const baton::PipelineExecutor& executor, const baton::Plan& plan, int rank,
+                    std::chrono::milliseconds timeout) {
+  if (!options.on_transfer_probe || !transport || rank > 1 || plan.stage_to_rank.at(1) != 1) {
+    return;
+  }
+  std::int64_t bytes = 0;
+  for (const auto& meta : rank == 0 ? executor.output_metas(0) : executor.input_metas(1)) {
+    std::int64_t elements = 1;
+    for (const std::int64_t size : meta.shape) elements *= size;
+    bytes += elements * static_cast<std::int64_t>(c10::elementSize(meta.dtype));
+  }
+  const double seconds =
+      baton::probe_one_way_seconds(*transport, 1 - rank, rank == 0, bytes, 50, timeout);
+  if (rank == 0) options.on_transfer_probe(bytes, seconds);
+}
+
+double seconds_between(std::chrono::steady_clock::time_point start,
+                       std::chrono::steady_clock::time_point end) {
+  return std::chrono::duration<double>(end - start).count();
+}
+
+}  // namespace
+
 void train(baton::Config& config, const TrainOptions& options) {
   const WorldInfo world = world_from_environment();
   set_up_logging(config, world);
   check_world_size(config, world);
+  const RunSettings settings = read_run_settings(config);
   // Before any tensor work: LibTorch's pools are sized once.
   const ComputeSetup compute = set_up_compute(config, world);
   if (world.rank == 0) {
@@ -163,140 +336,62 @@ void train(baton::Config& config, const TrainOptions& options) {
   }
   const baton::PluginLoader loader = baton::plugin_loader_for(config);
   const baton::ConfiguredPlugins plugins = baton::resolve_plugins(config, loader);
-  const auto timeout = timeout_of(config);
-
   // The plan, checked before anything else happens.
   const baton::ConfiguredPlan configured =
       baton::compile_configured_plan(config, plugins, world.world_size);
-  const baton::ScheduleShape& shape = configured.shape;
-  const baton::CompiledPlan& plan = configured.plan;
+  const baton::Plan& plan = configured.plan.lowered;
 
-  // Rendezvous, only when ranks must talk.
-  std::shared_ptr<baton::Store> store;
-  std::shared_ptr<baton::Transport> transport;
-  if (world.world_size > 1) {
-    const baton::ParamValues& w = config.section("world");
-    baton::RendezvousOptions rendezvous;
-    rendezvous.kind = w.get_string("rendezvous");
-    rendezvous.address =
-        world.store_address.empty() ? w.get_string("address") : world.store_address;
-    rendezvous.port = world.store_port > 0 ? world.store_port : static_cast<int>(w.get_int("port"));
-    rendezvous.file = w.get_string("file");
-    rendezvous.rank = world.rank;
-    rendezvous.world_size = world.world_size;
-    rendezvous.timeout = timeout;
-    rendezvous.run_id =
-        world.run_id.empty() ? config.section("run").get_string("name") : world.run_id;
-    rendezvous.rank0_hosts = !world.store_hosted_by_launcher;
-    const std::string where =
-        rendezvous.kind == "file"
-            ? "the file store" + (rendezvous.file.empty() ? std::string() : " " + rendezvous.file)
-            : "the tcp store at " + rendezvous.address + ":" + std::to_string(rendezvous.port);
-    const auto started = std::chrono::steady_clock::now();
-    {
-      const baton::WaitNotice notice(
-          "rendezvous",
-          "the other " + std::to_string(world.world_size - 1) + " rank(s) through " + where);
-      store = baton::make_rendezvous_store(rendezvous);
-    }
-    BATON_LOG_INFO("rendezvous", "met through " << where << " (" << world.world_size
-                                                << " ranks, launcher " << world.launcher << ") in "
-                                                << seconds_since(started) << " s");
-  }
-
+  const std::shared_ptr<baton::Store> store = meet_the_other_ranks(config, world, settings);
   // The model, identical on every rank, cut into stages; this rank keeps its own.
-  const auto seed = static_cast<std::uint64_t>(config.section("run").get_int("seed"));
-  baton_models::BuiltModel model = baton_models::build_configured_model(config, seed);
+  baton_models::BuiltModel model = baton_models::build_configured_model(config, settings.seed);
   const auto batches = baton_models::make_batch_source(config, model, options.data_dir);
   const std::vector<at::Tensor> first_inputs = batches->batch(1).inputs;
-  StageCutContext cut_context;
-  cut_context.rank = world.rank;
-  cut_context.store = store;
-  cut_context.timeout = timeout;
-  cut_context.run_dir = config.section("run").get_string("output_dir") + "/" +
-                        config.section("run").get_string("name");
-  cut_context.resume = options.resume;
-  const auto bounds = resolve_stage_boundaries(
-      config, *model.chain, shape.num_stages(),
-      baton::split_microbatches(first_inputs, shape.microbatches, 0).at(0), cut_context);
-  std::vector<std::shared_ptr<baton::Stage>> stages;
-  std::vector<at::Tensor> params;
-  std::vector<std::pair<std::string, at::Tensor>> named_params;
-  for (int s = 0; s < shape.num_stages(); ++s) {
-    if (plan.lowered.stage_to_rank[s] != world.rank) continue;
-    stages.push_back(baton::make_chain_stage(model.chain, s, bounds[s], bounds[s + 1]));
-    for (const auto& named : stages.back()->named_parameters()) {
-      params.push_back(named.second);
-      named_params.push_back(named);
-    }
-  }
-
-  if (store) {
-    const baton::Viability viability = plugins.transport->viability();
-    if (!viability.viable) {
-      throw baton::PluginError("transport '" + plugins.transport->name() +
-                               "' cannot run on this machine: " + viability.reason);
-    }
-    transport =
-        plugins.transport->create_shared<baton::Transport>(config.plugin_params("transport"));
-    const auto started = std::chrono::steady_clock::now();
-    {
-      const baton::WaitNotice notice(
-          "transport", "transport '" + plugins.transport->name() + "' to connect to its peers");
-      transport->connect({world.rank, world.world_size,
-                          std::make_shared<baton::PrefixStore>("transport", store), timeout});
-    }
-    BATON_LOG_INFO("transport", "'" << plugins.transport->name() << "' connected in "
-                                    << seconds_since(started) << " s");
-  }
+  const LocalStages local = cut_into_stages(config, model, configured, world, store, settings,
+                                            first_inputs, options.resume);
+  const std::shared_ptr<baton::Transport> transport =
+      connect_transport(config, plugins, world, store, settings.timeout);
 
   baton::ExecutorOptions executor_options;
-  executor_options.timeout = timeout;
-  executor_options.record_timeline =
-      config.section("trace").get_bool("enabled") || options.record_timeline;
+  executor_options.timeout = settings.timeout;
+  executor_options.record_timeline = settings.trace.enabled || options.record_timeline;
   executor_options.sample_heap = options.sample_heap;
   int kill_at_step = -1;
   inject_failure_from_environment(world.rank, &executor_options, &kill_at_step);
-  baton::PipelineExecutor executor(world.rank, plan.lowered, stages, transport,
+  baton::PipelineExecutor executor(world.rank, plan, local.stages, transport,
                                    make_validators(config, loader), model.loss, executor_options);
-  auto optimizer = make_optimizer(config, params);
-  for (auto& stage : stages) stage->set_training(true);
+  auto optimizer = make_optimizer(config, local.params);
+  for (auto& stage : local.stages) stage->set_training(true);
 
-  const int steps = static_cast<int>(config.section("run").get_int("steps"));
-  Checkpointer checkpointer(checkpoint_settings(config), world.rank, world.world_size, store,
-                            timeout, named_params, optimizer.get());
+  Checkpointer checkpointer(settings.checkpoint, world.rank, world.world_size, store,
+                            settings.timeout, local.named_params, optimizer.get());
   int first_step = 1;
   if (options.resume) {
     first_step = checkpointer.restore_latest() + 1;
     if (world.rank == 0) {
       std::cout << "resuming after step " << first_step - 1 << " from "
-                << latest_checkpoint(checkpoint_settings(config).dir) << std::endl;
+                << latest_checkpoint(settings.checkpoint.dir) << std::endl;
     }
   }
-  const std::string header =
-      "{\"run\": " + baton::json_quote(config.section("run").get_string("name")) +
-      ", \"ranks\": " + std::to_string(world.world_size) +
-      ", \"schedule\": " + baton::json_quote(plugins.schedule->name()) +
-      ", \"microbatches\": " + std::to_string(shape.microbatches) +
-      ", \"cuts\": " + baton::json_quote(format_cuts(bounds)) + ", " + compute.json_fields() + "}";
-  Progress progress(config, world, store, steps, plan.lowered, header);
+  nlohmann::ordered_json header = {{"run", settings.name},
+                                   {"ranks", world.world_size},
+                                   {"schedule", plugins.schedule->name()},
+                                   {"microbatches", configured.shape.microbatches},
+                                   {"cuts", format_cuts(local.bounds)}};
+  compute.add_json_fields(header);
+  Progress progress(settings.progress, world, store, settings.steps, plan, header.dump());
   progress.resume_after(first_step - 1);
-  RunTrace trace(config, world.rank, world.world_size, store, timeout);
+  RunTrace trace(settings.trace, world.rank, world.world_size, store, settings.timeout);
   std::string trace_path;
-  c10::Dict<std::string, at::Tensor> dump;
-  if (!options.dump_dir.empty()) {
-    // The parameters the first step starts from, so that a reference outside baton can
-    // start from the same point (tests/pipeline/torch_reference.py).
-    for (const auto& named : named_params)
-      dump.insert("initial." + named.first, named.second.detach().clone());
-  }
+  EquivalenceDump dump(options.dump_dir, world.rank);
+  // The parameters the first step starts from, so that a reference outside baton can start
+  // from the same point (tests/pipeline/torch_reference.py).
+  dump.record_initial(local.named_params);
   std::vector<double> losses;
   std::int64_t buffers_after_first_step = 0;
   // A rank keeps only the part of each batch its stages use: inputs for the first stage,
   // targets for the last.
-  baton_models::BatchPrefetcher prefetcher(*batches,
-                                           plan.lowered.stage_to_rank.front() == world.rank,
-                                           plan.lowered.stage_to_rank.back() == world.rank);
+  baton_models::BatchPrefetcher prefetcher(*batches, plan.stage_to_rank.front() == world.rank,
+                                           plan.stage_to_rank.back() == world.rank);
   const std::int64_t samples_per_step = first_inputs.at(0).size(0);
   // Integer inputs are token ids: a language model's throughput is tokens/s.
   const std::int64_t tokens_per_step =
@@ -310,72 +405,43 @@ void train(baton::Config& config, const TrainOptions& options) {
       for (const auto& input : first_inputs) sample.push_back(input.slice(0, 0, 1));
       model.verify(sample);
     }
-    for (int step = first_step; step <= steps; ++step) {
+    for (int step = first_step; step <= settings.steps; ++step) {
       if (step == kill_at_step) std::raise(SIGKILL);
       // Randomness inside the model (dropout) depends on the step alone, so a resumed run
       // reproduces an uninterrupted one exactly.
-      torch::manual_seed(seed * 1000003 + static_cast<std::uint64_t>(step));
+      torch::manual_seed(settings.seed * 1000003 + static_cast<std::uint64_t>(step));
       const auto started = std::chrono::steady_clock::now();
       const baton_models::Batch batch = prefetcher.take(step);
-      clear_gradients(params);
+      clear_gradients(local.params);
       const double wall_start_us = std::chrono::duration<double, std::micro>(
                                        std::chrono::system_clock::now().time_since_epoch())
                                        .count();
       const baton::StepResult result = executor.run_step(batch.inputs, batch.targets);
       trace.add_step(step, wall_start_us, result);
-      if (step == 1) buffers_after_first_step = executor.recv_buffers().allocations();
-      if (step == 1 && !options.dump_dir.empty()) {
-        for (const auto& named : named_params) {
-          if (named.second.grad().defined())
-            dump.insert("grad." + named.first, named.second.grad().clone());
-        }
+      if (step == 1) {
+        buffers_after_first_step = executor.recv_buffers().allocations();
+        dump.record_gradients(local.named_params);
       }
       optimizer->step();
       if (result.has_loss) losses.push_back(result.loss);
-      const double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      const double seconds = seconds_between(started, std::chrono::steady_clock::now());
       progress.step_done(step, result, seconds, samples_per_step, tokens_per_step);
       if (options.on_step) {
         options.on_step(step, std::chrono::duration<double>(started.time_since_epoch()).count(),
                         seconds, result);
       }
-      if (checkpointer.due(step, steps)) {
+      if (checkpointer.due(step, settings.steps)) {
         checkpointer.save(step, plugins.schedule->name());
         if (world.rank == 0) {
-          BATON_LOG_INFO("checkpoint", "step "
-                                           << step << " written to "
-                                           << latest_checkpoint(checkpoint_settings(config).dir));
+          BATON_LOG_INFO("checkpoint", "step " << step << " written to "
+                                               << latest_checkpoint(settings.checkpoint.dir));
         }
       }
     }
-    if (options.on_transfer_probe && transport && world.rank <= 1 &&
-        plan.lowered.stage_to_rank.at(1) == 1) {
-      // One stage-boundary message: stage 0's output, which stage 1 (on rank 1) receives.
-      std::int64_t bytes = 0;
-      for (const auto& meta :
-           world.rank == 0 ? executor.output_metas(0) : executor.input_metas(1)) {
-        std::int64_t elements = 1;
-        for (const std::int64_t size : meta.shape) elements *= size;
-        bytes += elements * static_cast<std::int64_t>(c10::elementSize(meta.dtype));
-      }
-      const double seconds = baton::probe_one_way_seconds(*transport, 1 - world.rank,
-                                                          world.rank == 0, bytes, 50, timeout);
-      if (world.rank == 0) options.on_transfer_probe(bytes, seconds);
-    }
-    trace_path = trace.finish(plan.lowered);
+    probe_transfer(options, transport.get(), executor, plan, world.rank, settings.timeout);
+    trace_path = trace.finish(plan);
   } catch (const baton::Error& error) {
-    // Record the order of failures before aborting (which makes peers fail too), so the
-    // launcher can name the rank that failed first rather than the first to exit.
-    if (store) {
-      try {
-        const std::int64_t order = store->add(baton::store_keys::kFailureCount, 1);
-        const std::string rank_text = std::to_string(world.rank);
-        store->set(baton::store_keys::failure(order),
-                   std::vector<std::uint8_t>(rank_text.begin(), rank_text.end()));
-      } catch (const std::exception&) {
-        // The store may be gone with the launcher; the error itself still tells the story.
-      }
-    }
+    record_failure(store.get(), world.rank);
     // Peers blocked on this rank fail fast instead of waiting for their timeout.
     if (transport) {
       transport->abort("rank " + std::to_string(world.rank) + " failed: " + error.what());
@@ -383,16 +449,8 @@ void train(baton::Config& config, const TrainOptions& options) {
     throw;
   }
   progress.finish(trace_path);
-  if (!options.dump_dir.empty()) {
-    for (const auto& named : named_params)
-      dump.insert("param." + named.first, named.second.detach().clone());
-    if (!losses.empty()) dump.insert("loss", at::tensor(losses, at::kDouble));
-    // Receive buffers are allocated once, at setup: the count must not move after step 1.
-    dump.insert(
-        "recv_buffer_allocations",
-        at::tensor({buffers_after_first_step, executor.recv_buffers().allocations()}, at::kLong));
-    write_dump(options.dump_dir, world.rank, dump);
-  }
+  dump.write(local.named_params, losses, buffers_after_first_step,
+             executor.recv_buffers().allocations());
 }
 
 }  // namespace baton_app

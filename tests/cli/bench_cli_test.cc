@@ -6,11 +6,14 @@
 
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "run_command.h"
 
 namespace {
 
 using baton_test::run_command;
+using baton_test::run_command_stdout;
 using testing::ContainsRegex;
 using testing::HasSubstr;
 using testing::Not;
@@ -24,11 +27,29 @@ bool plugin_built(const std::string& name) {
 
 // What `baton plugins` says about the plugin's viability on this machine.
 bool plugin_viable(const std::string& name) {
-  const std::string listing = run_command(kBaton + " plugins --format json 2>/dev/null").output;
-  const auto at = listing.find("\"name\": \"" + name + "\"");
-  if (at == std::string::npos) return false;
-  const std::string entry = listing.substr(at, listing.find('}', at) - at);
-  return entry.find("\"status\": \"yes\"") != std::string::npos;
+  const auto listing = nlohmann::json::parse(
+      run_command_stdout(kBaton + " plugins --format json").output, nullptr, false);
+  if (!listing.is_array()) return false;
+  for (const auto& plugin : listing) {
+    if (plugin.value("kind", "") == "transport" && plugin.value("name", "") == name) {
+      return plugin.value("status", "") == "yes";
+    }
+  }
+  return false;
+}
+
+// The bench's JSON: an array with one object per size, every field present.
+nlohmann::json parse_sizes(const std::string& output) {
+  const nlohmann::json sizes = nlohmann::json::parse(output, nullptr, false);
+  EXPECT_TRUE(sizes.is_array()) << output;
+  for (const auto& size : sizes) {
+    for (const char* field :
+         {"transport", "size_bytes", "iterations", "window", "repeats", "gbps", "latency_us",
+          "reference_gbps", "reference_latency_us", "reference", "reference_unavailable"}) {
+      EXPECT_TRUE(size.contains(field)) << field << " in " << size.dump();
+    }
+  }
+  return sizes.is_array() ? sizes : nlohmann::json::array();
 }
 
 // Small and quick: the tests check what is printed, not how fast anything is. --timeout
@@ -58,30 +79,37 @@ TEST(CliBench, GlooTablePrintsPluginReferenceAndRatiosPerSize) {
 
 TEST(CliBench, GlooJsonHasOneObjectPerSizeWithEveryField) {
   if (!plugin_built("gloo")) GTEST_SKIP() << "the gloo plugin is not built";
-  const auto result = run_command(kBaton + kQuickGloo + " --format json 2>/dev/null");
+  const auto result = run_command_stdout(kBaton + kQuickGloo + " --format json");
   ASSERT_EQ(result.exit_code, 0) << result.output;
-  ASSERT_EQ(result.output.front(), '[') << result.output;
-  const std::string number = "[0-9][0-9.e+-]*";
-  for (const char* bytes : {"1024", "65536"}) {
-    EXPECT_THAT(result.output,
-                ContainsRegex(std::string("\\{\"transport\": \"gloo\", \"size_bytes\": ") + bytes +
-                              ", \"iterations\": 20, .*\"gbps\": " + number +
-                              ", \"latency_us\": " + number + ", \"reference_gbps\": " + number +
-                              ", \"reference_latency_us\": " + number +
-                              ", \"reference\": \"raw gloo.*\"reference_unavailable\": null\\}"))
-        << bytes;
+  const nlohmann::json sizes = parse_sizes(result.output);
+  ASSERT_EQ(sizes.size(), 2u) << result.output;
+  const std::int64_t expected_bytes[] = {1024, 65536};
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto& size = sizes[i];
+    EXPECT_EQ(size["transport"], "gloo");
+    EXPECT_EQ(size["size_bytes"], expected_bytes[i]);
+    EXPECT_EQ(size["iterations"], 20);
+    for (const char* figure : {"gbps", "latency_us", "reference_gbps", "reference_latency_us"}) {
+      EXPECT_TRUE(size[figure].is_number() && size[figure].get<double>() > 0)
+          << figure << " in " << size.dump();
+    }
+    EXPECT_THAT(size["reference"].get<std::string>(), testing::StartsWith("raw gloo"));
+    EXPECT_TRUE(size["reference_unavailable"].is_null());
   }
 }
 
 TEST(CliBench, WithoutReferenceSaysSoAndPrintsNull) {
   if (!plugin_built("gloo")) GTEST_SKIP() << "the gloo plugin is not built";
   const auto result =
-      run_command(kBaton + kQuickGloo + " --sizes 1K --no-reference --format json 2>/dev/null");
+      run_command_stdout(kBaton + kQuickGloo + " --sizes 1K --no-reference --format json");
   ASSERT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_THAT(result.output, HasSubstr("\"reference_gbps\": null"));
-  EXPECT_THAT(result.output, HasSubstr("\"reference_latency_us\": null"));
-  EXPECT_THAT(result.output,
-              HasSubstr("\"reference_unavailable\": \"disabled by --no-reference\""));
+  const nlohmann::json sizes = parse_sizes(result.output);
+  ASSERT_EQ(sizes.size(), 1u) << result.output;
+  EXPECT_TRUE(sizes[0]["gbps"].is_number());
+  EXPECT_TRUE(sizes[0]["reference_gbps"].is_null());
+  EXPECT_TRUE(sizes[0]["reference_latency_us"].is_null());
+  EXPECT_TRUE(sizes[0]["reference"].is_null());
+  EXPECT_EQ(sizes[0]["reference_unavailable"], "disabled by --no-reference");
 }
 
 TEST(CliBench, UnknownTransportListsThePluginsFound) {
@@ -148,23 +176,24 @@ TEST(CliBench, RanksStillRunningAtTheDeadlineAreKilledAndReported) {
 TEST(CliBench, UcxIsComparedWithUcxPerftestOrSaysWhyNot) {
   if (!plugin_built("ucx")) GTEST_SKIP() << "the ucx plugin is not built";
   if (!plugin_viable("ucx")) GTEST_SKIP() << "ucx cannot run on this machine";
-  const auto result = run_command(kBaton +
-                                  " bench transport --transport ucx --sizes 1K,64K --iterations 20"
-                                  " --repeats 1 --timeout 90 --format json 2>/dev/null");
+  const auto result =
+      run_command_stdout(kBaton +
+                         " bench transport --transport ucx --sizes 1K,64K --iterations 20"
+                         " --repeats 1 --timeout 90 --format json");
   ASSERT_EQ(result.exit_code, 0) << result.output;
-  const std::string number = "[0-9][0-9.e+-]*";
+  const nlohmann::json sizes = parse_sizes(result.output);
+  ASSERT_EQ(sizes.size(), 2u) << result.output;
   if (run_command("command -v ucx_perftest").exit_code != 0) {
-    EXPECT_THAT(result.output, HasSubstr("\"reference_gbps\": null"));
-    EXPECT_THAT(result.output, HasSubstr("ucx_perftest is not on PATH (Debian package ucx-utils)"));
+    EXPECT_TRUE(sizes[0]["reference_gbps"].is_null());
+    EXPECT_THAT(sizes[0]["reference_unavailable"].get<std::string>(),
+                HasSubstr("ucx_perftest is not on PATH (Debian package ucx-utils)"));
     return;
   }
-  for (const char* bytes : {"1024", "65536"}) {
-    EXPECT_THAT(result.output,
-                ContainsRegex(std::string("\"size_bytes\": ") + bytes + ", .*\"gbps\": " + number +
-                              ", \"latency_us\": " + number + ", \"reference_gbps\": " + number +
-                              ", \"reference_latency_us\": " + number +
-                              ", \"reference\": \"[^\"]*ucx_perftest"))
-        << bytes;
+  for (const auto& size : sizes) {
+    for (const char* figure : {"gbps", "latency_us", "reference_gbps", "reference_latency_us"}) {
+      EXPECT_TRUE(size[figure].is_number()) << figure << " in " << size.dump();
+    }
+    EXPECT_THAT(size["reference"].get<std::string>(), HasSubstr("ucx_perftest"));
   }
 }
 

@@ -5,15 +5,17 @@
 
 #include <unistd.h>
 
-#include <regex>
+#include <set>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "run_command.h"
 
 namespace {
 
 using baton_test::run_command;
-using testing::ContainsRegex;
+using baton_test::run_command_stdout;
 using testing::HasSubstr;
 
 const std::string kBaton = BATON_BINARY;
@@ -23,22 +25,22 @@ const std::string kSmall =
     " --set model.params.in_features=64 --set model.params.hidden=64 --steps 3 --warmup 1"
     " --timeout 120";
 
-double number(const std::string& json, const std::string& key) {
-  std::smatch match;
-  const std::regex pattern("\"" + key + "\": (-?[0-9.e+-]+)");
-  if (!std::regex_search(json, match, pattern)) {
-    ADD_FAILURE() << "no \"" << key << "\" in " << json;
+// A figure of the bench's JSON; a missing or non-numeric one fails the test.
+double number(const nlohmann::json& json, const std::string& key) {
+  if (!json.contains(key) || !json[key].is_number()) {
+    ADD_FAILURE() << "no number \"" << key << "\" in " << json.dump();
     return -1;
   }
-  return std::stod(match[1]);
+  return json[key].get<double>();
 }
 
 TEST(CliBenchPipeline, JsonHasEveryFigureAndTheyAgree) {
-  const auto result = run_command("cd '" + kSource + "' && timeout -k 5 200 " + kBaton +
-                                  " bench pipeline configs/bench-mlp-1f1b.yaml --format json" +
-                                  kSmall + " 2>/dev/null");
+  const auto result =
+      run_command_stdout("cd '" + kSource + "' && timeout -k 5 200 " + kBaton +
+                         " bench pipeline configs/bench-mlp-1f1b.yaml --format json" + kSmall);
   ASSERT_EQ(result.exit_code, 0) << result.output;
-  const std::string& json = result.output;
+  const nlohmann::json json = nlohmann::json::parse(result.output, nullptr, false);
+  ASSERT_TRUE(json.is_object()) << result.output;
   for (const char* key : {"real_ms", "predicted_ms", "unpipelined_ms", "unpipelined_concurrent_ms",
                           "bound_ms", "transfer_ms"}) {
     EXPECT_GT(number(json, key), 0) << key;
@@ -50,14 +52,22 @@ TEST(CliBenchPipeline, JsonHasEveryFigureAndTheyAgree) {
   EXPECT_EQ(number(json, "measured_steps"), 3);
   // 4 x Linear(64, 64) cut in two: stage 0's output is [8, 64] float32 per microbatch.
   EXPECT_EQ(number(json, "transfer_bytes"), 8 * 64 * 4);
-  for (const char* action : {"\"stage\": 0, \"type\": \"F\"", "\"stage\": 0, \"type\": \"B\"",
-                             "\"stage\": 1, \"type\": \"F\"", "\"stage\": 1, \"type\": \"B\""}) {
-    EXPECT_THAT(json, HasSubstr(action));
+  // Every action of 3 measured steps was timed: 8 microbatches x 3 steps, on both stages.
+  std::set<std::pair<int, std::string>> timed;
+  for (const auto& cost : json["action_costs"]) {
+    timed.emplace(cost["stage"].get<int>(), cost["type"].get<std::string>());
+    EXPECT_GE(number(cost, "ms"), 0) << cost.dump();
+    if (cost["type"] == "B") {
+      EXPECT_EQ(cost["samples"], 24) << cost.dump();
+    }
   }
-  // Every action of 3 measured steps was timed: 8 microbatches x 3 steps.
-  EXPECT_THAT(json, HasSubstr("\"type\": \"F\", \"ms\""));
-  EXPECT_THAT(json, ContainsRegex("\"type\": \"B\", \"ms\": [0-9.]+, \"samples\": 24"));
-  EXPECT_THAT(json, HasSubstr("{\"rank\": 1, \"compute_ms\""));
+  for (const auto& action :
+       std::set<std::pair<int, std::string>>{{0, "F"}, {0, "B"}, {1, "F"}, {1, "B"}}) {
+    EXPECT_TRUE(timed.count(action)) << action.first << action.second;
+  }
+  ASSERT_EQ(json["breakdown"].size(), 2u);
+  EXPECT_EQ(json["breakdown"][1]["rank"], 1);
+  EXPECT_GT(number(json["breakdown"][1], "compute_ms"), 0);
 }
 
 TEST(CliBenchPipeline, InterleavedTableShowsEveryStage) {
@@ -93,26 +103,38 @@ namespace {
 
 TEST(CliBenchSweep, EveryPointRunsAndThePicturesAreWritten) {
   const std::string out = ::testing::TempDir() + "/sweep-" + std::to_string(::getpid());
-  const auto result = baton_test::run_command(
+  const auto result = baton_test::run_command_stdout(
       "cd '" + kSource + "' && timeout -k 5 200 " + kBaton +
       " bench sweep configs/bench-mlp-1f1b.yaml --set model.params.in_features=32"
       " --set model.params.hidden=32 --schedules gpipe,1f1b,zbv:2 --microbatches 2,4"
       " --steps 2 --warmup 1 --format json --timeout 150 --out '" +
-      out + "' 2>/dev/null");
+      out + "'");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   // 3 schedules x 2 counts, each with the executor's own count of activations held equal to
   // the simulator's (GPipe holds every microbatch; 1F1B at most as many as ranks ahead).
-  for (const char* point : {"\"schedule\": \"gpipe\", \"stages_per_rank\": 1, \"microbatches\": 4",
-                            "\"schedule\": \"1f1b\", \"stages_per_rank\": 1, \"microbatches\": 2",
-                            "\"schedule\": \"zbv\", \"stages_per_rank\": 2, \"microbatches\": 4"}) {
-    EXPECT_THAT(result.output, HasSubstr(point));
+  const nlohmann::json sweep = nlohmann::json::parse(result.output, nullptr, false);
+  ASSERT_TRUE(sweep.is_object()) << result.output;
+  ASSERT_EQ(sweep["points"].size(), 6u) << result.output;
+  const auto point = [&sweep](const std::string& schedule, int stages_per_rank, int count) {
+    for (const auto& candidate : sweep["points"]) {
+      if (candidate["schedule"] == schedule && candidate["stages_per_rank"] == stages_per_rank &&
+          candidate["microbatches"] == count) {
+        return candidate;
+      }
+    }
+    ADD_FAILURE() << "no point " << schedule << " " << stages_per_rank << " " << count;
+    return nlohmann::json::object();
+  };
+  for (const auto& p : sweep["points"]) {
+    EXPECT_FALSE(p.contains("skipped")) << p.dump();
+    EXPECT_EQ(p["peak_activations"], p["measured_activations"]) << p.dump();
+    EXPECT_EQ(p["peak_heap_bytes"].size(), 2u) << p.dump();
   }
-  EXPECT_THAT(result.output,
-              HasSubstr("\"peak_activations\": [4, 4], \"measured_activations\": [4, 4]"));
-  EXPECT_THAT(result.output,
-              HasSubstr("\"peak_activations\": [2, 1], \"measured_activations\": [2, 1]"));
-  EXPECT_THAT(result.output, HasSubstr("\"bytes_per_activation\""));
-  EXPECT_THAT(result.output, HasSubstr("\"peak_heap_bytes\": ["));
+  EXPECT_EQ(point("gpipe", 1, 4)["peak_activations"], nlohmann::json({4, 4}));
+  EXPECT_EQ(point("1f1b", 1, 2)["peak_activations"], nlohmann::json({2, 1}));
+  point("zbv", 2, 4);
+  ASSERT_EQ(sweep["fits"].size(), 2u);
+  EXPECT_TRUE(sweep["fits"][0].contains("bytes_per_activation"));
   for (const char* picture : {"/step_time.svg", "/memory.svg"}) {
     const auto svg = baton_test::run_command("head -c 200 '" + out + picture + "'");
     EXPECT_THAT(svg.output, HasSubstr("<svg")) << picture;

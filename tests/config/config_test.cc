@@ -9,8 +9,13 @@
 
 #include "baton/config.h"
 #include "baton/error.h"
+#include "training/config_sections.h"
 
 namespace {
+
+// The program's own sections (model, data, optimizer, checkpoint, trace), as baton-runtime
+// adds them before it reads a configuration.
+[[maybe_unused]] const bool kAppSections = (baton_app::add_app_config_sections(), true);
 
 using testing::HasSubstr;
 
@@ -83,7 +88,8 @@ TEST(Config, UnknownSectionIsAnError) {
 TEST(Config, OverrideOfAnUnknownSectionListsTheSections) {
   std::string message = config_error_of([] { load("", {"train.steps=5"}); });
   EXPECT_THAT(message, HasSubstr("--set train.steps=5: unknown section 'train'"));
-  EXPECT_THAT(message, HasSubstr("sections: run, world, model"));
+  EXPECT_THAT(message, HasSubstr("sections: run, world, schedule, transport, validation, plugins, "
+                                 "model, data, optimizer, checkpoint, trace"));
   message = config_error_of([] { load("", {"steps=5"}); });
   EXPECT_THAT(message, HasSubstr("'steps' is not section.key (for example run.steps)"));
 }
@@ -301,6 +307,24 @@ TEST(Config, OneWordWhereAListOfWordsIsExpectedIsAListOfOne) {
             std::vector<std::string>{"params"});
   EXPECT_EQ(load("").section("run").get_int("threads"), 0);
   EXPECT_EQ(load("").section("model").get_string("loss"), "cross_entropy");
+}
+
+}  // namespace
+
+namespace {
+
+TEST(ConfigSections, TheCoreKeepsItsOwnAndAProgramAddsTheRest) {
+  std::vector<std::string> names;
+  for (const auto& section : baton::config_sections()) names.emplace_back(section.name);
+  const std::vector<std::string> expected = {"run",        "world",      "schedule", "transport",
+                                             "validation", "plugins",    "model",    "data",
+                                             "optimizer",  "checkpoint", "trace"};
+  EXPECT_EQ(names, expected);
+  // A section declared twice would make keys ambiguous.
+  EXPECT_THROW(baton::add_config_sections({{"model", "again", {}, false}}), baton::Error);
+  EXPECT_THROW(baton::add_config_sections({{"run", "again", {}, false}}), baton::Error);
+  baton_app::add_app_config_sections();  // a second call changes nothing
+  EXPECT_EQ(baton::config_sections().size(), expected.size());
 }
 
 }  // namespace

@@ -41,8 +41,8 @@ std::vector<std::string> losses_of(const std::string& metrics_path) {
   std::ifstream file(metrics_path);
   std::vector<std::string> losses;
   for (std::string line; std::getline(file, line);) {
-    if (line.rfind("{\"step\": ", 0) != 0) continue;
-    const std::size_t loss = line.find("\"loss\": ");
+    if (line.rfind("{\"step\":", 0) != 0) continue;
+    const std::size_t loss = line.find("\"loss\":");
     const std::size_t end = line.find(',', loss);
     losses.push_back(line.substr(0, line.find(',')) + " " + line.substr(loss, end - loss));
   }

@@ -13,8 +13,13 @@
 #include "baton/error.h"
 #include "baton/plugin_loader.h"
 #include "launch_run.h"
+#include "training/config_sections.h"
 
 namespace {
+
+// The program's own sections (model, data, optimizer, checkpoint, trace), as baton-runtime
+// adds them before it reads a configuration.
+[[maybe_unused]] const bool kAppSections = (baton_app::add_app_config_sections(), true);
 
 const std::string kSource = BATON_SOURCE_DIR;
 

@@ -10,8 +10,13 @@
 #include "launch_run.h"
 #include "model_catalog.h"
 #include "torch_reference.h"
+#include "training/config_sections.h"
 
 namespace {
+
+// The program's own sections (model, data, optimizer, checkpoint, trace), as baton-runtime
+// adds them before it reads a configuration.
+[[maybe_unused]] const bool kAppSections = (baton_app::add_app_config_sections(), true);
 
 const std::string kBaton = BATON_BINARY;
 

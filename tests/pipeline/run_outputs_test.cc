@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "launch_run.h"
 
@@ -68,9 +69,18 @@ TEST(RunOutputs, TraceOfEveryRankMetricsWithBubbleAndTimes) {
   EXPECT_THAT(read_text(run + "/plan_trace.svg"), HasSubstr("<svg"));
 
   const std::string metrics = read_text(run + "/metrics.jsonl");
-  EXPECT_THAT(metrics, testing::ContainsRegex("\"step\": 3, .*\"bubble\": 0\\.[0-9]+"));
-  EXPECT_THAT(metrics, testing::ContainsRegex("\\{\"rank\": 1, \"compute_s\": [0-9.e-]+, "
-                                              "\"comm_s\": [0-9.e-]+, \"idle_s\": [0-9.e-]+\\}"));
+  EXPECT_THAT(metrics, testing::ContainsRegex("\"step\":3,.*\"bubble\":0\\.[0-9]+"));
+  EXPECT_THAT(metrics, testing::ContainsRegex("\\{\"rank\":1,\"compute_s\":[0-9.e-]+,"
+                                              "\"comm_s\":[0-9.e-]+,\"idle_s\":[0-9.e-]+\\}"));
+  // One JSON object per line: the header, then one per step, each complete.
+  std::istringstream lines(metrics);
+  int steps = 0;
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_EQ(line.front(), '{') << line;
+    EXPECT_EQ(line.back(), '}') << line;
+    steps += line.rfind("{\"step\":", 0) == 0;
+  }
+  EXPECT_EQ(steps, 3);
 }
 
 }  // namespace

@@ -14,8 +14,13 @@
 #include "baton/unit_chain.h"
 #include "launch_run.h"
 #include "model_catalog.h"
+#include "training/config_sections.h"
 
 namespace {
+
+// The program's own sections (model, data, optimizer, checkpoint, trace), as baton-runtime
+// adds them before it reads a configuration.
+[[maybe_unused]] const bool kAppSections = (baton_app::add_app_config_sections(), true);
 
 using testing::HasSubstr;
 
@@ -39,7 +44,9 @@ class SdkExample : public testing::Test {
       *log_ += "$ " + command + "\n" + result.output;
       return result.exit_code == 0;
     };
-    ready_ = step("cmake --install '" + kBuild + "' --prefix '" + kPrefix + "'") &&
+    // The headers are installed afresh: one that is no longer installed must not linger.
+    ready_ = step("rm -rf '" + kPrefix + "/include'") &&
+             step("cmake --install '" + kBuild + "' --prefix '" + kPrefix + "'") &&
              // Configured once (finding LibTorch takes a while); the build re-runs CMake
              // itself when the prefix changed.
              step("test -f '" + kExampleBuild + "/CMakeCache.txt' || cmake -S '" + kExample +
@@ -66,6 +73,31 @@ TEST_F(SdkExample, IsBuiltAgainstTheInstalledPackageOnly) {
   const std::string cache = read_text(kExampleBuild + "/CMakeCache.txt");
   EXPECT_THAT(cache, HasSubstr("baton_DIR:PATH=" + kPrefix + "/lib/cmake/baton"));
   EXPECT_THAT(cache, testing::Not(HasSubstr(kSource + "/core")));
+}
+
+// The installed headers are the plugin author's interfaces, each complete on its own; the
+// runtime's internals stay in the source tree.
+TEST_F(SdkExample, InstallsTheSdkHeadersAndNoInternals) {
+  const std::string include = kPrefix + "/include/baton/";
+  for (const char* header :
+       {"plugin.h", "schedule.h", "schedule_support.h", "transport.h", "validator.h", "log.h",
+        "wait_notice.h", "plan/simulate.h", "testing/schedule_grid.h"}) {
+    EXPECT_TRUE(std::ifstream(include + header).good()) << header;
+  }
+  for (const char* internal :
+       {"runtime/executor.h", "runtime/recv_buffers.h", "stores.h", "store_keys.h",
+        "config_plugins.h", "unit_chain.h", "files.h", "step_error.h"}) {
+    EXPECT_FALSE(std::ifstream(include + internal).good()) << internal << " is installed";
+  }
+  // Every installed header that needs no LibTorch compiles alone against the prefix.
+  for (const char* header : {"plugin.h", "schedule.h", "schedule_support.h", "log.h",
+                             "wait_notice.h", "config.h", "plugin_loader.h", "plan/compile.h",
+                             "plan/format.h", "plan/chrome_trace.h", "testing/schedule_grid.h"}) {
+    const auto result = baton_test::run_command("echo '#include <baton/" + std::string(header) +
+                                                ">' | c++ -std=c++17 -fsyntax-only -I'" + kPrefix +
+                                                "/include' -x c++ -");
+    EXPECT_EQ(result.exit_code, 0) << header << "\n" << result.output;
+  }
 }
 
 // A schedule is pure data: its plugin builds against the plan layer alone, with LibTorch

@@ -26,4 +26,10 @@ inline CommandResult run_command(const std::string& command) {
   return result;
 }
 
+// Like run_command, with stdout alone in `output` (stderr is discarded): for commands whose
+// stdout is a document, such as JSON.
+inline CommandResult run_command_stdout(const std::string& command) {
+  return run_command("{ { " + command + " ; } 2>/dev/null ; }");
+}
+
 }  // namespace baton_test

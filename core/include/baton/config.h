@@ -38,8 +38,22 @@ struct SectionSpec {
   bool has_plugin_params;
 };
 
-// The core's sections, in the order they are printed.
+class Config;
+
+// Checks the values of sections a program added, once the whole configuration is resolved;
+// throws ConfigError naming the value's origin.
+using SectionCheck = void (*)(const Config& config);
+
+// Every section, in the order they are printed: the core's (run, world, schedule, transport,
+// validation, plugins), then those added with add_config_sections.
 BATON_API const std::vector<SectionSpec>& config_sections();
+BATON_API const std::vector<SectionCheck>& config_section_checks();
+
+// Declares the sections of a program's own components (its model, data, optimizer, …),
+// with an optional `check`. Call once, before any configuration is read; a section name
+// declared twice is an Error.
+BATON_API void add_config_sections(const std::vector<SectionSpec>& sections,
+                                   SectionCheck check = nullptr);
 
 // Overrides given on the command line: "schedule.microbatches=8".
 struct ConfigOverrides {

@@ -265,7 +265,6 @@ void check_ranges(const Config& config) {
   positive("world", "ranks");
   positive("schedule", "microbatches");
   positive("schedule", "stages_per_rank");
-  positive("data", "batch_size");
   positive("run", "log_every");
   const ParamValue& rendezvous = config.section("world").at("rendezvous");
   if (rendezvous.as_string() != "tcp" && rendezvous.as_string() != "file") {
@@ -308,6 +307,7 @@ Config build_config(WrittenConfig written, const std::string& source,
     }
   }
   check_ranges(config);
+  for (const SectionCheck check : config_section_checks()) check(config);
   return config;
 }
 

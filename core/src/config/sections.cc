@@ -1,11 +1,19 @@
-// The core's configuration sections. The defaults form the embedded default run: a small
-// GPT model pipelined with 1F1B over 2 local ranks, Gloo on loopback.
+// The core's configuration sections: what runs (run), where (world), with which schedule,
+// transport and validators, and where plugins are found. A program adds the sections of its
+// own components (add_config_sections); together their defaults form the embedded default
+// run.
 #include "baton/config.h"
+
+#include <string>
+
+#include "baton/error.h"
 
 namespace baton {
 
-const std::vector<SectionSpec>& config_sections() {
-  static const std::vector<SectionSpec> sections = {
+namespace {
+
+std::vector<SectionSpec> core_sections() {
+  return {
       {"run",
        "What to run and for how long.",
        {
@@ -37,36 +45,6 @@ const std::vector<SectionSpec>& config_sections() {
             "Seconds to wait for peers at rendezvous and for any transfer."},
        },
        false},
-      {"model",
-       "The model to pipeline: built-in (mlp, gpt, identity) or a TorchScript file.",
-       {
-           {"name", ParamType::kString, "gpt", "mlp, gpt, identity, or torchscript."},
-           {"path", ParamType::kString, "", "TorchScript .pt file (name: torchscript)."},
-           {"cuts", ParamType::kStringList, "params",
-            "Where stages start: params (equal parameter counts), balanced (equal measured "
-            "forward + backward time per stage), or a list of unit indices where stages "
-            "1..n-1 begin, e.g. [2, 5]."},
-           {"loss", ParamType::kString, "cross_entropy",
-            "cross_entropy (class targets), mse (float targets shaped like the output), or a "
-            "TorchScript .pt file whose forward(output, target) returns the loss."},
-       },
-       true},
-      {"data",
-       "Where batches come from.",
-       {
-           {"source", ParamType::kString, "text",
-            "synthetic, files (inputs/targets .npy or .pt) or text (a token file)."},
-           {"batch_size", ParamType::kInt, "16", "Samples per step, before microbatching."},
-           {"inputs", ParamType::kString, "", "Input tensor file (source: files)."},
-           {"targets", ParamType::kString, "", "Target tensor file (source: files)."},
-           {"tokens", ParamType::kString, "",
-            "Token file (source: text): raw text read as bytes, .npy, or raw uint16/int32; "
-            "empty = the text shipped with baton."},
-           {"token_format", ParamType::kString, "auto",
-            "How to read data.tokens: auto (.npy -> npy, else bytes), bytes, uint16, int32 "
-            "(raw little-endian) or npy."},
-       },
-       false},
       {"schedule",
        "The pipeline schedule plugin and its shape.",
        {
@@ -88,33 +66,6 @@ const std::vector<SectionSpec>& config_sections() {
             "Validator chain: shape_dtype, strict, finite, off."},
        },
        false},
-      {"optimizer",
-       "The optimizer each rank runs on its stages after the plan.",
-       {
-           {"name", ParamType::kString, "adam", "sgd or adam."},
-           {"lr", ParamType::kFloat, "0.001", "Learning rate."},
-           {"momentum", ParamType::kFloat, "0", "Momentum (sgd)."},
-           {"weight_decay", ParamType::kFloat, "0", "Weight decay."},
-       },
-       false},
-      {"checkpoint",
-       "Periodic checkpoints, saved under the original parameter names.",
-       {
-           {"every", ParamType::kInt, "0", "Save every N steps (0: only at the end)."},
-           {"dir", ParamType::kString, "", "Checkpoint folder; empty = <run dir>/checkpoints."},
-           {"enabled", ParamType::kBool, "true", "Write checkpoints at all."},
-       },
-       false},
-      {"trace",
-       "Chrome-trace timeline of what ran on every rank.",
-       {
-           {"enabled", ParamType::kBool, "true", "Record and write the trace."},
-           {"path", ParamType::kString, "", "Trace file; empty = <run dir>/trace.json."},
-           {"steps", ParamType::kInt, "3",
-            "Training steps recorded (the first ones after setup; a trace of every step of a "
-            "long run would be huge)."},
-       },
-       false},
       {"plugins",
        "Where to look for plugins before BATON_PLUGIN_PATH and the built-in folders.",
        {
@@ -122,7 +73,40 @@ const std::vector<SectionSpec>& config_sections() {
        },
        false},
   };
-  return sections;
+}
+
+struct Registry {
+  std::vector<SectionSpec> sections = core_sections();
+  std::vector<SectionCheck> checks;
+};
+
+Registry& registry() {
+  static Registry instance;
+  return instance;
+}
+
+}  // namespace
+
+const std::vector<SectionSpec>& config_sections() {
+  return registry().sections;
+}
+
+const std::vector<SectionCheck>& config_section_checks() {
+  return registry().checks;
+}
+
+void add_config_sections(const std::vector<SectionSpec>& sections, SectionCheck check) {
+  Registry& all = registry();
+  for (const SectionSpec& section : sections) {
+    for (const SectionSpec& known : all.sections) {
+      if (std::string(known.name) == section.name) {
+        throw Error(std::string("configuration section '") + section.name +
+                    "' is declared twice (add_config_sections)");
+      }
+    }
+  }
+  all.sections.insert(all.sections.end(), sections.begin(), sections.end());
+  if (check) all.checks.push_back(check);
 }
 
 }  // namespace baton
