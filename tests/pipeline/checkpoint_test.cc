@@ -136,4 +136,29 @@ TEST(Checkpoint, ExportGivesPythonTheFullModelsStateDict) {
   EXPECT_EQ(std::count(python.output.begin(), python.output.end(), '\n'), 8) << python.output;
 }
 
+// The manifest marks a checkpoint complete; one that is damaged (a disk gone bad, a hand
+// edit) is refused naming the file, not read half-way into a wrong step or world size.
+TEST(Checkpoint, ADamagedManifestIsRefusedNamingTheFile) {
+  const std::string root = ::testing::TempDir() + "/checkpoint-manifest";
+  baton_test::run_command("rm -rf '" + root + "'");
+  auto settings = run_settings(root);
+  settings.push_back("run.steps=2");
+  const auto run = baton_test::run_command(command_line(settings, ""));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const std::string manifest = root + "/ckpt/checkpoints/step-000002/manifest.json";
+  const std::string text = baton_test::run_command("cat '" + manifest + "'").output;
+  EXPECT_THAT(text, HasSubstr("\"format\": \"baton-checkpoint-1\""));
+  EXPECT_THAT(text, HasSubstr("\"world_size\": 2"));
+  for (const std::string damaged : {"{\"step\": 2, \"world_size\"", "not json at all",
+                                    "{\"format\": \"other\", \"step\": 2}"}) {
+    std::ofstream(manifest) << damaged;
+    const auto resumed = baton_test::run_command(command_line(settings, "--resume"));
+    EXPECT_NE(resumed.exit_code, 0) << damaged << "\n" << resumed.output;
+    EXPECT_THAT(resumed.output, HasSubstr("checkpoint manifest '" + manifest +
+                                          "' is not a baton-checkpoint-1 manifest"))
+        << damaged << "\n"
+        << resumed.output;
+  }
+}
+
 }  // namespace
