@@ -3,6 +3,7 @@
 #include <gloo/transport/tcp/attr.h>
 #include <gloo/transport/tcp/device.h>
 
+#include "baton/log.h"
 #include "baton/transport_support.h"
 #include "gloo_errors.h"
 #include "store_adapter.h"
@@ -77,6 +78,9 @@ void GlooTransport::connect(const baton::TransportContext& ctx) {
   const std::string what = "connecting to the other " + std::to_string(peers) +
                            (peers == 1 ? " rank" : " ranks") + " (gloo, " +
                            device_location(options_) + ") failed: ";
+  BATON_LOG_DEBUG("gloo", "connecting to " << peers << (peers == 1 ? " peer" : " peers") << " on "
+                                           << device_location(options_) << " (timeout "
+                                           << baton::format_seconds(timeout) << ")");
   try {
     context->connectFullMesh(store, device_);
   } catch (const baton::Error& error) {

@@ -1,10 +1,10 @@
 #include "ucx_transport.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <thread>
 
+#include "baton/log.h"
 #include "baton/store.h"
 #include "baton/transport_support.h"
 #include "peer_errors.h"
@@ -41,8 +41,8 @@ UcxTransport::UcxTransport(const UcxOptions& options)
   hooks.on_fatal = [this](const std::string& why) {
     // Called by the progress thread outside the mutex. The engine keeps ticking, so
     // transfers still move, only with more latency; say so once.
-    std::fprintf(stderr, "baton ucx: %s; progress falls back to polling every %lld ms\n",
-                 why.c_str(), static_cast<long long>(ProgressEngine::kOutstandingTick.count()));
+    BATON_LOG_WARN("ucx", why << "; progress falls back to polling every "
+                              << ProgressEngine::kOutstandingTick.count() << " ms");
   };
   engine_ = std::make_shared<ProgressEngine>(worker_->handle(), worker_->event_fd(),
                                              options_.poll_window, std::move(hooks));
@@ -160,10 +160,10 @@ void UcxTransport::connect_peers(const baton::TransportContext& ctx,
       // nothing else, connect without that (a dead peer then shows as a wait's timeout).
       status = create_endpoint(address, link.get(), false);
       if (status == UCS_OK) {
-        std::fprintf(stderr,
-                     "%sucx: no transport in UCX_TLS can report a failed peer to rank %d; "
-                     "connected without failure detection (a dead peer shows as a timeout)\n",
-                     who.c_str(), peer);
+        BATON_LOG_WARN("ucx", "no transport in UCX_TLS can report a failed peer to rank "
+                                  << peer
+                                  << "; connected without failure detection (a dead peer shows "
+                                     "as a timeout)");
       }
     }
     if (status != UCS_OK) {
