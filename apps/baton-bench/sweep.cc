@@ -127,7 +127,7 @@ Fit fit_rank(const std::vector<Point>& points, std::size_t rank) {
 
 void write_charts(const std::vector<Point>& points, const std::vector<ScheduleChoice>& schedules,
                   const std::string& dir, const std::string& model) {
-  std::filesystem::create_directories(dir);
+  baton::make_folders(dir, "bench sweep");
   Chart time{"Step time against microbatches (" + model + ")",
              "microbatches",
              "step time, ms (solid: real, dashed: predicted)",

@@ -90,11 +90,10 @@ bool Checkpointer::due(int step, int last_step) const {
 
 void Checkpointer::save(int step, const std::string& schedule_name) {
   const std::string folder = step_folder(settings_.dir, step);
-  std::error_code error;
-  fs::create_directories(folder, error);
-  if (error) {
-    throw baton::Error("rank " + std::to_string(rank_) + ": cannot create checkpoint folder '" +
-                       folder + "': " + error.message());
+  try {
+    baton::make_folders(folder, "checkpoint");
+  } catch (const baton::Error& error) {
+    throw baton::Error("rank " + std::to_string(rank_) + ": " + error.what());
   }
   c10::Dict<std::string, at::Tensor> params;
   for (const auto& named : named_params_)

@@ -30,18 +30,6 @@ std::string format_duration(double seconds) {
   return text;
 }
 
-void make_dirs(const std::string& path) {
-  std::string partial;
-  std::stringstream parts(path);
-  std::string part;
-  if (!path.empty() && path[0] == '/') partial = "/";
-  while (std::getline(parts, part, '/')) {
-    if (part.empty()) continue;
-    partial += part + "/";
-    ::mkdir(partial.c_str(), 0755);
-  }
-}
-
 std::vector<std::uint8_t> encode(const std::vector<double>& values) {
   std::vector<std::uint8_t> bytes(values.size() * sizeof(double));
   if (!values.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
@@ -69,7 +57,7 @@ Progress::Progress(const ProgressSettings& settings, const WorldInfo& world,
       terminal_(::isatty(STDOUT_FILENO) != 0),
       header_(std::move(header_json)) {
   if (world_.rank == 0) {
-    make_dirs(settings.run_dir);
+    baton::make_folders(settings.run_dir, "run");
     metrics_path_ = settings.run_dir + "/metrics.jsonl";
   }
   worker_ = std::thread([this] { work(); });

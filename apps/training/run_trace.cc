@@ -144,8 +144,7 @@ std::string RunTrace::finish(const baton::Plan& lowered_plan) {
   if (!enabled_) return "";
   const std::string dir = parent_of(path_);
   const std::string parts = dir + "/trace-ranks";
-  std::error_code error;
-  fs::create_directories(parts, error);
+  baton::make_folders(parts, "trace");
   std::ostringstream mine;
   mine.precision(17);
   for (const auto& bar : bars_) {

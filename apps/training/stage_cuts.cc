@@ -59,7 +59,7 @@ std::vector<int> resolve_stage_boundaries(const baton::Config& config, baton::Un
         std::getline(file, text);
       } else {
         text = measure_balanced_cuts(chain, num_stages, sample);
-        std::filesystem::create_directories(context.run_dir);
+        baton::make_folders(context.run_dir, "run");
         baton::write_file_atomically(remembered, text + "\n");
       }
       if (context.store) {

@@ -12,6 +12,10 @@ namespace baton {
 // The whole file. Throws baton::Error "cannot read WHAT 'PATH': <system error>".
 BATON_API std::string read_file(const std::string& path, const std::string& what);
 
+// Creates folder `path` and its missing parents (mkdir -p). Throws baton::Error "cannot
+// create WHAT folder 'PATH': <system error>".
+BATON_API void make_folders(const std::string& path, const std::string& what);
+
 // Throws baton::Error naming the path and the system error.
 BATON_API void write_file_atomically(const std::string& path, const std::string& contents);
 

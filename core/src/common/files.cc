@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -64,6 +65,14 @@ void write_file_atomically(const std::string& path, const std::string& contents)
   if (folder_fd >= 0) {
     ::fsync(folder_fd);
     ::close(folder_fd);
+  }
+}
+
+void make_folders(const std::string& path, const std::string& what) {
+  std::error_code error;
+  std::filesystem::create_directories(path, error);
+  if (error) {
+    throw Error("cannot create " + what + " folder '" + path + "': " + error.message());
   }
 }
 
