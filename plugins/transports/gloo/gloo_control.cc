@@ -46,9 +46,6 @@ void GlooTransport::read_control_messages(int peer) {
       case ControlKind::kSizeMismatch:
         on_size_mismatch(peer, message);
         break;
-      case ControlKind::kClearReceive:
-        on_clear_receive(peer, message);
-        break;
       default:
         on_peer_failure(peer, "rank " + std::to_string(peer) +
                                   " sent a control message of unknown kind " +

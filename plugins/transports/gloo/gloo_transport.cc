@@ -154,9 +154,8 @@ std::shared_ptr<Operation> GlooTransport::new_operation_locked(const baton::P2PD
                                 " operations with this tag and peer are in flight, the most the "
                                 "gloo transport allows; wait for the oldest first");
   }
-  auto operation =
-      std::make_shared<Operation>(rank_, what, tensor, state.next_sequence++,
-                                  Operation::Kind::kUser, Operation::Clock::now() + kProbeAfter);
+  auto operation = std::make_shared<Operation>(rank_, what, tensor, state.next_sequence++,
+                                               Operation::Clock::now() + kProbeAfter);
   operation->payload = registry_->reuse_buffer(operation->data(), what.bytes);
   if (operation->payload == nullptr) {
     operation->payload = context_->createUnboundBuffer(operation->data(), what.bytes);
@@ -237,7 +236,7 @@ std::unique_ptr<baton::Work> GlooTransport::isend(const at::Tensor& tensor, int 
   }
   post(operation, channel);
   if (claimed && claimed_bytes != what.bytes) {
-    clear_mismatch(operation, what.bytes, claimed_bytes);
+    report_mismatch(operation, what.bytes, claimed_bytes, /*tell_peer=*/true);
   }
   return std::make_unique<GlooWork>(operation, registry_);
 }
@@ -265,7 +264,7 @@ std::unique_ptr<baton::Work> GlooTransport::irecv(const at::Tensor& tensor, int 
   }
   if (channel != kNoChannel) post(operation, channel);
   if (claimed && claimed_bytes != what.bytes) {
-    clear_mismatch(operation, claimed_bytes, what.bytes);
+    report_mismatch(operation, claimed_bytes, what.bytes, /*tell_peer=*/true);
   }
   return std::make_unique<GlooWork>(operation, registry_);
 }

@@ -109,15 +109,11 @@ class GlooTransport : public baton::Transport, public baton::ReceivesMatchByTag 
   void probe(const std::shared_ptr<Operation>& operation);
   void on_probe(int peer, const ControlMessage& message);
   void on_size_mismatch(int peer, const ControlMessage& message);
-  void on_clear_receive(int peer, const ControlMessage& message);
-  // Starts clearing a mismatch between `sent_bytes` and `received_bytes` that `operation`
-  // is part of (once per operation): a send tells the receiver, a receive clears the pair.
-  void clear_mismatch(const std::shared_ptr<Operation>& operation, std::uint64_t sent_bytes,
-                      std::uint64_t received_bytes);
-  // Posts a zero-filled operation of the transport's own into `channel`'s slot for
-  // (sequence, bytes); it is waited for in the background and released when done.
-  void post_scratch(baton::P2PDirection direction, int peer, std::uint64_t tag,
-                    std::uint64_t sequence, std::uint64_t channel, std::uint64_t bytes);
+  // Fails `operation` naming both sizes (once), tells the peer when `tell_peer`, and aborts
+  // the transport: no recovery (see docs/writing-a-transport.md).
+  void report_mismatch(const std::shared_ptr<Operation>& operation, std::uint64_t sent_bytes,
+                       std::uint64_t received_bytes, bool tell_peer);
+  void abort_on_mismatch(const std::shared_ptr<Operation>& operation, const std::string& reason);
   std::shared_ptr<Operation> find_operation(int peer, baton::P2PDirection direction,
                                             std::uint64_t tag, std::uint64_t sequence);
 

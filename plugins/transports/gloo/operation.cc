@@ -17,11 +17,10 @@ constexpr std::chrono::milliseconds kProbeGrace(2);
 }  // namespace
 
 Operation::Operation(int rank, baton::P2PDescription what, at::Tensor tensor,
-                     std::uint64_t sequence, Kind kind, Clock::time_point probe_at)
+                     std::uint64_t sequence, Clock::time_point probe_at)
     : rank_(rank),
       what_(what),
       sequence_(sequence),
-      kind_(kind),
       probe_at_(probe_at),
       tensor_(std::move(tensor)),
       data_(what.bytes == 0 ? static_cast<void*>(&zero_byte_target) : tensor_.data_ptr()) {}
@@ -45,15 +44,10 @@ void Operation::fail(const std::string& message) {
   done_.notify_all();
 }
 
-void Operation::fail_when_done(const std::string& message) {
+bool Operation::begin_reporting_mismatch() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (status_ == Status::kPending) failure_when_done_ = message;
-}
-
-bool Operation::begin_clearing_mismatch() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (clearing_mismatch_) return false;
-  clearing_mismatch_ = true;
+  if (reporting_mismatch_) return false;
+  reporting_mismatch_ = true;
   return true;
 }
 
@@ -69,7 +63,7 @@ bool Operation::settled() {
 
 std::unique_ptr<gloo::transport::UnboundBuffer> Operation::take_reusable_payload() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (status_ != Status::kSucceeded || kind_ != Kind::kUser || claimed_) return nullptr;
+  if (status_ != Status::kSucceeded || claimed_) return nullptr;
   return std::move(payload);
 }
 
@@ -100,18 +94,7 @@ bool Operation::wait_in_gloo() {
     return true;
   }
   // An operation failed by abort() or a peer's failure stays failed: the first outcome wins.
-  if (completed) {
-    std::string failure;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      failure = failure_when_done_;
-    }
-    if (failure.empty()) {
-      succeed();
-    } else {
-      fail(failure);
-    }
-  }
+  if (completed) succeed();
   return completed;
 }
 

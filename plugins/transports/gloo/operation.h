@@ -42,18 +42,13 @@ class Operation : public std::enable_shared_from_this<Operation> {
     kAwaitingChannel,  // a receive whose sender has not said which channel its tag uses
     kPosted,           // posted to gloo
   };
-  enum class Kind {
-    kUser,     // a caller's send or receive
-    kScratch,  // the transport's own, clearing a size mismatch (see wire.h)
-  };
 
   // `probe_at`: when a still pending operation tells the peer its size (max: never).
   Operation(int rank, baton::P2PDescription what, at::Tensor tensor, std::uint64_t sequence,
-            Kind kind, Clock::time_point probe_at);
+            Clock::time_point probe_at);
 
   const baton::P2PDescription& what() const { return what_; }
   std::uint64_t sequence() const { return sequence_; }
-  Kind kind() const { return kind_; }
   // "rank 1: recv from rank 0 (tag 0x10002, 4194304 bytes)"
   std::string name() const;
   void* data() const { return data_; }
@@ -61,11 +56,8 @@ class Operation : public std::enable_shared_from_this<Operation> {
   // The first outcome wins; later ones are ignored (an abort racing a completion).
   void succeed();
   void fail(const std::string& message);
-  // A receive whose sender's size differs: it fails with `message` once gloo is done with
-  // it (the sender clears it with zeros; until then gloo may still write to the tensor).
-  void fail_when_done(const std::string& message);
-  // True the first time: the caller clears this operation's side of a size mismatch.
-  bool begin_clearing_mismatch();
+  // True the first time: the caller reports this operation's size mismatch.
+  bool begin_reporting_mismatch();
   void set_phase(Phase phase);
   bool settled();
   // The gloo buffer, for another operation on the same memory, once this one succeeded
@@ -103,7 +95,6 @@ class Operation : public std::enable_shared_from_this<Operation> {
   const int rank_;
   const baton::P2PDescription what_;
   const std::uint64_t sequence_;
-  const Kind kind_;
   const Clock::time_point probe_at_;
   bool probed_ = false;      // only the claim holder touches it
   const at::Tensor tensor_;  // keeps the memory alive while gloo may touch it
@@ -114,9 +105,8 @@ class Operation : public std::enable_shared_from_this<Operation> {
   Status status_ = Status::kPending;
   Phase phase_ = Phase::kPosted;
   bool claimed_ = false;  // a thread is in (or about to enter) gloo's wait
-  bool clearing_mismatch_ = false;
+  bool reporting_mismatch_ = false;
   std::string error_;
-  std::string failure_when_done_;
 };
 
 // The operations in flight, shared by the transport and its Works (a Work may outlive the

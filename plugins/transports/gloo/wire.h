@@ -15,14 +15,11 @@
 //     waits for it; afterwards a tag costs nothing.
 //   * a size mismatch shows as a send and a receive that never complete. An operation still
 //     pending kProbeAfter after it was posted tells the peer what it has (kProbe); the peer
-//     compares with its own operation of that (tag, sequence), now or when it posts it. A
-//     mismatched pair is cleared so that nothing stays in gloo: the receiver marks its
-//     receive as failed, takes the sender's payload into a scratch buffer and asks the
-//     sender (kClearReceive) for zeros of its own size, which complete the receive; only
-//     then does the receive report the error (naming both sizes) and give back its tensor.
-//     The send completes. A sender that notices first tells the receiver (kSizeMismatch).
-//     Slots are never reused while a mismatched pair may still be in gloo: see
-//     kSequenceWindow.
+//     compares with its own operation of that (tag, sequence), now or when it posts it. The
+//     side that finds the sizes differ fails its operation naming both sizes, tells the peer
+//     (kSizeMismatch), and aborts the transport; the peer does the same on hearing it. There
+//     is no recovery: the runtime fixes sizes before step 1 and ends a run on any transport
+//     error (docs/writing-a-transport.md).
 //
 // Control messages travel on one slot (bit 63 set; payload slots never have it) and each
 // rank keeps several control receives posted per peer, so they go out without waiting.
@@ -42,8 +39,8 @@ constexpr std::uint64_t kMaxMessageBytes = (std::uint64_t{1} << kByteBits) - 1;
 // Distinct tags one rank can send to one peer.
 constexpr std::uint64_t kMaxChannels = std::uint64_t{1} << kChannelBits;
 // Sequences wrap; gloo pairs operations of one slot in the order they were posted, so a
-// reused slot is safe unless an older operation of it is still unpaired (a mismatch being
-// cleared). At most this many operations of one (peer, tag, direction) may be in flight.
+// reused slot is safe unless an older operation of it is still unpaired. At most this many
+// operations of one (peer, tag, direction) may be in flight.
 constexpr std::uint64_t kSequenceWindow = std::uint64_t{1} << kSequenceBits;
 constexpr std::uint64_t kControlSlot = std::uint64_t{1} << 63;
 
@@ -56,16 +53,14 @@ constexpr std::uint64_t payload_slot(std::uint64_t channel, std::uint64_t sequen
 // How long an operation may be pending before its size is compared with the peer's.
 constexpr std::chrono::milliseconds kProbeAfter(100);
 
-// "baton-g3": identifies the protocol (and its version) on the control slot.
-constexpr std::uint64_t kControlMagic = 0x6261746f6e2d6733ULL;
+// "baton-g4": identifies the protocol (and its version) on the control slot.
+constexpr std::uint64_t kControlMagic = 0x6261746f6e2d6734ULL;
 
 enum class ControlKind : std::uint64_t {
   kChannel = 1,       // sender -> receiver: `tag` travels on channel `value`
   kProbe = 2,         // either way: my operation (`tag`, `sequence`), a `role`, has `bytes`
-  kSizeMismatch = 3,  // sender -> receiver: message (`tag`, `sequence`) has `bytes`, which
-                      // your receive does not
-  kClearReceive = 4,  // receiver -> sender: send `bytes` of zeros to my receive (`tag`,
-                      // `sequence`); it has failed
+  kSizeMismatch = 3,  // either way: my operation (`tag`, `sequence`), a `role`, has `bytes`,
+                      // which yours does not; both ranks abort
 };
 
 enum class Role : std::uint64_t { kSend = 0, kReceive = 1 };
