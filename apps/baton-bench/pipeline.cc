@@ -110,9 +110,7 @@ void add_pipeline_bench(CommandLine& command_line) {
       "costs and the unpipelined model alone and as one copy per rank",
       [options] { return run_pipeline_bench(options->settings, options->format); });
   add_bench_settings_options(pipeline, options->settings);
-  pipeline.add_option("--format", options->format, "table or json")
-      ->capture_default_str()
-      ->check(one_of({"table", "json"}));
+  add_format_option(pipeline, options->format, {"table", "json"}, "table or json");
 }
 
 }  // namespace baton_app

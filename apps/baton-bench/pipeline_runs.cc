@@ -64,9 +64,7 @@ std::vector<std::string> with_sets(std::vector<std::string> argv,
 void add_bench_settings_options(CLI::App& command, PipelineBenchSettings& settings) {
   command.add_option("CONFIG", settings.config, "the run's YAML (none: the embedded default)")
       ->type_name("YAML");
-  command.add_option("--set", settings.sets, "override one option of it (repeatable)")
-      ->type_name("KEY=VALUE")
-      ->allow_extra_args(false);
+  add_repeatable_option(command, "--set", settings.sets, "override one option of it (repeatable)");
   command.add_option("--steps", settings.steps, "measured steps")
       ->capture_default_str()
       ->check(integer_in(2, 100000));

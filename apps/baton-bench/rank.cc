@@ -219,25 +219,12 @@ void add_rank_command(CommandLine& command_line) {
       ->required()
       ->check(integer_in(1, 86400000));
   command.add_option("--figures", job.figures)->required();
-  command.add_option("--param", job.params)->allow_extra_args(false);
+  add_repeatable_option(command, "--param", job.params, "");
 }
 
 baton::ParamValues resolve_transport_params(const baton::LoadedPlugin& plugin,
                                             const std::vector<std::string>& assignments) {
-  baton::RawParams raw;
-  raw.key_path = "transport.params";
-  raw.origin = {"--param"};
-  for (const std::string& assignment : assignments) {
-    const auto equals = assignment.find('=');
-    if (equals == std::string::npos || equals == 0) {
-      throw UsageError("--param " + assignment + ": expected key=value");
-    }
-    baton::RawValue value;
-    value.scalar = assignment.substr(equals + 1);
-    value.origin = {"--param " + assignment};
-    value.key_origin = value.origin;
-    raw.entries.emplace_back(assignment.substr(0, equals), value);
-  }
+  const baton::RawParams raw = params_from_command_line(assignments, "transport.params");
   const baton::PluginDescriptor& descriptor = plugin.descriptor();
   return baton::resolve_params(raw, descriptor.params, descriptor.num_params,
                                "transport plugin '" + plugin.name() + "'");

@@ -28,15 +28,15 @@ std::optional<double> difference(const std::optional<double>& a, const std::opti
   return *a - *b;
 }
 
-std::string json_number(const std::optional<double>& value) {
-  if (!value) return "null";
+// Six significant digits: what the figures file carries and the JSON report shows.
+std::string six_digits(double value) {
   char text[64];
-  std::snprintf(text, sizeof(text), "%.6g", *value);
+  std::snprintf(text, sizeof(text), "%.6g", value);
   return text;
 }
 
 std::string optional_text(const std::optional<double>& value) {
-  return value ? json_number(value) : "-";
+  return value ? six_digits(*value) : "-";
 }
 
 std::optional<double> optional_value(const std::string& text) {
@@ -92,7 +92,7 @@ std::string format_bench_table(const BenchReport& report) {
 
 std::string format_bench_json(const BenchReport& report) {
   const auto number = [](const std::optional<double>& value) {
-    return value ? nlohmann::ordered_json(std::stod(json_number(value))) : nullptr;
+    return value ? nlohmann::ordered_json(std::stod(six_digits(*value))) : nullptr;
   };
   const auto text_or_null = [](const std::string& text) {
     return text.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(text);

@@ -346,9 +346,7 @@ void add_sweep_bench(CommandLine& command_line) {
       .add_option("--out", options->out,
                   "where the pictures go (default: run.output_dir/bench-sweep)")
       ->type_name("DIR");
-  sweep.add_option("--format", options->format, "table or json")
-      ->capture_default_str()
-      ->check(one_of({"table", "json"}));
+  add_format_option(sweep, options->format, {"table", "json"}, "table or json");
 }
 
 }  // namespace baton_app

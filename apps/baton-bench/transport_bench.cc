@@ -234,17 +234,10 @@ void add_transport_bench(CommandLine& command_line) {
   transport.add_option("--repeats", options->repeats, "measurements per size; the median is shown")
       ->capture_default_str()
       ->check(integer_in(1, 100));
-  transport.add_option("--format", options->format, "table or json")
-      ->capture_default_str()
-      ->check(one_of({"table", "json"}));
-  transport.add_option("--param", options->params, "a transport parameter (repeatable)")
-      ->type_name("KEY=VALUE")
-      ->allow_extra_args(false);
-  transport
-      .add_option("--plugin-path", options->plugin_path,
-                  "a folder searched for plugins before the usual ones (repeatable)")
-      ->type_name("DIR")
-      ->allow_extra_args(false);
+  add_format_option(transport, options->format, {"table", "json"}, "table or json");
+  add_repeatable_option(transport, "--param", options->params,
+                        "a transport parameter (repeatable)");
+  add_plugin_path_option(transport, options->plugin_path);
   transport.add_option("--timeout", options->timeout_s, "seconds the whole bench may take")
       ->capture_default_str()
       ->check(integer_in(1, 86400));

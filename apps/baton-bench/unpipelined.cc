@@ -106,7 +106,7 @@ void add_unpipelined_rank_command(CommandLine& command_line) {
       [options] { return run_unpipelined_rank(*options); });
   command.group("");  // internal
   command.add_option("CONFIG", options->config);
-  command.add_option("--set", options->sets)->allow_extra_args(false);
+  add_repeatable_option(command, "--set", options->sets, "");
   command.add_option("--steps", options->steps)->required()->check(integer_in(1, 1000000));
   command.add_option("--warmup", options->warmup)->required()->check(integer_in(0, 1000000));
   command.add_option("--local-ranks", options->local_ranks)->check(integer_in(1, 4096));

@@ -68,14 +68,6 @@ int defaults(const ConfigOptions& options) {
   return 0;
 }
 
-void add_plugin_path_option(CLI::App& command, std::vector<std::string>& plugin_path) {
-  command
-      .add_option("--plugin-path", plugin_path,
-                  "a folder searched for plugins before the usual ones (repeatable)")
-      ->type_name("DIR")
-      ->allow_extra_args(false);
-}
-
 }  // namespace
 
 void add_config_command(CommandLine& command_line) {
@@ -89,11 +81,8 @@ void add_config_command(CommandLine& command_line) {
       [options] { return check(*options); });
   check_command.add_option("FILE", options->file, "the YAML to check (none: the embedded default)")
       ->type_name("YAML");
-  check_command
-      .add_option("--set", options->sets,
-                  "override one option, after the file and the environment (repeatable)")
-      ->type_name("KEY=VALUE")
-      ->allow_extra_args(false);
+  add_repeatable_option(check_command, "--set", options->sets,
+                        "override one option, after the file and the environment (repeatable)");
   check_command.add_flag("--no-env", options->no_env, "ignore BATON_<SECTION>_<KEY> variables");
   CLI::App& defaults_command = command_line.add_command(
       config, "defaults",

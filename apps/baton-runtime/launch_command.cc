@@ -148,7 +148,7 @@ int launch(const RunOptions& run, int world_size) {
   store_options.host = "127.0.0.1";
   store_options.port = 0;
   store_options.is_server = true;
-  store_options.world_size = static_cast<int>(world_size);
+  store_options.world_size = world_size;
   baton::TcpStore store(store_options);
   const std::string run_id =
       "launch-" + std::to_string(getpid()) + "-" + std::to_string(std::random_device{}());
@@ -156,8 +156,7 @@ int launch(const RunOptions& run, int world_size) {
   const std::string program = own_program();
   std::vector<RankProcess> ranks;
   for (int rank = 0; rank < world_size; ++rank) {
-    ranks.push_back(
-        spawn_rank(rank, static_cast<int>(world_size), program, run_args, store.port(), run_id));
+    ranks.push_back(spawn_rank(rank, world_size, program, run_args, store.port(), run_id));
   }
 
   int first_failure = -1;
@@ -224,7 +223,7 @@ int launch(const RunOptions& run, int world_size) {
   if (crashed != ranks.end()) {
     first_failure = crashed->rank;
   } else {
-    const int recorded = first_recorded_failure(store, run_id, static_cast<int>(world_size));
+    const int recorded = first_recorded_failure(store, run_id, world_size);
     if (recorded >= 0) first_failure = recorded;
   }
   const RankProcess& failed = ranks[static_cast<std::size_t>(first_failure)];

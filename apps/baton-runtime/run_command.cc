@@ -53,11 +53,8 @@ void add_run_options(CLI::App& command, RunOptions& options) {
       .add_option("CONFIG", options.config,
                   "the run's YAML (none: the embedded default, GPT on the shipped text)")
       ->type_name("YAML");
-  command
-      .add_option("--set", options.sets,
-                  "override one option, after the file and the environment (repeatable)")
-      ->type_name("KEY=VALUE")
-      ->allow_extra_args(false);
+  add_repeatable_option(command, "--set", options.sets,
+                        "override one option, after the file and the environment (repeatable)");
   command
       .add_option("--dump-dir", options.dump_dir,
                   "on a failure, write each rank's plan, trace and error here")

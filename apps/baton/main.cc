@@ -27,21 +27,18 @@ struct ForwardedCommand {
   const char* name;
   const char* program;
   const char* description;
-  bool keep_name;  // baton-runtime serves several commands and reads the name itself
 };
 
 const ForwardedCommand kForwarded[] = {
-    {"launch", "baton-runtime", "train: run N ranks on this machine (Gloo on loopback by default)",
-     true},
+    {"launch", "baton-runtime", "train: run N ranks on this machine (Gloo on loopback by default)"},
     {"run", "baton-runtime",
-     "train as one rank of a run started by a launcher (baton launch, torchrun, Slurm, Open MPI)",
-     true},
+     "train as one rank of a run started by a launcher (baton launch, torchrun, Slurm, Open MPI)"},
     {"export", "baton-runtime",
-     "merge a checkpoint into one state dict of the full model (Python: torch.load)", true},
+     "merge a checkpoint into one state dict of the full model (Python: torch.load)"},
     {"config", "baton-runtime",
-     "check a run configuration and print it resolved, or print every option's default", true},
+     "check a run configuration and print it resolved, or print every option's default"},
     {"bench", "baton-bench",
-     "measure: a transport against its library, a training step against its plan", false},
+     "measure: a transport against its library, a training step against its plan"},
 };
 
 // Replaces this process with `program` (next to this one) and `arguments`.
@@ -76,9 +73,11 @@ int dispatch(const std::vector<std::string>& args) {
   if (!args.empty()) {
     for (const ForwardedCommand& command : kForwarded) {
       if (args[0] != command.name) continue;
-      continue_in(command.program, command.keep_name
-                                       ? args
-                                       : std::vector<std::string>(args.begin() + 1, args.end()));
+      // baton-runtime serves several commands and reads the name itself; baton-bench is the
+      // bench alone.
+      const bool runtime = std::string(command.program) == "baton-runtime";
+      continue_in(command.program,
+                  runtime ? args : std::vector<std::string>(args.begin() + 1, args.end()));
     }
   }
   baton_app::CommandLine command_line(

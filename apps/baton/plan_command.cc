@@ -72,25 +72,14 @@ struct PlanOptions {
 
 SelectedSchedule select_schedule(const PlanOptions& options, const baton::PluginLoader& loader) {
   SelectedSchedule selected;
-  selected.params.key_path = "schedule.params";
-  selected.params.origin = {"--param"};
+  selected.params = params_from_command_line(options.params, "schedule.params");
   std::string name = options.schedule;
   if (name.rfind("csv:", 0) == 0) {
     baton::RawValue path;
     path.scalar = name.substr(4);
     path.origin = {"--schedule " + name};
-    selected.params.entries.emplace_back("path", path);
+    selected.params.entries.insert(selected.params.entries.begin(), {"path", path});
     name = "csv";
-  }
-  for (const auto& assignment : options.params) {
-    const auto equals = assignment.find('=');
-    if (equals == std::string::npos || equals == 0) {
-      throw UsageError("--param " + assignment + ": expected key=value");
-    }
-    baton::RawValue value;
-    value.scalar = assignment.substr(equals + 1);
-    value.origin = {"--param " + assignment};
-    selected.params.entries.emplace_back(assignment.substr(0, equals), value);
   }
   selected.plugin = loader.load(baton::PluginKind::kSchedule, name);
   return selected;
@@ -114,7 +103,6 @@ std::string render(const std::string& format, const baton::CompiledPlan& compile
   }
   return out.str();
 }
-
 
 int run_plan(const PlanOptions& options) {
   const baton::SimulationCosts costs = parse_costs(options.costs);
@@ -163,25 +151,19 @@ void add_plan_command(CommandLine& command_line) {
   plan.add_option("--microbatches", options->shape.microbatches, "microbatches per step")
       ->required()
       ->check(integer_in(1, 100000));
-  plan.add_option("--param", options->params, "a schedule parameter (schedule.params.KEY)")
-      ->type_name("KEY=VALUE")
-      ->allow_extra_args(false);
+  add_repeatable_option(plan, "--param", options->params,
+                        "a schedule parameter (schedule.params.KEY)");
   plan.add_option("--costs", options->costs,
                   "simulated time of each action kind: F, B, I, W, comm (transfer), send (the "
                   "sender's overhead); default F=1,B=2,I=1,W=1,comm=0")
       ->type_name("F=1,B=2,...");
-  plan.add_option("--format", options->format,
-                  "table (ranks as columns, steps as rows, then the simulation), csv (compute "
-                  "actions), csv-comms (with the transfers), json (simulation summary), trace "
-                  "(Chrome trace of the simulation)")
-      ->capture_default_str()
-      ->check(one_of({"table", "csv", "csv-comms", "json", "trace"}));
+  add_format_option(plan, options->format, {"table", "csv", "csv-comms", "json", "trace"},
+                    "table (ranks as columns, steps as rows, then the simulation), csv (compute "
+                    "actions), csv-comms (with the transfers), json (simulation summary), trace "
+                    "(Chrome trace of the simulation)");
   plan.add_option("--out", options->out, "write to FILE (atomically) instead of stdout")
       ->type_name("FILE");
-  plan.add_option("--plugin-path", options->plugin_path,
-                  "a folder searched for plugins before the usual ones (repeatable)")
-      ->type_name("DIR")
-      ->allow_extra_args(false);
+  add_plugin_path_option(plan, options->plugin_path);
 }
 
 }  // namespace baton_app

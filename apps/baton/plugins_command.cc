@@ -100,14 +100,9 @@ void add_plugins_command(CommandLine& command_line) {
         return 0;
       });
   plugins.group("Commands");
-  plugins.add_option("--format", options->format, "table, or json (one object per plugin)")
-      ->capture_default_str()
-      ->check(one_of({"table", "json"}));
-  plugins
-      .add_option("--plugin-path", options->plugin_path,
-                  "a folder searched for plugins before the usual ones (repeatable)")
-      ->type_name("DIR")
-      ->allow_extra_args(false);
+  add_format_option(plugins, options->format, {"table", "json"},
+                    "table, or json (one object per plugin)");
+  add_plugin_path_option(plugins, options->plugin_path);
 }
 
 }  // namespace baton_app

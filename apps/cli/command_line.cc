@@ -97,6 +97,48 @@ CLI::Validator one_of(const std::vector<std::string>& choices) {
       description);
 }
 
+CLI::Option* add_format_option(CLI::App& command, std::string& format,
+                               const std::vector<std::string>& choices,
+                               const std::string& description) {
+  return command.add_option("--format", format, description)
+      ->capture_default_str()
+      ->check(one_of(choices));
+}
+
+CLI::Option* add_repeatable_option(CLI::App& command, const std::string& name,
+                                   std::vector<std::string>& values, const std::string& description,
+                                   const std::string& type_name) {
+  // One value per occurrence, so that `--set a=1 CONFIG` leaves CONFIG to the positional.
+  return command.add_option(name, values, description)
+      ->type_name(type_name)
+      ->allow_extra_args(false);
+}
+
+CLI::Option* add_plugin_path_option(CLI::App& command, std::vector<std::string>& folders) {
+  return add_repeatable_option(command, "--plugin-path", folders,
+                               "a folder searched for plugins before the usual ones (repeatable)",
+                               "DIR");
+}
+
+baton::RawParams params_from_command_line(const std::vector<std::string>& assignments,
+                                          const std::string& key_path) {
+  baton::RawParams raw;
+  raw.key_path = key_path;
+  raw.origin = {"--param"};
+  for (const std::string& assignment : assignments) {
+    const auto equals = assignment.find('=');
+    if (equals == std::string::npos || equals == 0) {
+      throw UsageError("--param " + assignment + ": expected key=value");
+    }
+    baton::RawValue value;
+    value.scalar = assignment.substr(equals + 1);
+    value.origin = {"--param " + assignment};
+    value.key_origin = value.origin;
+    raw.entries.emplace_back(assignment.substr(0, equals), value);
+  }
+  return raw;
+}
+
 CommandLine::CommandLine(const std::string& program, const std::string& description)
     : app_(description, program) {
   app_.get_formatter()->column_width(34);
@@ -122,10 +164,7 @@ int CommandLine::run(const std::vector<std::string>& args) {
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 reads from the back
   try {
     app_.parse(reversed);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << usage_of(*chosen_command(app_));
-    return 0;
-  } catch (const CLI::CallForAllHelp&) {
+  } catch (const CLI::Success&) {  // --help (CallForHelp, CallForAllHelp)
     std::cout << usage_of(*chosen_command(app_));
     return 0;
   } catch (const CLI::ExtrasError&) {

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "baton/config.h"
+
 namespace baton_app {
 
 // A wrong command line: printed with the usage of the command (when known), exit status 2.
@@ -29,6 +31,23 @@ class UsageError : public std::runtime_error {
 CLI::Validator integer_in(long low, long high);
 // "must be a, b or c, got 'x' (did you mean 'a'?)".
 CLI::Validator one_of(const std::vector<std::string>& choices);
+
+// The options several commands share, each declared one way.
+// --format, one of `choices`; `format` holds the default.
+CLI::Option* add_format_option(CLI::App& command, std::string& format,
+                               const std::vector<std::string>& choices,
+                               const std::string& description);
+// An option that may be given many times, one value each (--set, --param), all kept.
+CLI::Option* add_repeatable_option(CLI::App& command, const std::string& name,
+                                   std::vector<std::string>& values, const std::string& description,
+                                   const std::string& type_name = "KEY=VALUE");
+// --plugin-path DIR, searched before the usual folders.
+CLI::Option* add_plugin_path_option(CLI::App& command, std::vector<std::string>& folders);
+
+// "--param key=value" words as the unchecked `params:` of `key_path` ("schedule.params"),
+// each value's origin naming the word; a word without "key=" is a UsageError.
+baton::RawParams params_from_command_line(const std::vector<std::string>& assignments,
+                                          const std::string& key_path);
 
 // Commands (and commands under commands: `config check`, `bench transport`), each with the
 // function that runs it.

@@ -42,18 +42,15 @@ struct Manifest {
 Manifest read_manifest(const std::string& path) {
   const std::string text = baton::read_file(path, "checkpoint manifest");
   const nlohmann::json manifest = nlohmann::json::parse(text, nullptr, false);
-  const auto number = [&](const char* key) -> long {
-    if (!manifest.is_object() || !manifest.contains(key) || !manifest[key].is_number_integer()) {
-      return -1;
-    }
-    return manifest[key].get<long>();
-  };
-  if (manifest.is_discarded() || !manifest.is_object() ||
-      manifest.value("format", std::string()) != kManifestFormat) {
+  if (!manifest.is_object() || manifest.value("format", std::string()) != kManifestFormat) {
     throw baton::ConfigError("checkpoint manifest '" + path + "' is not a " + kManifestFormat +
                              " manifest (damaged or not written by baton); remove that "
                              "checkpoint folder to use the one before it");
   }
+  const auto number = [&manifest](const char* key) -> long {
+    const auto found = manifest.find(key);
+    return found != manifest.end() && found->is_number_integer() ? found->get<long>() : -1;
+  };
   return {number("step"), number("world_size")};
 }
 

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <sys/stat.h>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -11,7 +10,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -241,17 +239,8 @@ void Progress::append_metrics(const Line& line) {
   record["ranks"] = std::move(ranks);
   // One write() per line with O_APPEND: a crash leaves at most a partial last line, which a
   // resumed run drops (resume_after).
-  const std::string text = record.dump() + "\n";
-  const char* data = text.data();
-  std::size_t left = text.size();
-  while (left > 0) {
-    const ssize_t written = ::write(metrics_fd_, data, left);
-    if (written < 0 && errno == EINTR) continue;
-    if (written <= 0) {
-      throw baton::Error("cannot append to '" + metrics_path_ + "': " + std::strerror(errno));
-    }
-    data += written;
-    left -= static_cast<std::size_t>(written);
+  if (!baton::write_fully(metrics_fd_, record.dump() + "\n")) {
+    throw baton::Error("cannot append to '" + metrics_path_ + "': " + std::strerror(errno));
   }
 }
 

@@ -9,7 +9,6 @@
 
 #include "baton/error.h"
 #include "baton/files.h"
-#include "baton/plan/action.h"
 #include "baton/plan/chrome_trace.h"
 #include "baton/plan/format.h"
 #include "baton/plan/simulate.h"
@@ -31,8 +30,10 @@ std::string with_extension(const std::string& path, const std::string& extension
 }
 
 // Colors by what the action does: forward, backward, input/weight gradient, comms.
-const char* color_of(const TraceBar& bar) {
-  if (bar.lane == 1) return bar.name.rfind("wait", 0) == 0 ? "#d9d9d9" : "#a6a6a6";
+const char* color_of(const baton::TraceEvent& bar) {
+  if (bar.lane == baton::TraceLane::kComms) {
+    return bar.name.rfind("wait", 0) == 0 ? "#d9d9d9" : "#a6a6a6";
+  }
   if (bar.name.find("OVERLAP") != std::string::npos) return "#9467bd";
   for (char c : bar.name) {
     if (c == 'F') return "#4c8bd6";
@@ -58,29 +59,13 @@ std::string escape_xml(const std::string& text) {
   return out;
 }
 
-std::string chrome_trace(const std::vector<TraceBar>& bars, int ranks) {
-  std::vector<baton::TraceEvent> events;
-  events.reserve(bars.size());
-  for (const auto& bar : bars) {
-    baton::TraceEvent event;
-    event.rank = bar.rank;
-    event.lane = bar.lane == 0 ? baton::TraceLane::kCompute : baton::TraceLane::kComms;
-    event.name = bar.name;
-    event.category = bar.lane == 0 ? "compute" : "comms";
-    event.start_us = bar.start_us;
-    event.duration_us = bar.end_us - bar.start_us;
-    events.push_back(std::move(event));
-  }
-  return baton::write_chrome_trace(events, ranks);
-}
-
 }  // namespace
 
-std::string render_timeline_svg(const std::vector<TraceBar>& bars, int ranks,
+std::string render_timeline_svg(const std::vector<baton::TraceEvent>& bars, int ranks,
                                 const std::string& title) {
   const double width = 1200, left = 70, lane_height = 16, row_gap = 10, top = 40;
   double end = 1;
-  for (const auto& bar : bars) end = std::max(end, bar.end_us);
+  for (const auto& bar : bars) end = std::max(end, bar.start_us + bar.duration_us);
   const double scale = (width - left - 20) / end;
   const double height = top + ranks * (2 * lane_height + row_gap) + 30;
   std::ostringstream svg;
@@ -94,13 +79,14 @@ std::string render_timeline_svg(const std::vector<TraceBar>& bars, int ranks,
     svg << "<text x=\"4\" y=\"" << y + lane_height << "\">Rank " << rank << "</text>\n";
   }
   for (const auto& bar : bars) {
-    const double y = top + bar.rank * (2 * lane_height + row_gap) + bar.lane * lane_height;
+    const int lane = static_cast<int>(bar.lane);
+    const double y = top + bar.rank * (2 * lane_height + row_gap) + lane * lane_height;
     const double x = left + bar.start_us * scale;
-    const double w = std::max(0.5, (bar.end_us - bar.start_us) * scale);
+    const double w = std::max(0.5, bar.duration_us * scale);
     svg << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"" << w << "\" height=\""
         << lane_height - 2 << "\" fill=\"" << color_of(bar) << "\"><title>" << escape_xml(bar.name)
         << "</title></rect>\n";
-    if (w > 28 && bar.lane == 0) {
+    if (w > 28 && bar.lane == baton::TraceLane::kCompute) {
       svg << "<text x=\"" << x + 2 << "\" y=\"" << y + lane_height - 5 << "\" fill=\"white\">"
           << escape_xml(bar.name) << "</text>\n";
     }
@@ -118,7 +104,7 @@ std::string render_timeline_svg(const std::vector<TraceBar>& bars, int ranks,
 
 RunTrace::RunTrace(const TraceSettings& settings, int rank, int world_size,
                    std::shared_ptr<baton::Store> store, std::chrono::milliseconds timeout)
-    : enabled_(settings.enabled && settings.steps >= 1),
+    : enabled_(settings.enabled),
       steps_(settings.steps),
       rank_(rank),
       world_size_(world_size),
@@ -130,13 +116,15 @@ void RunTrace::add_step(int step, double wall_start_us, const baton::StepResult&
   if (!enabled_ || recorded_ >= steps_) return;
   ++recorded_;
   for (const auto& span : result.timeline) {
-    TraceBar bar;
-    bar.rank = rank_;
-    bar.lane = span.kind == baton::ActionSpan::Kind::kCompute ? 0 : 1;
-    bar.name = span.name + (bar.lane == 0 ? " (step " + std::to_string(step) + ")" : "");
-    bar.start_us = wall_start_us + span.start * 1e6;
-    bar.end_us = wall_start_us + span.end * 1e6;
-    bars_.push_back(std::move(bar));
+    const bool compute = span.kind == baton::ActionSpan::Kind::kCompute;
+    baton::TraceEvent event;
+    event.rank = rank_;
+    event.lane = compute ? baton::TraceLane::kCompute : baton::TraceLane::kComms;
+    event.category = compute ? "compute" : "comms";
+    event.name = span.name + (compute ? " (step " + std::to_string(step) + ")" : "");
+    event.start_us = wall_start_us + span.start * 1e6;
+    event.duration_us = (span.end - span.start) * 1e6;
+    events_.push_back(std::move(event));
   }
 }
 
@@ -147,8 +135,9 @@ std::string RunTrace::finish(const baton::Plan& lowered_plan) {
   baton::make_folders(parts, "trace");
   std::ostringstream mine;
   mine.precision(17);
-  for (const auto& bar : bars_) {
-    mine << bar.lane << '\t' << bar.start_us << '\t' << bar.end_us << '\t' << bar.name << '\n';
+  for (const auto& event : events_) {
+    mine << static_cast<int>(event.lane) << '\t' << event.start_us << '\t'
+         << event.start_us + event.duration_us << '\t' << event.name << '\n';
   }
   baton::write_file_atomically(parts + "/rank" + std::to_string(rank_) + ".tsv", mine.str());
   if (store_) store_->add(baton::store_keys::kTraceWritten, 1);
@@ -158,29 +147,32 @@ std::string RunTrace::finish(const baton::Plan& lowered_plan) {
     wait_for_count(*store_, baton::store_keys::kTraceWritten, world_size_, timeout_,
                    "rank 0: the trace");
   }
-  std::vector<TraceBar> bars;
+  std::vector<baton::TraceEvent> events;
   for (int rank = 0; rank < world_size_; ++rank) {
     std::ifstream file(parts + "/rank" + std::to_string(rank) + ".tsv");
     for (std::string line; std::getline(file, line);) {
       std::istringstream fields(line);
-      TraceBar bar;
-      bar.rank = rank;
-      fields >> bar.lane >> bar.start_us >> bar.end_us;
+      baton::TraceEvent event;
+      event.rank = rank;
+      int lane = 0;
+      double end_us = 0;
+      fields >> lane >> event.start_us >> end_us;
       fields.get();
-      std::getline(fields, bar.name);
-      bars.push_back(std::move(bar));
+      std::getline(fields, event.name);
+      const bool compute = lane == static_cast<int>(baton::TraceLane::kCompute);
+      event.lane = compute ? baton::TraceLane::kCompute : baton::TraceLane::kComms;
+      event.category = compute ? "compute" : "comms";
+      event.duration_us = end_us - event.start_us;
+      events.push_back(std::move(event));
     }
   }
-  double origin = bars.empty() ? 0 : bars.front().start_us;
-  for (const auto& bar : bars) origin = std::min(origin, bar.start_us);
-  for (auto& bar : bars) {
-    bar.start_us -= origin;
-    bar.end_us -= origin;
-  }
-  baton::write_file_atomically(path_, chrome_trace(bars, world_size_));
+  double origin = events.empty() ? 0 : events.front().start_us;
+  for (const auto& event : events) origin = std::min(origin, event.start_us);
+  for (auto& event : events) event.start_us -= origin;
+  baton::write_file_atomically(path_, baton::write_chrome_trace(events, world_size_));
   baton::write_file_atomically(
       with_extension(path_, ".svg"),
-      render_timeline_svg(bars, world_size_,
+      render_timeline_svg(events, world_size_,
                           "baton run: " + lowered_plan.schedule_name + ", " +
                               std::to_string(world_size_) + " ranks, first " +
                               std::to_string(recorded_) + " steps (measured)"));
@@ -189,19 +181,9 @@ std::string RunTrace::finish(const baton::Plan& lowered_plan) {
   const baton::SimulationResult simulated = baton::simulate(lowered_plan);
   const std::string plan_path = dir + "/plan_trace.json";
   baton::write_file_atomically(plan_path, baton::format_chrome_trace(simulated));
-  std::vector<TraceBar> plan_bars;
-  for (const auto& entry : simulated.timeline) {
-    TraceBar bar;
-    bar.rank = entry.rank;
-    bar.lane = baton::is_comm(entry.action.type) ? 1 : 0;
-    bar.name = baton::to_string(entry.action);
-    bar.start_us = entry.start * 1000;
-    bar.end_us = entry.end * 1000;
-    plan_bars.push_back(std::move(bar));
-  }
   baton::write_file_atomically(
       dir + "/plan_trace.svg",
-      render_timeline_svg(plan_bars, world_size_,
+      render_timeline_svg(baton::simulation_trace_events(simulated), world_size_,
                           "plan: " + lowered_plan.schedule_name + " (simulated, F=1 B=2 units)"));
   return path_;
 }

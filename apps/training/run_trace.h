@@ -11,24 +11,16 @@
 #include <vector>
 
 #include "baton/config.h"
+#include "baton/plan/chrome_trace.h"
 #include "baton/plan/plan.h"
 #include "baton/runtime/executor.h"
 #include "baton/store.h"
 
 namespace baton_app {
 
-// One bar of a timeline picture: rank, lane (0 compute, 1 comms), times in microseconds.
-struct TraceBar {
-  int rank = 0;
-  int lane = 0;
-  std::string name;
-  double start_us = 0;
-  double end_us = 0;
-};
-
-// An SVG timeline: a row per rank with its two lanes, bars colored by kind (F, B, I, W,
-// comms), a time axis in ms. Self-contained: opens in any browser.
-std::string render_timeline_svg(const std::vector<TraceBar>& bars, int ranks,
+// An SVG timeline of the same events as the Chrome trace: a row per rank with its two lanes,
+// bars colored by kind (F, B, I, W, comms), a time axis in ms. Opens in any browser.
+std::string render_timeline_svg(const std::vector<baton::TraceEvent>& events, int ranks,
                                 const std::string& title);
 
 struct TraceSettings {
@@ -57,7 +49,7 @@ class RunTrace {
   std::shared_ptr<baton::Store> store_;
   std::chrono::milliseconds timeout_;
   std::string path_;
-  std::vector<TraceBar> bars_;
+  std::vector<baton::TraceEvent> events_;
   int recorded_ = 0;
 };
 

@@ -1,7 +1,6 @@
 #include "stage_cuts.h"
 
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 

@@ -41,6 +41,7 @@
 namespace baton_app {
 namespace {
 
+// Seconds since `start`, to the hundredth: for log lines.
 double seconds_since(std::chrono::steady_clock::time_point start) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -139,16 +140,13 @@ void clear_gradients(const std::vector<at::Tensor>& params) {
 
 namespace {
 
+// run.log_level was checked with the configuration; empty leaves BATON_LOG_LEVEL in force.
 void set_up_logging(const baton::Config& config, const WorldInfo& world) {
   baton::set_log_prefix("rank " + std::to_string(world.rank));
-  const baton::ParamValue& level = config.section("run").at("log_level");
-  if (level.text().empty()) return;
-  baton::LogLevel chosen;
-  if (!baton::parse_log_level(level.text(), &chosen)) {
-    throw baton::ConfigError(level.origin().description + ": run.log_level must be error, warn, " +
-                             "info or debug, got '" + level.text() + "'");
+  baton::LogLevel level;
+  if (baton::parse_log_level(config.section("run").get_string("log_level"), &level)) {
+    baton::set_log_level(level);
   }
-  baton::set_log_level(chosen);
 }
 
 // The store every rank meets through; null for a single rank, which talks to nobody.
@@ -316,11 +314,6 @@ void probe_transfer(const TrainOptions& options, baton::Transport* transport,
   if (rank == 0) options.on_transfer_probe(bytes, seconds);
 }
 
-double seconds_between(std::chrono::steady_clock::time_point start,
-                       std::chrono::steady_clock::time_point end) {
-  return std::chrono::duration<double>(end - start).count();
-}
-
 }  // namespace
 
 void train(baton::Config& config, const TrainOptions& options) {
@@ -424,7 +417,8 @@ void train(baton::Config& config, const TrainOptions& options) {
       }
       optimizer->step();
       if (result.has_loss) losses.push_back(result.loss);
-      const double seconds = seconds_between(started, std::chrono::steady_clock::now());
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       progress.step_done(step, result, seconds, samples_per_step, tokens_per_step);
       if (options.on_step) {
         options.on_step(step, std::chrono::duration<double>(started.time_since_epoch()).count(),

@@ -59,3 +59,32 @@ TEST_F(WaitNoticeTest, SeveralWaitsAreNamedApart) {
 }
 
 }  // namespace
+
+namespace {
+
+int described = 0;
+std::string describe_count(const void* context) {
+  ++described;
+  return "receive " + std::to_string(*static_cast<const int*>(context));
+}
+
+// A receive on the hot path pays no formatting: the text is built only for a wait that lasts.
+TEST_F(WaitNoticeTest, ADescriptionIsBuiltOnlyForAWaitThatLasts) {
+  baton_test::StderrCapture capture;
+  described = 0;
+  const int receive = 7;
+  for (int i = 0; i < 1000; ++i) {
+    const baton::WaitNotice notice("runtime", &describe_count, &receive);
+  }
+  EXPECT_EQ(described, 0);
+  {
+    const baton::WaitNotice notice("runtime", &describe_count, &receive);
+    std::this_thread::sleep_for(std::chrono::milliseconds(900));
+  }
+  EXPECT_EQ(described, 1);
+  const std::string text = capture.text();
+  EXPECT_THAT(text, HasSubstr("still waiting for receive 7 ("));
+  EXPECT_THAT(text, HasSubstr("stopped waiting for receive 7 after "));
+}
+
+}  // namespace

@@ -16,6 +16,11 @@ BATON_API std::string read_file(const std::string& path, const std::string& what
 // create WHAT folder 'PATH': <system error>".
 BATON_API void make_folders(const std::string& path, const std::string& what);
 
+// Writes all of `data` to `fd` with as few write() calls as the kernel allows (one, for a
+// line on a pipe or an O_APPEND file: lines of concurrent writers never interleave),
+// retrying interrupted calls. False, with errno set, when a write fails.
+BATON_API bool write_fully(int fd, const std::string& data);
+
 // Throws baton::Error naming the path and the system error.
 BATON_API void write_file_atomically(const std::string& path, const std::string& contents);
 

@@ -5,6 +5,9 @@
 //
 //   const baton::WaitNotice notice("runtime", "the activations of stage 1, mb 3 from rank 0");
 //   work->wait(timeout);
+//
+// On a hot path (every receive of a step) pass `describe` and a `context` instead: the text
+// is then built only for a wait that lasts, and a notice costs a lock and an insert.
 #pragma once
 
 #include <chrono>
@@ -17,7 +20,12 @@ namespace baton {
 
 class BATON_API WaitNotice {
  public:
+  using Describe = std::string (*)(const void* context);
+
   WaitNotice(const char* component, std::string what);
+  // `describe(context)` says what is awaited, called (from another thread) only once the
+  // wait has lasted; `context` must outlive the notice.
+  WaitNotice(const char* component, Describe describe, const void* context);
   ~WaitNotice();
   WaitNotice(const WaitNotice&) = delete;
   WaitNotice& operator=(const WaitNotice&) = delete;

@@ -22,23 +22,28 @@ namespace {
 
 }  // namespace
 
+bool write_fully(int fd, const std::string& data) {
+  std::size_t written = 0;
+  while (written < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + written, data.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    written += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
 void write_file_atomically(const std::string& path, const std::string& contents) {
   // The temporary file lives in the target's folder so rename() stays on one filesystem.
   std::string temp = path + ".tmp.XXXXXX";
   const int fd = mkstemp(temp.data());
   if (fd < 0) fail("cannot create a temporary file next to it", path);
-  std::size_t written = 0;
-  while (written < contents.size()) {
-    const ssize_t n = ::write(fd, contents.data() + written, contents.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int saved = errno;
-      ::close(fd);
-      ::unlink(temp.c_str());
-      errno = saved;
-      fail("write failed", path);
-    }
-    written += static_cast<std::size_t>(n);
+  if (!write_fully(fd, contents)) {
+    const int saved = errno;
+    ::close(fd);
+    ::unlink(temp.c_str());
+    errno = saved;
+    fail("write failed", path);
   }
   // mkstemp creates 0600; outputs should be readable like any other file. (Reading the
   // umask would mean changing it, which races with other threads.)

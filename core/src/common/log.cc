@@ -3,15 +3,20 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cerrno>
 #include <cstdlib>
+#include <iterator>
 #include <mutex>
+
+#include "baton/files.h"
 
 namespace baton {
 namespace {
 
 constexpr int kUnset = -1;
 std::atomic<int> chosen_level{kUnset};
+
+// Indexed by LogLevel.
+constexpr const char* kLevelNames[] = {"error", "warn", "info", "debug"};
 
 std::mutex& prefix_mutex() {
   static std::mutex mutex;
@@ -28,7 +33,7 @@ LogLevel level_from_environment() {
   if (text && *text && !parse_log_level(text, &level)) {
     const std::string warning = std::string("baton: warning: BATON_LOG_LEVEL='") + text +
                                 "' is not error, warn, info or debug; using info\n";
-    (void)!::write(STDERR_FILENO, warning.data(), warning.size());
+    (void)write_fully(STDERR_FILENO, warning);
   }
   return level;
 }
@@ -36,13 +41,9 @@ LogLevel level_from_environment() {
 }  // namespace
 
 bool parse_log_level(const std::string& text, LogLevel* level) {
-  static const std::pair<const char*, LogLevel> kNames[] = {{"error", LogLevel::kError},
-                                                            {"warn", LogLevel::kWarn},
-                                                            {"info", LogLevel::kInfo},
-                                                            {"debug", LogLevel::kDebug}};
-  for (const auto& [name, value] : kNames) {
-    if (text == name) {
-      *level = value;
+  for (int value = 0; value < static_cast<int>(std::size(kLevelNames)); ++value) {
+    if (text == kLevelNames[value]) {
+      *level = static_cast<LogLevel>(value);
       return true;
     }
   }
@@ -50,17 +51,8 @@ bool parse_log_level(const std::string& text, LogLevel* level) {
 }
 
 const char* log_level_name(LogLevel level) {
-  switch (level) {
-    case LogLevel::kError:
-      return "error";
-    case LogLevel::kWarn:
-      return "warn";
-    case LogLevel::kInfo:
-      return "info";
-    case LogLevel::kDebug:
-      return "debug";
-  }
-  return "?";
+  const int value = static_cast<int>(level);
+  return value >= 0 && value < static_cast<int>(std::size(kLevelNames)) ? kLevelNames[value] : "?";
 }
 
 LogLevel log_level() {
@@ -97,16 +89,8 @@ void log(LogLevel level, const char* component, const std::string& message) {
   line += message;
   line += '\n';
   // One write per line: lines from several threads (and, through a shared pipe, several
-  // processes) never interleave.
-  const char* data = line.data();
-  std::size_t left = line.size();
-  while (left > 0) {
-    const ssize_t written = ::write(STDERR_FILENO, data, left);
-    if (written < 0 && errno == EINTR) continue;
-    if (written <= 0) return;
-    data += written;
-    left -= static_cast<std::size_t>(written);
-  }
+  // processes) never interleave. A log line that cannot be written is dropped.
+  (void)write_fully(STDERR_FILENO, line);
 }
 
 }  // namespace baton

@@ -47,7 +47,8 @@ class Registry {
     return *registry;
   }
 
-  std::uint64_t add(const char* component, std::string what) {
+  std::uint64_t add(const char* component, std::string what, WaitNotice::Describe describe,
+                    const void* context) {
     const std::lock_guard<std::mutex> lock(mutex_);
     if (!watcher_started_) {
       std::thread([this] { watch(); }).detach();
@@ -55,7 +56,8 @@ class Registry {
     }
     const std::uint64_t id = ++last_id_;
     const Clock::time_point now = Clock::now();
-    waits_.emplace(id, Wait{component, std::move(what), now, now + delay_, false});
+    waits_.emplace(id,
+                   Wait{component, std::move(what), describe, context, now, now + delay_, false});
     return id;
   }
 
@@ -83,7 +85,9 @@ class Registry {
  private:
   struct Wait {
     const char* component = "";
-    std::string what;
+    std::string what;  // built from `describe` when the wait is first noticed
+    WaitNotice::Describe describe = nullptr;
+    const void* context = nullptr;
     Clock::time_point started;
     Clock::time_point next_notice;
     bool noticed = false;
@@ -100,6 +104,12 @@ class Registry {
         const Clock::time_point now = Clock::now();
         for (auto& [id, wait] : waits_) {
           if (now < wait.next_notice) continue;
+          // The waiting thread is blocked in remove() until this lock is released, so the
+          // context is alive.
+          if (wait.describe != nullptr) {
+            wait.what = wait.describe(wait.context);
+            wait.describe = nullptr;
+          }
           notices.emplace_back(wait.component, "still waiting for " + wait.what + " (" +
                                                    seconds_text(now - wait.started) + " so far)");
           wait.noticed = true;
@@ -122,7 +132,10 @@ class Registry {
 }  // namespace
 
 WaitNotice::WaitNotice(const char* component, std::string what)
-    : id_(Registry::instance().add(component, std::move(what))) {}
+    : id_(Registry::instance().add(component, std::move(what), nullptr, nullptr)) {}
+
+WaitNotice::WaitNotice(const char* component, Describe describe, const void* context)
+    : id_(Registry::instance().add(component, std::string(), describe, context)) {}
 
 WaitNotice::~WaitNotice() {
   Registry::instance().remove(id_);

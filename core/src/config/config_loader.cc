@@ -10,6 +10,7 @@
 
 #include "baton/config.h"
 #include "baton/error.h"
+#include "baton/log.h"
 #include "baton/suggest.h"
 #include "value_typing.h"
 
@@ -271,6 +272,14 @@ void check_ranges(const Config& config) {
     throw ConfigError(rendezvous.origin().description +
                       ": world.rendezvous must be tcp or file, got '" + rendezvous.as_string() +
                       "'" + did_you_mean(rendezvous.as_string(), {"tcp", "file"}));
+  }
+  const ParamValue& log_level = config.section("run").at("log_level");
+  LogLevel level;
+  if (!log_level.text().empty() && !parse_log_level(log_level.text(), &level)) {
+    throw ConfigError(log_level.origin().description +
+                      ": run.log_level must be error, warn, info or debug, got '" +
+                      log_level.text() + "'" +
+                      did_you_mean(log_level.text(), {"error", "warn", "info", "debug"}));
   }
   const ParamValue& port = config.section("world").at("port");
   if (port.as_int() < 0 || port.as_int() > 65535) {

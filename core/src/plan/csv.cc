@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "baton/files.h"
 #include "baton/error.h"
+#include "baton/files.h"
 
 namespace baton {
 namespace {

@@ -49,11 +49,16 @@ TraceEvent event_of(const TimelineEntry& entry) {
 
 }  // namespace
 
-std::string format_chrome_trace(const SimulationResult& result) {
+std::vector<TraceEvent> simulation_trace_events(const SimulationResult& result) {
   std::vector<TraceEvent> events;
   events.reserve(result.timeline.size());
   for (const TimelineEntry& entry : result.timeline) events.push_back(event_of(entry));
-  return write_chrome_trace(events, result.num_ranks, result.schedule_name);
+  return events;
+}
+
+std::string format_chrome_trace(const SimulationResult& result) {
+  return write_chrome_trace(simulation_trace_events(result), result.num_ranks,
+                            result.schedule_name);
 }
 
 }  // namespace baton

@@ -227,6 +227,21 @@ struct PipelineExecutor::Impl {
     }
   }
 
+  // What await_recv() waits for, put into words only when a WaitNotice needs them.
+  struct AwaitedReceive {
+    const Impl* impl;
+    int stage, microbatch;
+    bool forward;
+    static std::string describe(const void* context) {
+      const auto& self = *static_cast<const AwaitedReceive*>(context);
+      const int sender = self.forward ? self.stage - 1 : self.stage + 1;
+      return std::string(self.forward ? "the activations" : "the gradients") + " of stage " +
+             std::to_string(sender) + ", microbatch " + std::to_string(self.microbatch) +
+             " from rank " + std::to_string(self.impl->rank_of(sender)) + " (training step " +
+             std::to_string(self.impl->training_step) + ")";
+    }
+  };
+
   // Waits for the receive of (stage, microbatch, direction) and returns its buffers.
   const std::vector<at::Tensor>& await_recv(int s, int mb, FlowDirection direction) {
     auto key = std::make_tuple(s, mb, static_cast<int>(direction));
@@ -239,13 +254,8 @@ struct PipelineExecutor::Impl {
     }
     const double waiting_since = since_step_start();
     {
-      const bool forward = direction == FlowDirection::kForward;
-      const WaitNotice notice(
-          "runtime", std::string(forward ? "the activations" : "the gradients") + " of stage " +
-                         std::to_string(forward ? s - 1 : s + 1) + ", microbatch " +
-                         std::to_string(mb) + " from rank " +
-                         std::to_string(rank_of(forward ? s - 1 : s + 1)) + " (training step " +
-                         std::to_string(training_step) + ")");
+      const AwaitedReceive awaited{this, s, mb, direction == FlowDirection::kForward};
+      const WaitNotice notice("runtime", &AwaitedReceive::describe, &awaited);
       for (auto& work : found->second.works) work->wait(options.timeout);
     }
     const double waited_until = since_step_start();
@@ -524,9 +534,14 @@ struct PipelineExecutor::Impl {
     try {
       const double draining_since = since_step_start();
       {
-        const WaitNotice notice("runtime", "this rank's sends of training step " +
-                                               std::to_string(training_step) +
-                                               " to be taken by their receivers");
+        const WaitNotice notice(
+            "runtime",
+            [](const void* step) {
+              return "this rank's sends of training step " +
+                     std::to_string(*static_cast<const int*>(step)) +
+                     " to be taken by their receivers";
+            },
+            &training_step);
         for (auto& send : sends) send.work->wait(options.timeout);
       }
       record(ActionSpan::Kind::kCommWait, "wait sends", draining_since, since_step_start());

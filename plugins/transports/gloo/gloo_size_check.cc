@@ -77,8 +77,8 @@ void GlooTransport::on_size_mismatch(int peer, const ControlMessage& message) {
   const baton::P2PDirection mine = opposite(direction_of(message.role));
   std::shared_ptr<Operation> operation = find_operation(peer, mine, message.tag, message.sequence);
   if (operation == nullptr) {
-    abort_on_mismatch(nullptr, "rank " + std::to_string(peer) + " found a size mismatch on tag " +
-                                   baton::format_tag(message.tag));
+    abort("rank " + std::to_string(peer) + " found a size mismatch on tag " +
+          baton::format_tag(message.tag));
     return;
   }
   const std::uint64_t own = operation->what().bytes;
@@ -110,9 +110,12 @@ void GlooTransport::report_mismatch(const std::shared_ptr<Operation>& operation,
   tell.bytes = what.bytes;
   tell.role = role_of(what.direction);
   const int peer = what.peer;
-  // From a pool thread: this may be a reader, which must not block on its peer's reader
-  // (both could be sending to each other with the other's control receives all taken). The
-  // peer hears why before the connection closes: control messages keep their order.
+  // No recovery: the runtime fixes sizes before step 1 and ends the run on any transport
+  // error (docs/writing-a-transport.md), so aborting — which fails everything still pending,
+  // on both ranks, with the reason — is all that is left to do. From a pool thread: this may
+  // be a reader, which must not block on its peer's reader (both could be sending to each
+  // other with the other's control receives all taken). The peer hears why before the
+  // connection closes: control messages keep their order.
   registry_->waiters.run([this, peer, tell, tell_peer, message] {
     if (tell_peer) {
       try {
@@ -121,16 +124,8 @@ void GlooTransport::report_mismatch(const std::shared_ptr<Operation>& operation,
         // The connection is gone or the transport stops: the peer fails for that reason.
       }
     }
-    abort_on_mismatch(nullptr, message);
+    abort(message);
   });
-}
-
-void GlooTransport::abort_on_mismatch(const std::shared_ptr<Operation>&,
-                                      const std::string& reason) {
-  // No recovery: the runtime fixes sizes before step 1 and ends the run on any transport
-  // error, so a mismatch is a bug to report, not a condition to clear (docs/writing-a-
-  // transport.md). Aborting fails everything still pending, on both ranks, with the reason.
-  abort(reason);
 }
 
 std::shared_ptr<Operation> GlooTransport::find_operation(int peer, baton::P2PDirection direction,

@@ -113,7 +113,6 @@ class GlooTransport : public baton::Transport, public baton::ReceivesMatchByTag 
   // the transport: no recovery (see docs/writing-a-transport.md).
   void report_mismatch(const std::shared_ptr<Operation>& operation, std::uint64_t sent_bytes,
                        std::uint64_t received_bytes, bool tell_peer);
-  void abort_on_mismatch(const std::shared_ptr<Operation>& operation, const std::string& reason);
   std::shared_ptr<Operation> find_operation(int peer, baton::P2PDirection direction,
                                             std::uint64_t tag, std::uint64_t sequence);
 

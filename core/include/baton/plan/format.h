@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "baton/export.h"
+#include "baton/plan/chrome_trace.h"
 #include "baton/plan/plan.h"
 #include "baton/plan/simulate.h"
 
@@ -32,6 +33,9 @@ BATON_API std::string format_plan_table(const Plan& plan,
 // "Rank N", compute on thread "compute" and SEND/RECV on thread "comms", one "X" event per
 // timeline entry. One cost unit is 1000 us, so unit costs read as milliseconds.
 BATON_API std::string format_chrome_trace(const SimulationResult& result);
+
+// The events of that trace, one per timeline entry (for other pictures of the same plan).
+BATON_API std::vector<TraceEvent> simulation_trace_events(const SimulationResult& result);
 
 // A JSON object with the schedule name, ranks, makespan, overall bubble fraction and, per rank,
 // busy time, idle time, bubble fraction and peak activations.
