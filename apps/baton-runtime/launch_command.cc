@@ -25,6 +25,9 @@
 namespace baton_app {
 namespace {
 
+// How long the other ranks get to report a failure themselves before they are stopped.
+constexpr std::chrono::seconds kStopGrace(3);
+
 struct RankProcess {
   int rank = 0;
   pid_t pid = -1;
@@ -160,7 +163,9 @@ int launch(const RunOptions& run, int world_size) {
   }
 
   int first_failure = -1;
+  auto stop_at = std::chrono::steady_clock::time_point::max();
   auto deadline = std::chrono::steady_clock::time_point::max();
+  bool stopped = false;
   for (;;) {
     std::vector<pollfd> fds;
     for (auto& process : ranks) {
@@ -180,14 +185,11 @@ int launch(const RunOptions& run, int world_size) {
         const bool ok = WIFEXITED(process.status) && WEXITSTATUS(process.status) == 0;
         if (!ok && first_failure < 0) {
           first_failure = process.rank;
-          // Give the others the transport timeout's chance to fail on their own (they
-          // were aborted by the failing rank), then stop them.
-          for (auto& other : ranks) {
-            if (!other.running) continue;
-            other.stopped_by_launcher = true;
-            kill(other.pid, SIGTERM);
-          }
-          deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+          // The others were aborted by the failing rank and usually fail on their own at
+          // once, with their own annotated error: give them a moment to say it, then stop
+          // them (SIGTERM), and kill what still runs 10 s later.
+          stop_at = std::chrono::steady_clock::now() + kStopGrace;
+          deadline = stop_at + std::chrono::seconds(10);
         }
       } else {
         any_running = true;
@@ -201,6 +203,14 @@ int launch(const RunOptions& run, int world_size) {
         outputs_open |= process.output_fd >= 0;
       }
       if (!outputs_open) break;
+    }
+    if (!stopped && std::chrono::steady_clock::now() > stop_at) {
+      stopped = true;
+      for (auto& other : ranks) {
+        if (!other.running) continue;
+        other.stopped_by_launcher = true;
+        kill(other.pid, SIGTERM);
+      }
     }
     if (std::chrono::steady_clock::now() > deadline) {
       for (auto& process : ranks) {
