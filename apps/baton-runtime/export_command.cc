@@ -32,19 +32,16 @@ int export_checkpoint(std::string folder, std::string out) {
     }
     folder = latest;
   }
+  // A checkpoint missing a rank's file, or with a damaged manifest, would export a part of
+  // the model as if it were all of it.
+  const int ranks = verify_checkpoint(folder);
   std::map<std::string, at::Tensor> merged;  // sorted: a stable file
   std::vector<std::string> rank_files;
-  for (const auto& entry : fs::directory_iterator(folder)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("rank", 0) == 0 && entry.path().extension() == ".pt")
-      rank_files.push_back(entry.path().string());
+  for (int rank = 0; rank < ranks; ++rank) {
+    rank_files.push_back(folder + "/rank" + std::to_string(rank) + ".pt");
   }
-  std::sort(rank_files.begin(), rank_files.end());
   for (const auto& path : rank_files) {
-    const std::string bytes = baton::read_file(path, "checkpoint file");
-    const auto dict =
-        torch::pickle_load(std::vector<char>(bytes.begin(), bytes.end())).toGenericDict();
-    for (const auto& entry : dict) {
+    for (const auto& entry : load_checkpoint_parameters(path)) {
       const std::string key = entry.key().toStringRef();
       if (key.rfind("param.", 0) != 0) continue;
       const std::string name = key.substr(6);

@@ -1,12 +1,18 @@
 // `baton run CONFIG`: one rank of a run. Its rank, world size and store come from the
 // environment of whatever launched it (baton launch, torchrun, Slurm, Open MPI); with
 // none, it is a single-rank run.
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
 #include "baton/config.h"
 #include "baton/error.h"
 #include "commands.h"
+#include "run_options.h"
 #include "training/pipeline_record.h"
 #include "training/trainer.h"
 #include "training/world_env.h"
@@ -18,13 +24,22 @@
 namespace baton_app {
 namespace {
 
+// A rank started by `baton launch` dies with it, even when the launcher is SIGKILLed and
+// cannot stop it: no rank is left behind training for nobody.
+void die_with_the_launcher() {
+  const char* launcher = std::getenv(kLaunchPid);
+  if (launcher == nullptr) return;
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // The launcher may have died before the request took effect.
+  if (std::to_string(getppid()) != launcher) {
+    throw baton::Error("the launcher (process " + std::string(launcher) +
+                       ") is gone; this rank stops");
+  }
+}
+
 int run_rank(const RunOptions& run, const std::string& bench_record) {
-  baton::ConfigOverrides overrides;
-  overrides.set = run.sets;
-  overrides.use_environment = !run.no_env;
-  baton::Config config = run.config.empty()
-                             ? baton::load_config_text("", "<embedded default>", overrides)
-                             : baton::load_config_file(run.config, overrides);
+  die_with_the_launcher();
+  baton::Config config = load_run_config(run);
   TrainOptions options;
   options.dump_dir = run.dump_dir;
   options.resume = run.resume;
@@ -47,22 +62,6 @@ int run_rank(const RunOptions& run, const std::string& bench_record) {
 }
 
 }  // namespace
-
-void add_run_options(CLI::App& command, RunOptions& options) {
-  command
-      .add_option("CONFIG", options.config,
-                  "the run's YAML (none: the embedded default, GPT on the shipped text)")
-      ->type_name("YAML");
-  add_repeatable_option(command, "--set", options.sets,
-                        "override one option, after the file and the environment (repeatable)");
-  command
-      .add_option("--dump-dir", options.dump_dir,
-                  "on a failure, write each rank's plan, trace and error here")
-      ->type_name("DIR");
-  command.add_flag("--no-env", options.no_env, "ignore BATON_<SECTION>_<KEY> variables");
-  command.add_flag("--resume", options.resume,
-                   "continue from the newest complete checkpoint in the run's folder");
-}
 
 void add_run_command(CommandLine& command_line) {
   struct Options {

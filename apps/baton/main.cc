@@ -1,10 +1,11 @@
 // baton: pipeline-parallel training on LibTorch, with schedules and transports as plugins.
 //
 // This is the front end, built on the plan layer alone (no LibTorch), so what needs no tensor
-// answers at once: help, version, plan, plugins. Training and managing runs (launch, run,
-// export, config) is `baton-runtime`, measuring (bench) is `baton-bench`, both next to this
-// program, which the front end replaces itself with (execv: same process id and environment)
-// before reading any option: their options and `--help` are theirs.
+// answers at once: help, version, plan, plugins, config, and launch, which starts its ranks as
+// `baton-runtime run`. Training and managing runs (run, export) is `baton-runtime`, measuring
+// (bench) is `baton-bench`, both next to this program, which the front end replaces itself with
+// (execv: same process id and environment) before reading any option: their options and `--help`
+// are theirs.
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -30,13 +31,10 @@ struct ForwardedCommand {
 };
 
 const ForwardedCommand kForwarded[] = {
-    {"launch", "baton-runtime", "train: run N ranks on this machine (Gloo on loopback by default)"},
     {"run", "baton-runtime",
      "train as one rank of a run started by a launcher (baton launch, torchrun, Slurm, Open MPI)"},
     {"export", "baton-runtime",
      "merge a checkpoint into one state dict of the full model (Python: torch.load)"},
-    {"config", "baton-runtime",
-     "check a run configuration and print it resolved, or print every option's default"},
     {"bench", "baton-bench",
      "measure: a transport against its library, a training step against its plan"},
 };
@@ -91,8 +89,10 @@ int dispatch(const std::vector<std::string>& args) {
   for (const ForwardedCommand& command : kForwarded) {
     command_line.add_command(root, command.name, command.description).group("Commands");
   }
+  baton_app::add_launch_command(command_line);
   baton_app::add_plan_command(command_line);
   baton_app::add_plugins_command(command_line);
+  baton_app::add_config_command(command_line);
   command_line
       .add_command(root, "version",
                    "print versions (baton, plugin ABI, LibTorch), the BLAS LibTorch uses and "

@@ -12,6 +12,7 @@
 #include "baton/plan/compile.h"
 #include "baton/plan/csv.h"
 #include "baton/plan/format.h"
+#include "baton/plan/shape_limits.h"
 #include "baton/plan/simulate.h"
 #include "baton/plugin_loader.h"
 #include "baton/suggest.h"
@@ -143,14 +144,14 @@ void add_plan_command(CommandLine& command_line) {
       ->type_name("NAME|PATH|csv:FILE");
   plan.add_option("--ranks", options->shape.ranks, "pipeline ranks")
       ->required()
-      ->check(integer_in(1, 100000));
+      ->check(integer_in(1, baton::kMaxRanks));
   plan.add_option("--stages-per-rank", options->shape.stages_per_rank,
                   "stages on each rank (2 or more: interleaved, V schedules)")
       ->capture_default_str()
-      ->check(integer_in(1, 100000));
+      ->check(integer_in(1, baton::kMaxStagesPerRank));
   plan.add_option("--microbatches", options->shape.microbatches, "microbatches per step")
       ->required()
-      ->check(integer_in(1, 100000));
+      ->check(integer_in(1, baton::kMaxMicrobatches));
   add_repeatable_option(plan, "--param", options->params,
                         "a schedule parameter (schedule.params.KEY)");
   plan.add_option("--costs", options->costs,

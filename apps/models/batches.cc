@@ -118,6 +118,12 @@ std::unique_ptr<BatchSource> make_batch_source(const baton::Config& config, cons
                                std::to_string(tokens.size(0)) +
                                " tokens, fewer than one window of " + std::to_string(seq_len + 1));
     }
+    if (tokens.min().item<std::int64_t>() < 0) {
+      throw baton::ConfigError(path.origin().description + ": data.tokens: '" + file +
+                               "' holds a negative token id (" +
+                               std::to_string(tokens.min().item<std::int64_t>()) +
+                               "); token ids are 0 to model.params.vocab_size - 1");
+    }
     if (tokens.max().item<std::int64_t>() >= model.input_range) {
       throw baton::ConfigError(path.origin().description + ": data.tokens: token ids reach " +
                                std::to_string(tokens.max().item<std::int64_t>()) +

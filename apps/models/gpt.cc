@@ -85,11 +85,6 @@ BuiltModel build_gpt(const baton::ParamValues& params, std::uint64_t seed) {
   const std::int64_t width = params.get_int("d_model");
   const std::int64_t heads = params.get_int("heads");
   const std::int64_t layers = params.get_int("layers");
-  if (heads < 1 || width % heads != 0) {
-    throw baton::ConfigError(params.at("heads").origin().description + ": model.params.heads (" +
-                             std::to_string(heads) + ") must divide model.params.d_model (" +
-                             std::to_string(width) + ")");
-  }
   auto root = std::make_shared<torch::nn::Module>("Gpt");
   std::vector<baton::ModuleUnit> units;
   Embedding embed(vocab, seq_len, width);

@@ -1,32 +1,17 @@
-// The built-in models, with their parameter tables (checked against model.params in the
-// YAML) and builders.
+// Builds the configured model: its parameters checked against model_specs.h, then its
+// builder (MLP, GPT, identity) or the TorchScript file.
 #pragma once
 
-#include <string>
-#include <vector>
+#include <cstdint>
 
 #include "baton/config.h"
-#include "baton/params.h"
+#include "model_specs.h"
 #include "models.h"
 
 namespace baton_models {
 
-struct ModelEntry {
-  const char* name;
-  const char* doc;
-  const baton::ParamSpec* params;
-  std::size_t num_params;
-  // Builds the model from checked params; null for models loaded from a file.
-  BuiltModel (*build)(const baton::ParamValues& params, std::uint64_t seed);
-};
-
-const std::vector<ModelEntry>& model_catalog();
-
-// Throws baton::ConfigError naming model.name's origin and the known models.
-const ModelEntry& find_model(const baton::ParamValue& model_name);
-
-// Checks model.params against the model's table (recording the result in `config`) and
-// builds the model: the one path `baton run` and the tests share.
+// Checks model.params (recording the result in `config`) and builds the model: the one
+// path `baton run` and the tests share.
 BuiltModel build_configured_model(baton::Config& config, std::uint64_t seed);
 
 }  // namespace baton_models

@@ -12,6 +12,7 @@
 
 #include "baton/error.h"
 #include "baton/files.h"
+#include "baton/log.h"
 #include "baton/store_keys.h"
 #include "store_count.h"
 
@@ -37,6 +38,8 @@ std::string rank_file(const std::string& folder, int rank, const std::string& su
 struct Manifest {
   long step = 0;
   long world_size = 0;
+  std::string optimizer;  // empty in checkpoints written before it was recorded
+  std::vector<std::string> files;
 };
 
 Manifest read_manifest(const std::string& path) {
@@ -51,10 +54,90 @@ Manifest read_manifest(const std::string& path) {
     const auto found = manifest.find(key);
     return found != manifest.end() && found->is_number_integer() ? found->get<long>() : -1;
   };
-  return {number("step"), number("world_size")};
+  Manifest read{
+      number("step"), number("world_size"), manifest.value("optimizer", std::string()), {}};
+  if (read.step < 1 || read.world_size < 1 || read.world_size > 1 << 16) {
+    throw baton::ConfigError("checkpoint manifest '" + path + "' names step " +
+                             std::to_string(read.step) + " written by " +
+                             std::to_string(read.world_size) +
+                             " ranks (damaged?); remove that checkpoint folder to use the one "
+                             "before it");
+  }
+  const auto files = manifest.find("files");
+  if (files != manifest.end() && files->is_array()) {
+    for (const auto& file : *files) {
+      if (file.is_string()) read.files.push_back(file.get<std::string>());
+    }
+  }
+  return read;
+}
+
+// Every PyTorch archive (torch.save, pickle_save, an optimizer's archive) is a zip file,
+// which ends with an end-of-central-directory record: a file cut short or overwritten with
+// other bytes has none.
+bool looks_like_whole_archive(const std::string& path) {
+  std::ifstream file(path, std::ios::binary | std::ios::ate);
+  if (!file) return false;
+  const std::streamoff size = file.tellg();
+  if (size < 22) return false;
+  const std::streamoff tail = std::min<std::streamoff>(size, 65536 + 22);
+  std::string bytes(static_cast<std::size_t>(tail), '\0');
+  file.seekg(size - tail);
+  file.read(bytes.data(), tail);
+  return bytes.rfind(std::string("PK\x05\x06", 4)) != std::string::npos;
+}
+
+// A tensor archive read back, or a ConfigError naming the file instead of LibTorch's
+// "PytorchStreamReader failed ..." with a stack.
+c10::IValue load_archive(const std::string& path) {
+  const std::string bytes = baton::read_file(path, "checkpoint file");
+  try {
+    return torch::pickle_load(std::vector<char>(bytes.begin(), bytes.end()));
+  } catch (const c10::Error& error) {
+    throw baton::ConfigError("checkpoint file '" + path + "' cannot be read (" +
+                             error.what_without_backtrace() +
+                             "); remove that checkpoint folder to use the one before it");
+  }
 }
 
 }  // namespace
+
+c10::Dict<c10::IValue, c10::IValue> load_checkpoint_parameters(const std::string& path) {
+  const c10::IValue value = load_archive(path);
+  if (!value.isGenericDict()) {
+    throw baton::ConfigError("checkpoint file '" + path + "' holds a " + value.tagKind() +
+                             ", not baton's dict of parameters");
+  }
+  return value.toGenericDict();
+}
+
+int verify_checkpoint(const std::string& folder) {
+  const Manifest manifest = read_manifest(folder + "/manifest.json");
+  std::vector<std::string> expected;
+  for (long r = 0; r < manifest.world_size; ++r) {
+    expected.push_back("rank" + std::to_string(r) + ".pt");
+    expected.push_back("rank" + std::to_string(r) + ".optim");
+  }
+  if (!manifest.files.empty() && manifest.files != expected) {
+    throw baton::ConfigError("checkpoint manifest '" + folder +
+                             "/manifest.json' lists other files than " +
+                             std::to_string(manifest.world_size) + " ranks write (damaged?)");
+  }
+  for (const std::string& file : expected) {
+    const std::string path = folder + "/" + file;
+    if (!fs::exists(path)) {
+      throw baton::ConfigError("checkpoint '" + folder + "' was written by " +
+                               std::to_string(manifest.world_size) + " ranks, but " + file +
+                               " is missing: the checkpoint is incomplete");
+    }
+    if (!looks_like_whole_archive(path)) {
+      throw baton::ConfigError("checkpoint file '" + path +
+                               "' is truncated or not a PyTorch archive (no zip directory at "
+                               "its end)");
+    }
+  }
+  return static_cast<int>(manifest.world_size);
+}
 
 std::string latest_checkpoint(const std::string& dir) {
   std::error_code error;
@@ -64,8 +147,16 @@ std::string latest_checkpoint(const std::string& dir) {
     if (name.rfind("step-", 0) == 0 && fs::exists(entry.path() / "manifest.json"))
       complete.push_back(entry.path().string());
   }
-  if (complete.empty()) return "";
-  return *std::max_element(complete.begin(), complete.end());  // zero-padded: text order
+  std::sort(complete.rbegin(), complete.rend());  // zero-padded: text order, newest first
+  for (const std::string& folder : complete) {
+    try {
+      verify_checkpoint(folder);
+      return folder;
+    } catch (const baton::ConfigError& damaged) {
+      BATON_LOG_WARN("checkpoint", "skipping " << folder << ": " << damaged.what());
+    }
+  }
+  return "";
 }
 
 Checkpointer::Checkpointer(CheckpointSettings settings, int rank, int world_size,
@@ -115,7 +206,8 @@ void Checkpointer::save(int step, const std::string& schedule_name) {
   nlohmann::ordered_json manifest = {{"format", kManifestFormat},
                                      {"step", step},
                                      {"world_size", world_size_},
-                                     {"schedule", schedule_name}};
+                                     {"schedule", schedule_name},
+                                     {"optimizer", settings_.optimizer}};
   nlohmann::ordered_json files = nlohmann::ordered_json::array();
   for (int r = 0; r < world_size_; ++r) {
     files.push_back("rank" + std::to_string(r) + ".pt");
@@ -136,14 +228,18 @@ int Checkpointer::restore_latest() {
   const Manifest manifest = read_manifest(folder + "/manifest.json");
   const long step = manifest.step;
   const long world = manifest.world_size;
-  if (step < 1 || world != world_size_) {
+  if (world != world_size_) {
     throw baton::ConfigError("--resume: checkpoint '" + folder + "' was written by " +
                              std::to_string(world) + " ranks; this run has " +
                              std::to_string(world_size_));
   }
-  const std::string bytes = baton::read_file(rank_file(folder, rank_, ".pt"), "checkpoint file");
-  const auto dict =
-      torch::pickle_load(std::vector<char>(bytes.begin(), bytes.end())).toGenericDict();
+  if (!manifest.optimizer.empty() && manifest.optimizer != settings_.optimizer) {
+    throw baton::ConfigError(
+        "--resume: checkpoint '" + folder + "' holds the state of optimizer " + manifest.optimizer +
+        ", this run uses optimizer.name " + settings_.optimizer +
+        "; resume with optimizer.name: " + manifest.optimizer + ", or start a new run");
+  }
+  const auto dict = load_checkpoint_parameters(rank_file(folder, rank_, ".pt"));
   at::NoGradGuard no_grad;
   for (auto& named : named_params_) {
     const std::string key = "param." + named.first;
@@ -159,11 +255,17 @@ int Checkpointer::restore_latest() {
     }
     named.second.copy_(saved);
   }
-  std::istringstream optimizer_bytes(
-      baton::read_file(rank_file(folder, rank_, ".optim"), "checkpoint file"));
-  torch::serialize::InputArchive archive;
-  archive.load_from(optimizer_bytes);
-  optimizer_->load(archive);
+  const std::string optimizer_file = rank_file(folder, rank_, ".optim");
+  std::istringstream optimizer_bytes(baton::read_file(optimizer_file, "checkpoint file"));
+  try {
+    torch::serialize::InputArchive archive;
+    archive.load_from(optimizer_bytes);
+    optimizer_->load(archive);
+  } catch (const c10::Error& error) {
+    throw baton::ConfigError("--resume: the optimizer state in '" + optimizer_file +
+                             "' cannot be loaded into optimizer " + settings_.optimizer + " (" +
+                             error.what_without_backtrace() + ")");
+  }
   return static_cast<int>(step);
 }
 

@@ -7,7 +7,9 @@
 // renamed, so a checkpoint is either complete — it has a manifest — or ignored.
 #pragma once
 
+#include <ATen/core/Dict.h>
 #include <ATen/core/Tensor.h>
+#include <ATen/core/ivalue.h>
 #include <torch/optim/optimizer.h>
 
 #include <chrono>
@@ -25,10 +27,22 @@ struct CheckpointSettings {
   std::string dir;  // where step-* folders go
   int every = 0;    // 0: only at the end
   bool enabled = true;
+  std::string optimizer;  // optimizer.name: recorded, and a resume with another is refused
 };
 
-// The newest complete checkpoint under `dir`: its folder, or empty when there is none.
+// The newest complete checkpoint under `dir`: its folder, or empty when there is none. A
+// newer one that is damaged (unreadable manifest, a file missing, empty or truncated) is
+// skipped with a warning naming what is wrong.
 std::string latest_checkpoint(const std::string& dir);
+
+// Throws ConfigError naming the file and the problem when checkpoint `folder` is not
+// complete and sound: its manifest, and every file the manifest lists (present, and a
+// whole PyTorch archive). Returns the number of ranks that wrote it.
+int verify_checkpoint(const std::string& folder);
+
+// One rank's parameter file ({"param.<name>": tensor}); ConfigError naming the file when it
+// cannot be read.
+c10::Dict<c10::IValue, c10::IValue> load_checkpoint_parameters(const std::string& path);
 
 class Checkpointer {
  public:

@@ -1,9 +1,14 @@
 #include "config_sections.h"
 
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "baton/config.h"
 #include "baton/error.h"
+#include "baton/suggest.h"
 
 namespace baton_app {
 namespace {
@@ -20,11 +25,111 @@ void require_at_least(const baton::Config& config, const char* section, const ch
                            value.text());
 }
 
+void require_one_of(const baton::Config& config, const char* section, const char* key,
+                    const std::vector<std::string>& choices) {
+  const baton::ParamValue& value = config.section(section).at(key);
+  for (const auto& choice : choices) {
+    if (value.as_string() == choice) return;
+  }
+  std::string listed;
+  for (const auto& choice : choices) listed += (listed.empty() ? "" : ", ") + choice;
+  throw baton::ConfigError(value.origin().description + ": " + section + "." + key +
+                           " must be one of " + listed + ", got '" + value.as_string() + "'" +
+                           baton::did_you_mean(value.as_string(), choices));
+}
+
+std::string number_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", value);
+  return text;
+}
+
+// A finite float in [low, high] (`low_open`: above low, not at it; high infinite: no upper
+// bound).
+void require_number(const baton::Config& config, const char* section, const char* key, double low,
+                    bool low_open, double high) {
+  const baton::ParamValue& value = config.section(section).at(key);
+  const double number = value.as_float();
+  if (std::isfinite(number) && (low_open ? number > low : number >= low) && number <= high) {
+    return;
+  }
+  const std::string range = std::string(low_open ? "above " : "from ") + number_text(low) +
+                            (std::isinf(high) ? "" : " to " + number_text(high));
+  throw baton::ConfigError(value.origin().description + ": " + section + "." + key +
+                           " must be a finite number " + range + ", got " + value.text());
+}
+
+// model.cuts: params, balanced, or one increasing unit index (>= 1) per stage after the
+// first.
+void check_cuts(const baton::Config& config) {
+  const baton::ParamValue& setting = config.section("model").at("cuts");
+  const std::vector<std::string> items = setting.as_string_list();
+  if (items.empty() || (items.size() == 1 && (items[0] == "params" || items[0] == "balanced"))) {
+    return;
+  }
+  long previous = 0;
+  for (const auto& item : items) {
+    char* end = nullptr;
+    const long long index = std::strtoll(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0') {
+      throw baton::ConfigError(setting.origin().description + ": model.cuts: '" + item +
+                               "' is not a unit index; write params, balanced, or a list of "
+                               "unit indices such as [2, 5]" +
+                               baton::did_you_mean(item, {"params", "balanced"}));
+    }
+    if (index <= previous) {
+      throw baton::ConfigError(setting.origin().description + ": model.cuts " + setting.text() +
+                               ": each cut is the unit where a stage begins, so they must be " +
+                               "increasing and at least 1; " + item + " is not");
+    }
+    previous = static_cast<long>(index);
+  }
+  const std::int64_t stages = config.section("world").get_int("ranks") *
+                              config.section("schedule").get_int("stages_per_rank");
+  if (static_cast<std::int64_t>(items.size()) != stages - 1) {
+    throw baton::ConfigError(setting.origin().description + ": model.cuts " + setting.text() +
+                             " has " + std::to_string(items.size()) + " cuts; " +
+                             std::to_string(stages) + " stages (world.ranks x " +
+                             "schedule.stages_per_rank) need " + std::to_string(stages - 1));
+  }
+}
+
+void check_batch(const baton::Config& config) {
+  const baton::ParamValue& batch = config.section("data").at("batch_size");
+  if (batch.as_int() > (1 << 24)) {
+    throw baton::ConfigError(batch.origin().description + ": data.batch_size must be at most " +
+                             std::to_string(1 << 24) + ", got " + batch.text());
+  }
+  const std::int64_t microbatches = config.section("schedule").get_int("microbatches");
+  if (batch.as_int() % microbatches == 0) return;
+  std::string workable;
+  for (std::int64_t m = 1; m <= batch.as_int() && m <= 1024; ++m) {
+    if (batch.as_int() % m == 0) workable += (workable.empty() ? "" : ", ") + std::to_string(m);
+  }
+  throw baton::ConfigError(batch.origin().description + ": data.batch_size " + batch.text() +
+                           " does not split into schedule.microbatches " +
+                           std::to_string(microbatches) +
+                           " equal microbatches; microbatch counts that divide it: " + workable);
+}
+
 void check_app_sections(const baton::Config& config) {
   require_at_least(config, "data", "batch_size", 1, "");
   require_at_least(config, "checkpoint", "every", 0, " (0: only at the end)");
   require_at_least(config, "trace", "steps", 0,
                    " (0 records none; trace.enabled: false turns the trace off)");
+  require_one_of(config, "optimizer", "name", {"sgd", "adam"});
+  require_number(config, "optimizer", "lr", 0, true, HUGE_VAL);
+  require_number(config, "optimizer", "momentum", 0, false, 1);
+  require_number(config, "optimizer", "weight_decay", 0, false, HUGE_VAL);
+  require_one_of(config, "data", "source", {"synthetic", "files", "text"});
+  require_one_of(config, "data", "token_format", {"auto", "bytes", "uint16", "int32", "npy"});
+  const baton::ParamValue& loss = config.section("model").at("loss");
+  const std::string& loss_name = loss.as_string();
+  const bool scripted =
+      loss_name.size() > 3 && loss_name.compare(loss_name.size() - 3, 3, ".pt") == 0;
+  if (!scripted) require_one_of(config, "model", "loss", {"cross_entropy", "mse"});
+  check_cuts(config);
+  check_batch(config);
 }
 
 }  // namespace

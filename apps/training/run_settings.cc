@@ -26,6 +26,7 @@ RunSettings read_run_settings(const baton::Config& config) {
   if (settings.checkpoint.dir.empty()) settings.checkpoint.dir = settings.run_dir + "/checkpoints";
   settings.checkpoint.every = static_cast<int>(checkpoint.get_int("every"));
   settings.checkpoint.enabled = checkpoint.get_bool("enabled");
+  settings.checkpoint.optimizer = config.section("optimizer").get_string("name");
   return settings;
 }
 

@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -165,6 +166,7 @@ std::shared_ptr<baton::Store> meet_the_other_ranks(const baton::Config& config,
   rendezvous.timeout = settings.timeout;
   rendezvous.run_id = world.run_id.empty() ? settings.name : world.run_id;
   rendezvous.rank0_hosts = !world.store_hosted_by_launcher;
+  rendezvous.token = world.store_token;
   const std::string where =
       rendezvous.kind == "file"
           ? "the file store" + (rendezvous.file.empty() ? std::string() : " " + rendezvous.file)
@@ -260,6 +262,32 @@ void record_failure(baton::Store* store, int rank) {
   }
 }
 
+// Records this rank's failure once: explicitly before it aborts its transport, or, for a
+// failure during set-up (a missing checkpoint file, a damaged data file, a model that does
+// not build), when the exception leaves train(), so that set-up failures are ordered too.
+class FailureRecord {
+ public:
+  FailureRecord(baton::Store* store, int rank)
+      : store_(store), rank_(rank), exceptions_(std::uncaught_exceptions()) {}
+  ~FailureRecord() {
+    if (std::uncaught_exceptions() > exceptions_) record();
+  }
+  FailureRecord(const FailureRecord&) = delete;
+  FailureRecord& operator=(const FailureRecord&) = delete;
+
+  void record() {
+    if (recorded_) return;
+    recorded_ = true;
+    record_failure(store_, rank_);
+  }
+
+ private:
+  baton::Store* store_;
+  int rank_;
+  int exceptions_;
+  bool recorded_ = false;
+};
+
 // What an equivalence test compares with plain PyTorch (TrainOptions::dump_dir): the
 // parameters a run starts from, the gradients of its first step, its losses, its final
 // parameters and the receive-buffer allocations. Does nothing without a dump folder.
@@ -335,6 +363,7 @@ void train(baton::Config& config, const TrainOptions& options) {
   const baton::Plan& plan = configured.plan.lowered;
 
   const std::shared_ptr<baton::Store> store = meet_the_other_ranks(config, world, settings);
+  FailureRecord failure_record(store.get(), world.rank);
   // The model, identical on every rank, cut into stages; this rank keeps its own.
   baton_models::BuiltModel model = baton_models::build_configured_model(config, settings.seed);
   const auto batches = baton_models::make_batch_source(config, model, options.data_dir);
@@ -435,7 +464,7 @@ void train(baton::Config& config, const TrainOptions& options) {
     probe_transfer(options, transport.get(), executor, plan, world.rank, settings.timeout);
     trace_path = trace.finish(plan);
   } catch (const baton::Error& error) {
-    record_failure(store.get(), world.rank);
+    failure_record.record();
     // Peers blocked on this rank fail fast instead of waiting for their timeout.
     if (transport) {
       transport->abort("rank " + std::to_string(world.rank) + " failed: " + error.what());

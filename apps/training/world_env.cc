@@ -12,6 +12,8 @@ const char* const kLaunchWorldSize = "BATON_LAUNCH_WORLD_SIZE";
 const char* const kLaunchStoreAddress = "BATON_LAUNCH_STORE_ADDRESS";
 const char* const kLaunchStorePort = "BATON_LAUNCH_STORE_PORT";
 const char* const kLaunchRunId = "BATON_LAUNCH_RUN_ID";
+const char* const kStoreToken = "BATON_STORE_TOKEN";
+const char* const kLaunchPid = "BATON_LAUNCH_PID";
 
 namespace {
 
@@ -81,6 +83,7 @@ WorldInfo world_from_environment() {
     }
     check_rank(world, "OMPI_COMM_WORLD_RANK");
   }
+  if (get(kStoreToken)) world.store_token = get(kStoreToken);
   return world;
 }
 

@@ -16,6 +16,8 @@ struct WorldInfo {
   int store_port = -1;            // -1: from the configuration
   bool store_hosted_by_launcher = false;
   std::string run_id;  // empty: derived from the configuration
+  // The secret every rank presents to the store (BATON_STORE_TOKEN); empty: the run id.
+  std::string store_token;
 };
 
 // Names of the variables baton's launcher sets for its ranks.
@@ -24,6 +26,8 @@ extern const char* const kLaunchWorldSize;
 extern const char* const kLaunchStoreAddress;
 extern const char* const kLaunchStorePort;
 extern const char* const kLaunchRunId;
+extern const char* const kStoreToken;  // any launcher may set it
+extern const char* const kLaunchPid;   // the launcher's process id
 
 // Throws baton::ConfigError naming the variable when one is malformed.
 WorldInfo world_from_environment();

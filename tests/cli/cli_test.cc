@@ -1,6 +1,10 @@
 // The `baton` program as a user runs it: exit codes and what it prints.
+#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <iterator>
@@ -38,6 +42,43 @@ TEST(Cli, PluginsAsJson) {
   EXPECT_EQ(result.exit_code, 0) << result.output;
   EXPECT_THAT(result.output, HasSubstr("\"name\": \"test-good\""));
   EXPECT_THAT(result.output, HasSubstr("\"status\": \"yes\""));
+}
+
+// Listing plugins and checking a configuration read descriptors, parameter tables and model
+// specs only: the built-in transports keep their tensor side in a second library, so none
+// of these loads LibTorch (a second per process). The dynamic loader says what it opened.
+TEST(Cli, PluginsAndConfigDoNotLoadLibTorch) {
+  for (const std::string command : {"plugins", "config check", "config defaults"}) {
+    const auto result = run_command("LD_DEBUG=files " + kBaton + " " + command);
+    EXPECT_EQ(result.exit_code, 0) << command << "\n" << result.output;
+    EXPECT_THAT(result.output, HasSubstr("libbaton-transport-gloo.so"))
+        << command << ": LD_DEBUG output expected";
+    EXPECT_THAT(result.output, Not(testing::ContainsRegex("file=[^ ]*libtorch")))
+        << command << " loaded LibTorch";
+  }
+}
+
+// The launcher hosts the store on world.port when the configuration sets it (it used to pick
+// a free port whatever the YAML said), and a port another run holds is refused at once,
+// naming it, instead of two runs joining each other.
+TEST(Cli, LaunchHostsTheStoreOnTheConfiguredPortAndRefusesOneInUse) {
+  const int holder = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(holder, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  ASSERT_EQ(listen(holder, 1), 0);
+  socklen_t length = sizeof(address);
+  getsockname(holder, reinterpret_cast<sockaddr*>(&address), &length);
+  const std::string port = std::to_string(ntohs(address.sin_port));
+  const auto result =
+      run_command("timeout -k 5 60 " + kBaton + " launch -n 2 --no-env --set world.port=" + port +
+                  " --set run.steps=1");
+  close(holder);
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("cannot host the tcp store at 127.0.0.1:" + port));
+  EXPECT_THAT(result.output, HasSubstr("another run, or another store, uses this port"));
+  EXPECT_THAT(result.output, Not(HasSubstr("[rank 0]"))) << "ranks were started";
 }
 
 TEST(Cli, ConfigCheckPointsAtTheTypoAndSuggests) {
@@ -219,8 +260,15 @@ TEST(CliPlan, RejectsBadOptionsWithSuggestions) {
   result = run_command(kBaton + " plan --schedule " + kGoodSchedule +
                        " --ranks 0 --microbatches 2 --param label=x");
   EXPECT_EQ(result.exit_code, 2);
-  EXPECT_THAT(result.output, HasSubstr("--ranks: must be an integer from 1 to 100000, got '0'"));
+  EXPECT_THAT(result.output, HasSubstr("--ranks: must be an integer from 1 to 16384, got '0'"));
   EXPECT_THAT(result.output, HasSubstr("Usage: baton plan"));
+  // Within each option's range, but a plan of 10^8 (stage, microbatch) pairs: refused with
+  // the limits, not a std::bad_alloc.
+  result = run_command(kBaton + " plan --schedule 1f1b --ranks 10000 --microbatches 10000");
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("cannot plan 10000 ranks x 1 stages per rank x 10000 "
+                                       "microbatches"));
+  EXPECT_THAT(result.output, Not(HasSubstr("bad_alloc")));
   result =
       run_command(kBaton + " plan --schedule " + kGoodSchedule + " --ranks 2 --microbatches 2");
   EXPECT_EQ(result.exit_code, 1);

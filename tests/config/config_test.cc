@@ -147,7 +147,7 @@ TEST(Config, SetWithTypoSuggests) {
 }
 
 TEST(Config, EnvironmentOverridesFileAndSetOverridesEnvironment) {
-  setenv("BATON_SCHEDULE_MICROBATCHES", "12", 1);
+  setenv("BATON_SCHEDULE_MICROBATCHES", "16", 1);
   setenv("BATON_RUN_STEPS", "3", 1);
   baton::ConfigOverrides overrides;
   overrides.set = {"run.steps=5"};
@@ -155,7 +155,7 @@ TEST(Config, EnvironmentOverridesFileAndSetOverridesEnvironment) {
       baton::load_config_text("schedule:\n  microbatches: 8\n", "run.yaml", overrides);
   unsetenv("BATON_SCHEDULE_MICROBATCHES");
   unsetenv("BATON_RUN_STEPS");
-  EXPECT_EQ(config.section("schedule").get_int("microbatches"), 12);
+  EXPECT_EQ(config.section("schedule").get_int("microbatches"), 16);
   EXPECT_EQ(config.section("schedule").at("microbatches").origin().description,
             "env BATON_SCHEDULE_MICROBATCHES");
   EXPECT_EQ(config.section("run").get_int("steps"), 5);
@@ -301,8 +301,9 @@ TEST(Config, OneWordWhereAListOfWordsIsExpectedIsAListOfOne) {
                 .at("validators")
                 .as_string_list(),
             std::vector<std::string>{"off"});
-  EXPECT_EQ(load("model: {cuts: [2, 5]}").section("model").at("cuts").as_string_list(),
-            (std::vector<std::string>{"2", "5"}));
+  EXPECT_EQ(
+      load("world: {ranks: 3}\nmodel: {cuts: [2, 5]}").section("model").at("cuts").as_string_list(),
+      (std::vector<std::string>{"2", "5"}));
   EXPECT_EQ(load("").section("model").at("cuts").as_string_list(),
             std::vector<std::string>{"params"});
   EXPECT_EQ(load("").section("run").get_int("threads"), 0);
@@ -325,6 +326,68 @@ TEST(ConfigSections, TheCoreKeepsItsOwnAndAProgramAddsTheRest) {
   EXPECT_THROW(baton::add_config_sections({{"run", "again", {}, false}}), baton::Error);
   baton_app::add_app_config_sections();  // a second call changes nothing
   EXPECT_EQ(baton::config_sections().size(), expected.size());
+}
+
+// Each value the issue found passing `config check` and failing later (or silently), refused
+// now by the configuration itself, naming the key, where the value came from and the rule.
+TEST(ConfigChecks, ValuesThatFailedOnlyAtLaunchAreRefusedWhenRead) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"world.timeout_s=-5", "world.timeout_s must be a number of seconds above 0"},
+      {"world.timeout_s=nan", "world.timeout_s must be a number of seconds above 0"},
+      {"optimizer.lr=nan", "optimizer.lr must be a finite number above 0, got nan"},
+      {"optimizer.name=lbfgs", "optimizer.name must be one of sgd, adam, got 'lbfgs'"},
+      {"data.source=nosuch", "data.source must be one of synthetic, files, text, got 'nosuch'"},
+      {"model.cuts=[-1]", "must be increasing and at least 1; -1 is not"},
+      {"model.cuts=[3, 2]", "must be increasing and at least 1; 2 is not"},
+      {"model.cuts=[2, 5]", "has 2 cuts; 2 stages (world.ranks x schedule.stages_per_rank) need 1"},
+      {"model.cuts=[balnced]", "did you mean 'balanced'?"},
+      {"data.batch_size=4", "data.batch_size 4 does not split into schedule.microbatches 8"},
+      {"checkpoint.every=-1", "checkpoint.every must be at least 0"},
+      {"trace.steps=-1", "trace.steps must be at least 0"},
+      {"schedule.microbatches=1000000000", "schedule.microbatches must be at most 65536"},
+      {"world.ranks=1000000", "world.ranks must be at most 16384"},
+      {"schedule.stages_per_rank=1000", "schedule.stages_per_rank must be at most 64"},
+      {"run.name=../escaped", "run.name '../escaped' must be a plain folder name"},
+      {"model.loss=hinge", "model.loss must be one of cross_entropy, mse"},
+  };
+  for (const auto& [assignment, expected] : cases) {
+    const std::string message =
+        config_error_of([&] { load("schedule: {microbatches: 8}\n", {assignment}); });
+    EXPECT_THAT(message, HasSubstr(expected)) << assignment;
+    EXPECT_THAT(message, HasSubstr("--set " + assignment)) << assignment << ": origin missing";
+  }
+}
+
+TEST(ConfigChecks, APlanTooLargeToHoldIsRefusedNamingTheProduct) {
+  const std::string message = config_error_of([] {
+    load("", {"world.ranks=1024", "schedule.stages_per_rank=64", "schedule.microbatches=1024"});
+  });
+  EXPECT_THAT(message, HasSubstr("world.ranks x schedule.stages_per_rank x schedule.microbatches "
+                                 "is 67108864, at most 1048576"));
+}
+
+// Hostile YAML: refused quickly, with the file and line, never gigabytes of memory or a
+// stack overflow in the parser.
+TEST(ConfigChecks, HostileYamlIsRefusedBeforeItCostsMemoryOrStack) {
+  std::string aliases = "plugins:\n  path: [&s " + std::string(1024, 'x');
+  for (int i = 0; i < 2000; ++i) aliases += ", *s";
+  aliases += "]\n";
+  EXPECT_THAT(config_error_of([&] { load(aliases); }),
+              HasSubstr("run.yaml:2:9: plugins.path: the list holds more than 65536 bytes in all"));
+  const std::string long_value = "run:\n  name: " + std::string(100000, 'n') + "\n";
+  EXPECT_THAT(config_error_of([&] { load(long_value); }),
+              HasSubstr("run.yaml:2:9: run.name: a value of 100000 bytes"));
+  const std::string deep = "run:\n  name: " + std::string(100000, '[') + "\n";
+  EXPECT_THAT(config_error_of([&] { load(deep); }),
+              HasSubstr("run.yaml:2: brackets nested more than 32 deep"));
+  const std::string huge(2 << 20, '#');
+  EXPECT_THAT(config_error_of([&] { load(huge); }),
+              HasSubstr("run.yaml: 2097152 bytes; a configuration is at most 1048576 bytes"));
+  std::string many = "plugins:\n  path: [";
+  for (int i = 0; i < 5000; ++i) many += (i ? ", p" : "p");
+  many += "]\n";
+  EXPECT_THAT(config_error_of([&] { load(many); }),
+              HasSubstr("plugins.path: a list of 5000 items; lists hold at most 4096"));
 }
 
 }  // namespace

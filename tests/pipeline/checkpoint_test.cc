@@ -161,4 +161,64 @@ TEST(Checkpoint, ADamagedManifestIsRefusedNamingTheFile) {
   }
 }
 
+// A damaged newest checkpoint is reported and skipped for the one before it; a checkpoint
+// missing a rank's file is never exported as if it were the whole model; optimizer state is
+// never loaded into another optimizer (LibTorch's "INTERNAL ASSERT FAILED" before).
+TEST(Checkpoint, ADamagedNewestCheckpointIsSkippedAndAPartialOneIsNotExported) {
+  const std::string root = ::testing::TempDir() + "/checkpoint-damaged";
+  baton_test::run_command("rm -rf '" + root + "'");
+  auto settings = run_settings(root);
+  settings.push_back("run.steps=4");
+  const auto run = baton_test::run_command(command_line(settings, ""));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const std::string checkpoints = root + "/ckpt/checkpoints";
+  const std::string newest = checkpoints + "/step-000004";
+
+  // Truncated: the resume goes on from step 2, saying why step 4 was skipped.
+  std::filesystem::resize_file(newest + "/rank1.pt",
+                               std::filesystem::file_size(newest + "/rank1.pt") / 2);
+  auto resume_settings = settings;
+  resume_settings.push_back("run.steps=6");
+  const auto resumed = baton_test::run_command(command_line(resume_settings, "--resume"));
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_THAT(resumed.output, HasSubstr("skipping " + newest + ": checkpoint file '" + newest +
+                                        "/rank1.pt' is truncated"));
+  EXPECT_THAT(resumed.output,
+              HasSubstr("resuming after step 2 from " + checkpoints + "/step-000002"));
+
+  // Missing: exporting that checkpoint is refused, naming the file.
+  std::filesystem::remove(newest + "/rank1.pt");
+  const auto exported =
+      baton_test::run_command(kBaton + " export '" + newest + "' --out '" + root + "/model.pt'");
+  EXPECT_NE(exported.exit_code, 0) << exported.output;
+  EXPECT_THAT(exported.output, HasSubstr("checkpoint '" + newest +
+                                         "' was written by 2 ranks, but rank1.pt is missing"));
+  EXPECT_FALSE(std::filesystem::exists(root + "/model.pt"));
+
+  // Another optimizer: refused, naming both (the step-6 checkpoint the resume wrote is sound).
+  auto sgd_settings = resume_settings;
+  sgd_settings.push_back("optimizer.name=sgd");
+  sgd_settings.push_back("run.steps=8");
+  const auto other_optimizer = baton_test::run_command(command_line(sgd_settings, "--resume"));
+  EXPECT_NE(other_optimizer.exit_code, 0) << other_optimizer.output;
+  EXPECT_THAT(other_optimizer.output,
+              HasSubstr("holds the state of optimizer adam, this run uses optimizer.name sgd"));
+  EXPECT_THAT(other_optimizer.output, testing::Not(HasSubstr("INTERNAL ASSERT")));
+
+  // A whole archive that holds something else, on rank 1 only: rank 1 fails during set-up,
+  // rank 0 later (its peer is gone), and the launcher names rank 1, which failed first.
+  const std::string step6 = checkpoints + "/step-000006";
+  const auto saved = baton_test::run_command(std::string(BATON_PYTHON) +
+                                             " -c \"import torch; torch.save(torch.zeros(2), '" +
+                                             step6 + "/rank1.pt')\"");
+  ASSERT_EQ(saved.exit_code, 0) << saved.output;
+  auto later_settings = resume_settings;
+  later_settings.push_back("run.steps=8");
+  const auto set_up_failure = baton_test::run_command(command_line(later_settings, "--resume"));
+  EXPECT_NE(set_up_failure.exit_code, 0) << set_up_failure.output;
+  EXPECT_THAT(set_up_failure.output, HasSubstr("launch: rank 1 failed first"));
+  EXPECT_THAT(set_up_failure.output,
+              HasSubstr("checkpoint file '" + step6 + "/rank1.pt' holds a Tensor"));
+}
+
 }  // namespace

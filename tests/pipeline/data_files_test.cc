@@ -137,4 +137,73 @@ TEST_F(DataFiles, MismatchedRowCountsAreRefusedNamingBoth) {
   EXPECT_THAT(run.output, HasSubstr("data.inputs has 24 samples but data.targets has 5"));
 }
 
+// Damaged or hostile .npy files: each is refused naming the file and what is wrong — never a
+// std::out_of_range from deep in the parser, a crash, or an allocation of what the header
+// claims.
+TEST(DamagedDataFiles, AreRefusedNamingTheFileAndTheProblem) {
+  const std::string dir = ::testing::TempDir();
+  auto npy = [](const std::string& header) {
+    std::string bytes = "\x93NUMPY\x01";
+    bytes += '\0';
+    bytes += static_cast<char>(header.size() & 0xff);
+    bytes += static_cast<char>(header.size() >> 8);
+    return bytes + header;
+  };
+  std::string claims_long_header = "\x93NUMPY\x01";
+  claims_long_header += '\0';
+  claims_long_header += "\xff\xff{'descr': '<f4'";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"", "not a NumPy .npy file"},
+      {"random bytes that are not numpy at all", "not a NumPy .npy file"},
+      {claims_long_header, "the .npy header claims 65535 bytes"},
+      {npy("{'descr': '<f4', 'fortran_order': False, }"), "has no readable 'shape'"},
+      {npy("{'descr': '<f4', 'fortran_order': False, 'shape': (3, x), }"),
+       "has a dimension that is not a size: 'x'"},
+      {npy("{'descr': '<f4', 'fortran_order': False, 'shape': (-3,), }"),
+       "has a dimension that is not a size: '-3'"},
+      {npy("{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000, 1000000000), }") +
+           std::string(64, '\0'),
+       "needs more data than the file's 64 bytes"},
+      {npy("{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }") + std::string(8, '\0'),
+       "needs more data than the file's 8 bytes after the header"},
+      {npy("{'descr': '<f4', 'fortran_order': False, 'shape': (), }") + std::string(2, '\0'),
+       "shorter than its header's shape says"},
+      {npy("{'fortran_order': False, 'shape': (4,), }"), "has no readable 'descr'"},
+      {npy("{'descr': '<c16', 'fortran_order': False, 'shape': (1,), }") + std::string(16, '\0'),
+       "NumPy dtype '<c16' is not supported"},
+      {npy("{'descr"), "has no readable 'descr'"},
+  };
+  int index = 0;
+  for (const auto& [bytes, expected] : cases) {
+    const std::string path = dir + "/damaged-" + std::to_string(index++) + ".npy";
+    std::ofstream(path, std::ios::binary) << bytes;
+    try {
+      baton_models::read_tensor_file(path, "data.inputs");
+      ADD_FAILURE() << path << " was read";
+    } catch (const baton::ConfigError& error) {
+      EXPECT_THAT(error.what(), HasSubstr(path)) << expected;
+      EXPECT_THAT(error.what(), HasSubstr(expected)) << path;
+    } catch (const std::exception& error) {
+      ADD_FAILURE() << path << ": not a ConfigError: " << error.what();
+    }
+  }
+}
+
+TEST(DamagedDataFiles, NegativeTokenIdsAreRefusedNamingTheFile) {
+  const std::string path = ::testing::TempDir() + "/negative.i32";
+  {
+    std::ofstream file(path, std::ios::binary);
+    for (std::int32_t i = 0; i < 200; ++i) {
+      const std::int32_t token = i == 77 ? -5 : i % 200;
+      file.write(reinterpret_cast<const char*>(&token), sizeof(token));
+    }
+  }
+  const auto run = baton_test::run_command(
+      std::string(BATON_BINARY) + " run --no-env --set world.ranks=1 --set run.steps=1" +
+      " --set data.tokens=" + path + " --set data.token_format=int32" +
+      " --set model.params.seq_len=8 --set data.batch_size=4 --set schedule.microbatches=1");
+  EXPECT_NE(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("data.tokens: '" + path + "' holds a negative token id (-5)"));
+}
+
 }  // namespace

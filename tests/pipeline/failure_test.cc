@@ -4,7 +4,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
 
 #include "launch_run.h"
 
@@ -65,6 +73,85 @@ TEST(PipelineFailure, FiniteValidatorNamesStageAndMicrobatch) {
                        "stage [01] (forward output|gradient of input) 0 "
                        "\\(microbatch [0-9]\\): [0-9]+ of [0-9]+ values are not finite"));
   EXPECT_THAT(out, HasSubstr("training step 2"));
+}
+
+std::string file_text(const std::string& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+// Processes whose environment says they are ranks of launcher `launcher_pid`.
+int ranks_of(pid_t launcher_pid) {
+  const std::string marker = "BATON_LAUNCH_PID=" + std::to_string(launcher_pid);
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const std::string environment = file_text(entry.path().string() + "/environ");
+    if (environment.find(marker + std::string(1, '\0')) != std::string::npos) ++count;
+  }
+  return count;
+}
+
+// Starts `baton launch` in the background on a long run; returns its pid once both ranks
+// are training, or -1.
+pid_t launch_in_background(const std::string& output) {
+  const std::string command =
+      "(" + kBaton +
+      " launch -n 2 --no-env --set run.steps=100000 --set checkpoint.enabled=false --set "
+      "trace.enabled=false --set model.name=mlp --set data.source=synthetic > '" +
+      output + "' 2>&1; echo \"exit $?\" >> '" + output + "') > /dev/null 2>&1 & echo $!";
+  const auto started = baton_test::run_command(command);
+  // $! is the subshell; the launcher is its only child.
+  const pid_t shell = std::atoi(started.output.c_str());
+  for (int i = 0; i < 600; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (file_text(output).find("step 1") != std::string::npos) {
+      const std::string children = file_text("/proc/" + std::to_string(shell) + "/task/" +
+                                             std::to_string(shell) + "/children");
+      return std::atoi(children.c_str());
+    }
+  }
+  return -1;
+}
+
+bool gone_within(pid_t launcher, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (ranks_of(launcher) == 0) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+// SIGTERM (and Ctrl-C) to the launcher: it says so, stops its ranks and exits 128 + signal.
+TEST(PipelineFailure, ASignalledLauncherSaysSoAndStopsItsRanks) {
+  const std::string output = ::testing::TempDir() + "/launcher-sigterm.out";
+  const pid_t launcher = launch_in_background(output);
+  ASSERT_GT(launcher, 0) << file_text(output);
+  ASSERT_EQ(ranks_of(launcher), 2) << file_text(output);
+  kill(launcher, SIGTERM);
+  EXPECT_TRUE(gone_within(launcher, std::chrono::seconds(15))) << file_text(output);
+  for (int i = 0; i < 100 && file_text(output).find("exit ") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const std::string text = file_text(output);
+  EXPECT_THAT(text, HasSubstr("launch: Terminated received; stopping the 2 ranks"));
+  EXPECT_THAT(text, HasSubstr("exit 143"));
+}
+
+// SIGKILL to the launcher, which can then do nothing: the ranks die with it.
+TEST(PipelineFailure, RanksDieWithAKilledLauncher) {
+  const std::string output = ::testing::TempDir() + "/launcher-sigkill.out";
+  const pid_t launcher = launch_in_background(output);
+  ASSERT_GT(launcher, 0) << file_text(output);
+  ASSERT_EQ(ranks_of(launcher), 2) << file_text(output);
+  kill(launcher, SIGKILL);
+  EXPECT_TRUE(gone_within(launcher, std::chrono::seconds(10)))
+      << ranks_of(launcher) << " ranks left running\n"
+      << file_text(output);
 }
 
 }  // namespace

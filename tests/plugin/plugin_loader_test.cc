@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <torch/version.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 
@@ -107,11 +108,19 @@ TEST(PluginLoader, MissingFileByPath) {
 }
 
 TEST(PluginLoader, RefusesLibraryWithoutEntryPoint) {
+  // Refused from the file itself: none of the library's code runs, not even its static
+  // constructors (a configuration may name any file as a plugin).
+  const std::string marker = testing::TempDir() + "/constructor-ran";
+  std::remove(marker.c_str());
+  setenv("BATON_TEST_CONSTRUCTOR_MARKER", marker.c_str(), 1);
   const std::string message = error_of(
       [] { baton::load_plugin_file(path_of(PluginKind::kSchedule, "test-no-entry"), nullptr); });
+  unsetenv("BATON_TEST_CONSTRUCTOR_MARKER");
   EXPECT_THAT(message, HasSubstr("not a baton plugin"));
   EXPECT_THAT(message, HasSubstr("baton_plugin_info"));
+  EXPECT_THAT(message, HasSubstr("it was not loaded"));
   EXPECT_THAT(message, HasSubstr("BATON_PLUGIN(...)"));
+  EXPECT_FALSE(std::ifstream(marker).good()) << "the library's static constructor ran";
 }
 
 TEST(PluginLoader, RefusesWrongAbiMajorNamingBothVersions) {
@@ -183,6 +192,22 @@ TEST(PluginLoader, WrapsThrowingFactory) {
   const std::string message = error_of([&] { plugin->create(baton::ParamValues()); });
   EXPECT_THAT(message, HasSubstr("schedule plugin 'test-throwing'"));
   EXPECT_THAT(message, HasSubstr("failed to start: cannot open device /dev/imaginary0"));
+}
+
+TEST(PluginLoader, APluginInTwoFilesCreatesFromItsImplementationLibrary) {
+  auto plugin = baton::load_plugin_file(path_of(PluginKind::kSchedule, "test-two-files"), nullptr);
+  const auto schedule = plugin->create_as<baton::Schedule>(baton::ParamValues());
+  EXPECT_EQ(schedule->build({2, 1, 2}).schedule_name, "built by the implementation library");
+}
+
+TEST(PluginLoader, APluginWhoseImplementationIsMissingNamesTheFile) {
+  auto plugin =
+      baton::load_plugin_file(path_of(PluginKind::kSchedule, "test-lost-implementation"), nullptr);
+  const std::string message = error_of([&] { plugin->create(baton::ParamValues()); });
+  EXPECT_THAT(message, HasSubstr("schedule plugin 'test-lost-implementation'"));
+  EXPECT_THAT(message, HasSubstr(kDir + "/libbaton_nowhere_schedule.so: the plugin's "
+                                        "implementation failed to load"));
+  EXPECT_THAT(message, HasSubstr("reinstall the plugin"));
 }
 
 TEST(PluginLoader, RefusesObjectOfWrongInterface) {

@@ -71,7 +71,9 @@ TEST_F(GlooPlugin, RefusesANegativeTimeout) {
     plugin_->create_as<Transport>(params({{"timeout_s", "-1"}}));
     ADD_FAILURE() << "a negative timeout was accepted";
   } catch (const Error& error) {
-    EXPECT_NE(std::string(error.what()).find("timeout_s must be a number >= 0"), std::string::npos)
+    EXPECT_NE(std::string(error.what())
+                  .find("transport.params.timeout_s must be a number of seconds from 0"),
+              std::string::npos)
         << error.what();
   }
 }

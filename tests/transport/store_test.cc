@@ -1,6 +1,13 @@
-// The rendezvous stores: file store, TCP store (c10d), prefix namespacing, the factory.
+// The rendezvous stores: file store, baton's TCP store, prefix namespacing, the factory.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fstream>
 
 #include <atomic>
 #include <filesystem>
@@ -126,7 +133,7 @@ TEST(FileStore, UnusableFolderIsReported) {
   FileStore(folder.path()).set("x", bytes("1"));
   std::filesystem::copy_file(folder.path() + "/kx", file);
   const std::string error = store_error([&] { FileStore store(file + "/sub"); });
-  EXPECT_NE(error.find("cannot create folder"), std::string::npos) << error;
+  EXPECT_NE(error.find("cannot create file store folder"), std::string::npos) << error;
 }
 
 TEST(PrefixStore, NamespacesEveryOperation) {
@@ -153,7 +160,7 @@ TEST(TcpStore, HostOnAFreePortAndServeClients) {
   TcpStoreOptions host_options;
   host_options.port = 0;
   host_options.is_server = true;
-  host_options.world_size = 2;
+  host_options.token = "run-1";
   host_options.timeout = milliseconds(5000);
   TcpStore host(host_options);
   ASSERT_GT(host.port(), 0);
@@ -225,6 +232,7 @@ TEST(RendezvousStore, TwoRunsOnOneTcpStoreDoNotCollide) {
   TcpStoreOptions host_options;
   host_options.port = 0;
   host_options.is_server = true;
+  host_options.token = "shared secret";  // both runs know it (BATON_STORE_TOKEN)
   TcpStore host(host_options);
   RendezvousOptions options;
   options.kind = "tcp";
@@ -232,6 +240,7 @@ TEST(RendezvousStore, TwoRunsOnOneTcpStoreDoNotCollide) {
   options.rank = 1;  // rank 1 connects to the store rank 0 hosts
   options.world_size = 2;
   options.timeout = milliseconds(5000);
+  options.token = "shared secret";
   options.run_id = "a";
   auto run_a = make_rendezvous_store(options);
   options.run_id = "b";
@@ -242,6 +251,158 @@ TEST(RendezvousStore, TwoRunsOnOneTcpStoreDoNotCollide) {
   EXPECT_EQ(text(run_b->get("k", milliseconds(1000))), "B");
   EXPECT_EQ(run_a->add("count", 1), 1);
   EXPECT_EQ(run_b->add("count", 1), 1);
+}
+
+// A raw TCP connection to 127.0.0.1:port, for bytes no baton client would send.
+class RawConnection {
+ public:
+  explicit RawConnection(int port) : fd_(socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<std::uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0;
+  }
+  ~RawConnection() { close(fd_); }
+  bool connected() const { return connected_; }
+  void send_bytes(const std::string& data) {
+    ASSERT_EQ(send(fd_, data.data(), data.size(), MSG_NOSIGNAL), static_cast<ssize_t>(data.size()));
+  }
+  // Everything the server sends until it closes the connection (or 5 s pass: "<open>").
+  std::string read_until_closed() {
+    std::string received;
+    char buffer[4096];
+    for (;;) {
+      pollfd wait{fd_, POLLIN, 0};
+      if (poll(&wait, 1, 5000) != 1) return received + "<open>";
+      const ssize_t n = recv(fd_, buffer, sizeof(buffer), 0);
+      if (n <= 0) return received;
+      received.append(buffer, static_cast<std::size_t>(n));
+    }
+  }
+
+ private:
+  int fd_;
+  bool connected_ = false;
+};
+
+std::string little_endian(std::uint64_t value, int bytes) {
+  std::string out;
+  for (int i = 0; i < bytes; ++i) out += static_cast<char>((value >> (8 * i)) & 0xff);
+  return out;
+}
+
+// Resident memory of this process, in MiB (the server runs in it).
+long resident_mib() {
+  std::ifstream status("/proc/self/status");
+  std::string word;
+  while (status >> word) {
+    if (word == "VmRSS:") {
+      long kib = 0;
+      status >> kib;
+      return kib / 1024;
+    }
+  }
+  return -1;
+}
+
+TcpStoreOptions hosting(const std::string& token) {
+  TcpStoreOptions options;
+  options.port = 0;
+  options.is_server = true;
+  options.token = token;
+  options.timeout = milliseconds(5000);
+  return options;
+}
+
+TEST(TcpStore, AClientOfAnotherRunIsRefused) {
+  TcpStore host(hosting("run-a"));
+  TcpStoreOptions other;
+  other.port = host.port();
+  other.token = "run-b";
+  other.timeout = milliseconds(2000);
+  const std::string error = store_error([&] { TcpStore client(other); });
+  EXPECT_NE(error.find("this store belongs to another run"), std::string::npos) << error;
+  host.set("still", bytes("served"));
+  EXPECT_EQ(text(host.get("still", milliseconds(100))), "served");
+}
+
+// The nine bytes of the issue (a 0x00 and a length of 8 GiB), garbage, and lengths that claim
+// gigabytes after a valid hello: each is refused and its connection closed, nothing of the
+// claimed size is allocated, and the store keeps serving its run.
+TEST(TcpStore, HostileBytesAreRefusedWithoutAllocatingWhatTheyClaim) {
+  TcpStore host(hosting("secret"));
+  const long before = resident_mib();
+  {
+    RawConnection nine_bytes(host.port());
+    ASSERT_TRUE(nine_bytes.connected());
+    nine_bytes.send_bytes(std::string(1, '\0') + little_endian(8ull << 30, 8));
+    EXPECT_NE(nine_bytes.read_until_closed().find("not a baton store client"), std::string::npos);
+  }
+  {
+    RawConnection huge_token(host.port());
+    huge_token.send_bytes(std::string("batonst1") + little_endian(0xffffffffu, 4));
+    EXPECT_NE(huge_token.read_until_closed().find("claims a token of 4294967295 bytes"),
+              std::string::npos);
+  }
+  const std::string hello = std::string("batonst1") + little_endian(6, 4) + "secret";
+  {
+    RawConnection huge_value(host.port());
+    huge_value.send_bytes(hello + std::string(1, '\1') + little_endian(1, 4) + "k" +
+                          little_endian(8ull << 30, 8));
+    EXPECT_NE(huge_value.read_until_closed().find("a value of 8589934592 bytes"),
+              std::string::npos);
+  }
+  {
+    RawConnection huge_key(host.port());
+    huge_key.send_bytes(hello + std::string(1, '\2') + little_endian(1u << 31, 4));
+    EXPECT_NE(huge_key.read_until_closed().find("a key of 2147483648 bytes"), std::string::npos);
+  }
+  {
+    RawConnection unknown(host.port());
+    unknown.send_bytes(hello + std::string(1, '\x7f') + little_endian(1, 4) + "k");
+    EXPECT_NE(unknown.read_until_closed().find("unknown request 127"), std::string::npos);
+  }
+  EXPECT_LT(resident_mib() - before, 64) << "the server grew by what a peer claimed";
+  host.set("after", bytes("fine"));
+  EXPECT_EQ(text(host.get("after", milliseconds(100))), "fine");
+  EXPECT_EQ(host.add("after-count", 2), 2);
+}
+
+TEST(TcpStore, ListensOnlyOnTheAddressItWasGiven) {
+  TcpStore host(hosting("t"));  // 127.0.0.1
+  TcpStoreOptions elsewhere;
+  elsewhere.host = "127.0.0.2";  // loopback too, but not the address bound
+  elsewhere.port = host.port();
+  elsewhere.token = "t";
+  elsewhere.timeout = milliseconds(300);
+  const std::string error = store_error([&] { TcpStore client(elsewhere); });
+  EXPECT_NE(error.find("cannot reach the tcp store 127.0.0.2:"), std::string::npos) << error;
+}
+
+TEST(TcpStore, ASecondStoreOnAPortInUseIsRefusedNamingIt) {
+  TcpStore first(hosting("one"));
+  TcpStoreOptions second = hosting("two");
+  second.port = first.port();
+  const std::string error = store_error([&] { TcpStore again(second); });
+  EXPECT_NE(error.find("cannot host the tcp store at 127.0.0.1:" + std::to_string(first.port())),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("another run, or another store, uses this port"), std::string::npos)
+      << error;
+}
+
+TEST(TcpStore, ASilentConnectionDoesNotStallTheRun) {
+  TcpStore host(hosting("x"));
+  RawConnection silent(host.port());  // connects, never says hello
+  ASSERT_TRUE(silent.connected());
+  TcpStoreOptions client_options;
+  client_options.port = host.port();
+  client_options.token = "x";
+  client_options.timeout = milliseconds(2000);
+  TcpStore client(client_options);
+  client.set("k", bytes("v"));
+  EXPECT_EQ(text(host.get("k", milliseconds(500))), "v");
 }
 
 TEST(RendezvousStore, RejectsBadOptionsWithReasons) {

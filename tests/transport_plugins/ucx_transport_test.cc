@@ -388,7 +388,9 @@ TEST(UcxPlugin, RejectsBadParameters) {
     plugin->create(plugin_params(*plugin, {{"timeout_s", "-2"}}));
     ADD_FAILURE() << "timeout_s = -2 was accepted";
   } catch (const baton::Error& error) {
-    EXPECT_NE(std::string(error.what()).find("timeout_s must be a number >= 0, got -2"),
+    EXPECT_NE(std::string(error.what())
+                  .find("transport.params.timeout_s must be a number of seconds from 0 to 604800 "
+                        "(a week), got -2"),
               std::string::npos)
         << error.what();
   }

@@ -3,6 +3,7 @@
 // unknown keys with a suggestion, and prints every option for `baton config defaults`.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -91,6 +92,10 @@ class BATON_API ParamValues {
   const std::string& get_string(const std::string& key) const { return at(key).as_string(); }
 
   const std::map<std::string, ParamValue>& all() const { return values_; }
+
+  // A float key read as a duration in seconds: finite, 0 to a week. Throws ConfigError
+  // naming `key_path` ("transport.params.timeout_s"), the value and where it came from.
+  std::chrono::milliseconds get_seconds(const std::string& key, const std::string& key_path) const;
 
  private:
   std::map<std::string, ParamValue> values_;

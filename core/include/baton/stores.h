@@ -1,7 +1,9 @@
 // The concrete rendezvous stores and the factory the runtime uses to pick one.
 //
-//   tcp  — LibTorch's c10d::TCPStore (what torchrun uses): rank 0 hosts it at address:port,
-//          every rank connects to it. For runs across machines.
+//   tcp  — baton's own TCP store: the launcher or rank 0 hosts it at address:port (bound to
+//          that address only: loopback unless the configuration names another), every rank
+//          connects to it and proves it belongs to the run with the run's token. Every
+//          length a peer sends is capped before it is buffered. For runs across machines.
 //   file — a folder on a shared file system, one file per key. For runs on one machine
 //          (or a shared mount) without a free port.
 //
@@ -42,16 +44,21 @@ class BATON_API FileStore : public Store {
 };
 
 struct TcpStoreOptions {
+  // The server's address; a hosting store binds exactly this one ("" or "*": every
+  // interface).
   std::string host = "127.0.0.1";
   // Port of the server. A hosting store given 0 binds a free port; see TcpStore::port().
   int port = 29511;
-  bool is_server = false;  // rank 0 hosts
-  int world_size = 1;
-  // How long a client keeps trying to reach the server.
+  bool is_server = false;  // rank 0 (or the launcher) hosts
+  // What a client must present before it is served (at most 256 bytes): the run's secret
+  // (BATON_STORE_TOKEN) or, without one, its run id, so that another run on the same port is
+  // refused rather than joined.
+  std::string token;
+  // How long a client keeps trying to reach the server, and waits for any one answer.
   std::chrono::milliseconds timeout{60000};
 };
 
-// c10d::TCPStore behind baton's Store interface (LibTorch stays out of this header).
+// baton's TCP store: a client, and the server too when `is_server`.
 class BATON_API TcpStore : public Store {
  public:
   explicit TcpStore(const TcpStoreOptions& options);
@@ -82,6 +89,8 @@ struct RendezvousOptions {
   std::string run_id;
   // tcp: whether rank 0 hosts the store (false when a launcher already hosts it).
   bool rank0_hosts = true;
+  // tcp: what every rank presents to the store; empty: the run id.
+  std::string token;
 };
 
 // The store of one run: a TcpStore (hosted by rank 0) or a FileStore, inside a PrefixStore

@@ -10,13 +10,11 @@
 #include <cstdint>
 #include <string>
 
+#include "baton/durations.h"
 #include "baton/export.h"
 #include "baton/transport.h"
 
 namespace baton {
-
-// "60 s", "0.5 s", "1.25 s": a timeout as people write it.
-BATON_API std::string format_seconds(std::chrono::milliseconds duration);
 
 // "0x10002"
 BATON_API std::string format_tag(std::uint64_t tag);

@@ -1,6 +1,7 @@
 #include "baton/params.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 
 #include "baton/error.h"
@@ -84,6 +85,19 @@ const ParamValue& ParamValues::at(const std::string& key) const {
   }
   throw ConfigError("no parameter '" + key + "'" + did_you_mean(key, keys) +
                     "; declared: " + (listing.empty() ? "(none)" : listing));
+}
+
+std::chrono::milliseconds ParamValues::get_seconds(const std::string& key,
+                                                   const std::string& key_path) const {
+  constexpr double kWeek = 7 * 24 * 3600.0;
+  const ParamValue& value = at(key);
+  const double seconds = value.as_float();
+  if (!std::isfinite(seconds) || seconds < 0 || seconds > kWeek) {
+    throw ConfigError(value.origin().description + ": " + key_path +
+                      " must be a number of seconds from 0 to 604800 (a week), got " +
+                      value.text());
+  }
+  return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000));
 }
 
 }  // namespace baton

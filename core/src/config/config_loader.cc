@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include "baton/config.h"
 #include "baton/error.h"
 #include "baton/log.h"
+#include "baton/plan/shape_limits.h"
 #include "baton/suggest.h"
 #include "value_typing.h"
 
@@ -71,16 +73,74 @@ std::string describe_node(const YAML::Node& node) {
   return "'" + node.Scalar() + "'";
 }
 
+// Caps on what one configuration may hold. A real one is a few kilobytes; the caps keep a
+// hostile one (an alias of a long string repeated thousands of times, a list of a million
+// items, brackets nested a million deep) from costing gigabytes or the stack.
+constexpr std::size_t kMaxConfigBytes = 1 << 20;
+constexpr std::size_t kMaxValueBytes = 64 << 10;
+constexpr std::size_t kMaxListItems = 4096;
+constexpr int kMaxFlowNesting = 32;
+
+void check_value_size(const std::string& value, const ValueOrigin& origin,
+                      const std::string& key_path) {
+  if (value.size() > kMaxValueBytes) {
+    throw ConfigError(origin.description + ": " + key_path + ": a value of " +
+                      std::to_string(value.size()) + " bytes; values are at most " +
+                      std::to_string(kMaxValueBytes) + " bytes");
+  }
+}
+
+// Brackets nested deeper than any configuration needs, found before the YAML parser
+// recurses into them. Quoted text and comments are skipped.
+void check_flow_nesting(const std::string& text, const std::string& source) {
+  int depth = 0, line = 1;
+  char quote = 0;
+  bool comment = false;
+  for (const char c : text) {
+    if (c == '\n') {
+      ++line;
+      comment = false;
+      continue;
+    }
+    if (comment) continue;
+    if (quote != 0) {
+      if (c == quote) quote = 0;
+      continue;
+    }
+    if (c == '\'' || c == '"') quote = c;
+    if (c == '#') comment = true;
+    if (c == '[' || c == '{') {
+      if (++depth > kMaxFlowNesting) {
+        throw ConfigError(source + ":" + std::to_string(line) + ": brackets nested more than " +
+                          std::to_string(kMaxFlowNesting) + " deep; a configuration needs two");
+      }
+    }
+    if ((c == ']' || c == '}') && depth > 0) --depth;
+  }
+}
+
 RawValue raw_value_from_node(const YAML::Node& node, const std::string& source,
                              const std::string& key_path) {
   RawValue raw;
   raw.origin = origin_of(source, node.Mark());
   if (node.IsSequence()) {
     raw.is_list = true;
+    if (node.size() > kMaxListItems) {
+      throw ConfigError(raw.origin.description + ": " + key_path + ": a list of " +
+                        std::to_string(node.size()) + " items; lists hold at most " +
+                        std::to_string(kMaxListItems));
+    }
+    std::size_t total = 0;
     for (const auto& item : node) {
       if (!item.IsScalar()) {
         throw ConfigError(origin_of(source, item.Mark()).description + ": " + key_path +
                           ": list items must be plain values, got " + describe_node(item));
+      }
+      check_value_size(item.Scalar(), origin_of(source, item.Mark()), key_path);
+      total += item.Scalar().size();
+      if (total > kMaxValueBytes) {
+        throw ConfigError(raw.origin.description + ": " + key_path + ": the list holds more " +
+                          "than " + std::to_string(kMaxValueBytes) + " bytes in all");
       }
       raw.items.push_back(item.Scalar());
     }
@@ -89,6 +149,7 @@ RawValue raw_value_from_node(const YAML::Node& node, const std::string& source,
                       ": expected a value, got a mapping");
   } else {
     raw.scalar = node.IsScalar() ? node.Scalar() : std::string();
+    check_value_size(raw.scalar, raw.origin, key_path);
   }
   return raw;
 }
@@ -135,6 +196,12 @@ void read_params_node(const YAML::Node& node, const std::string& source, RawPara
 }
 
 WrittenConfig read_yaml(const std::string& text, const std::string& source) {
+  if (text.size() > kMaxConfigBytes) {
+    throw ConfigError(source + ": " + std::to_string(text.size()) +
+                      " bytes; a configuration is at most " + std::to_string(kMaxConfigBytes) +
+                      " bytes");
+  }
+  check_flow_nesting(text, source);
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -262,11 +329,49 @@ void check_ranges(const Config& config) {
                         " must be at least 1, got " + value.text());
     }
   };
+  // Upper bounds far above any real run, so that a typo is refused here instead of
+  // reaching the allocator (a plan holds ranks x stages x microbatches actions).
+  auto at_most = [&](const char* section, const char* key, std::int64_t high,
+                     const std::string& why) {
+    const ParamValue& value = config.section(section).at(key);
+    if (value.as_int() > high) {
+      throw ConfigError(value.origin().description + ": " + section + "." + key +
+                        " must be at most " + std::to_string(high) + why + ", got " + value.text());
+    }
+  };
   positive("run", "steps");
   positive("world", "ranks");
   positive("schedule", "microbatches");
   positive("schedule", "stages_per_rank");
   positive("run", "log_every");
+  at_most("world", "ranks", kMaxRanks, "");
+  at_most("schedule", "stages_per_rank", kMaxStagesPerRank, "");
+  at_most("schedule", "microbatches", kMaxMicrobatches, "");
+  const std::int64_t actions = config.section("world").get_int("ranks") *
+                               config.section("schedule").get_int("stages_per_rank") *
+                               config.section("schedule").get_int("microbatches");
+  if (actions > kMaxPlanUnits) {
+    const ParamValue& microbatches = config.section("schedule").at("microbatches");
+    throw ConfigError(microbatches.origin().description +
+                      ": world.ranks x schedule.stages_per_rank x schedule.microbatches is " +
+                      std::to_string(actions) + ", at most " + std::to_string(kMaxPlanUnits) +
+                      " are planned (each is a forward and a backward to schedule)");
+  }
+  const ParamValue& timeout = config.section("world").at("timeout_s");
+  if (!std::isfinite(timeout.as_float()) || timeout.as_float() <= 0 ||
+      timeout.as_float() > 604800) {
+    throw ConfigError(timeout.origin().description +
+                      ": world.timeout_s must be a number of seconds above 0 and at most 604800 "
+                      "(a week), got " +
+                      timeout.text());
+  }
+  const ParamValue& name = config.section("run").at("name");
+  if (name.as_string().empty() || name.as_string() == "." || name.as_string() == ".." ||
+      name.as_string().find('/') != std::string::npos) {
+    throw ConfigError(name.origin().description + ": run.name '" + name.as_string() +
+                      "' must be a plain folder name (no '/', not '.' or '..'): it names the "
+                      "run's folder inside run.output_dir");
+  }
   const ParamValue& rendezvous = config.section("world").at("rendezvous");
   if (rendezvous.as_string() != "tcp" && rendezvous.as_string() != "file") {
     throw ConfigError(rendezvous.origin().description +
@@ -367,9 +472,12 @@ Config load_config_file(const std::string& path, const ConfigOverrides& override
     throw ConfigError("cannot read configuration file '" + path +
                       "': no such file or not readable");
   }
-  std::stringstream text;
-  text << file.rdbuf();
-  return load_config_text(text.str(), path, overrides);
+  // Read at most one byte more than a configuration may hold: a huge file is refused by
+  // its size, not read whole.
+  std::string text(kMaxConfigBytes + 1, '\0');
+  file.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(file.gcount()));
+  return load_config_text(text, path, overrides);
 }
 
 ParamValues resolve_params(const RawParams& raw, const ParamSpec* table, std::size_t table_size,

@@ -36,7 +36,8 @@ std::vector<SectionSpec> core_sections() {
        {
            {"ranks", ParamType::kInt, "2", "Number of ranks (processes)."},
            {"rendezvous", ParamType::kString, "tcp",
-            "Key-value store for rendezvous: tcp (rank 0 hosts a TCPStore) or file."},
+            "Key-value store for rendezvous: tcp (baton's store, hosted by the launcher or rank 0 "
+            "on world.address only) or file."},
            {"address", ParamType::kString, "127.0.0.1", "Address of the TCP store (rank 0)."},
            {"port", ParamType::kInt, "29511", "Port of the TCP store; 0 picks a free one."},
            {"file", ParamType::kString, "",

@@ -2,6 +2,7 @@
 
 #include "baton/error.h"
 #include "baton/plan/lower.h"
+#include "baton/plan/shape_limits.h"
 #include "baton/plan/validate.h"
 
 namespace baton {
@@ -30,8 +31,24 @@ void check_plan_shape(const Plan& plan, const ScheduleShape& shape, const std::s
 
 }  // namespace
 
+void check_shape_limits(const ScheduleShape& shape) {
+  const std::int64_t units = std::int64_t{shape.ranks} * shape.stages_per_rank * shape.microbatches;
+  if (shape.ranks < 1 || shape.ranks > kMaxRanks || shape.stages_per_rank < 1 ||
+      shape.stages_per_rank > kMaxStagesPerRank || shape.microbatches < 1 ||
+      shape.microbatches > kMaxMicrobatches || units > kMaxPlanUnits) {
+    throw PlanError("cannot plan " + std::to_string(shape.ranks) + " ranks x " +
+                    std::to_string(shape.stages_per_rank) + " stages per rank x " +
+                    std::to_string(shape.microbatches) + " microbatches: baton plans 1.." +
+                    std::to_string(kMaxRanks) + " ranks, 1.." + std::to_string(kMaxStagesPerRank) +
+                    " stages per rank, 1.." + std::to_string(kMaxMicrobatches) +
+                    " microbatches, and at most " + std::to_string(kMaxPlanUnits) +
+                    " (stage, microbatch) pairs in all");
+  }
+}
+
 CompiledPlan compile_schedule(const Schedule& schedule, const ScheduleShape& shape,
                               const std::string& schedule_name) {
+  check_shape_limits(shape);
   schedule.check(shape);
   CompiledPlan compiled;
   compiled.compute = schedule.build(shape);

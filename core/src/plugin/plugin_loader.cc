@@ -10,6 +10,7 @@
 
 #include "baton/error.h"
 #include "baton/suggest.h"
+#include "elf_exports.h"
 #include "search_dirs.h"
 
 namespace baton {
@@ -134,6 +135,15 @@ std::string plugin_file_name(PluginKind kind, const std::string& name) {
 std::shared_ptr<LoadedPlugin> load_plugin_file(const std::string& path,
                                                const PluginKind* expected_kind) {
   if (!file_exists(path)) throw PluginError(path + ": no such file");
+  // Read from the file, not after loading it: a library that is not a plugin is refused
+  // before its static constructors run (a YAML may name any file).
+  if (plugin_internal::elf_exports(path, BATON_PLUGIN_ENTRY_POINT_NAME) ==
+      plugin_internal::ElfExport::kAbsent) {
+    throw PluginError(path + ": not a baton plugin: it does not export '" +
+                      BATON_PLUGIN_ENTRY_POINT_NAME +
+                      "' (read from the file; it was not loaded); declare the entry point with "
+                      "BATON_PLUGIN(...) from <baton/plugin.h>");
+  }
   dlerror();
   void* raw_handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (raw_handle == nullptr) {

@@ -7,7 +7,6 @@
 
 namespace baton {
 
-StoreError::~StoreError() = default;
 TransportError::~TransportError() = default;
 ValidationError::~ValidationError() = default;
 StepError::~StepError() = default;

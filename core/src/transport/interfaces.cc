@@ -1,6 +1,5 @@
-// Out-of-line destructors anchor the transport and store interfaces' vtables and type
+// Out-of-line destructors anchor the transport interfaces' vtables and type
 // information in libbaton_core, so plugins and the core agree on one type for dynamic_cast.
-#include "baton/store.h"
 #include "baton/transport.h"
 #include "baton/transport_capabilities.h"
 
@@ -9,8 +8,6 @@ namespace baton {
 Work::~Work() = default;
 
 Transport::~Transport() = default;
-
-Store::~Store() = default;
 
 ReceivesMatchByTag::~ReceivesMatchByTag() = default;
 

@@ -8,21 +8,6 @@
 
 namespace baton {
 
-std::string format_seconds(std::chrono::milliseconds duration) {
-  const long long ms = duration.count();
-  char text[64];
-  if (ms % 1000 == 0) {
-    std::snprintf(text, sizeof(text), "%lld s", ms / 1000);
-  } else {
-    // Up to millisecond precision, without trailing zeros: 0.5 s, 1.25 s, 0.001 s.
-    std::snprintf(text, sizeof(text), "%.3f", static_cast<double>(ms) / 1000.0);
-    std::string trimmed(text);
-    while (trimmed.back() == '0') trimmed.pop_back();
-    return trimmed + " s";
-  }
-  return text;
-}
-
 std::string format_tag(std::uint64_t tag) {
   char text[32];
   std::snprintf(text, sizeof(text), "0x%llx", static_cast<unsigned long long>(tag));

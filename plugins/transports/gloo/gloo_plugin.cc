@@ -1,11 +1,10 @@
-// The gloo transport plugin: CPU tensors over TCP through Facebook's gloo library.
+// The gloo transport plugin: CPU tensors over TCP through Facebook's gloo library. This file
+// is the plugin's descriptor (parameters, viability); gloo_create.cc makes the transport.
 #include <gloo/transport/tcp/attr.h>
 #include <gloo/transport/tcp/device.h>
 
-#include <cmath>
-
 #include "baton/plugin.h"
-#include "gloo_transport.h"
+#include "baton/plugin_implementation.h"
 
 namespace {
 
@@ -33,22 +32,12 @@ baton::Viability viability() {
   }
 }
 
+// The tensor side (LibTorch) is libbaton_gloo_transport.so, loaded when a transport is
+// made: listing this plugin costs no LibTorch.
+const char kInThisLibrary = 0;
+
 std::unique_ptr<baton::PluginObject> create(const baton::ParamValues& params) {
-  baton_gloo::GlooOptions options;
-  options.interface = params.get_string("interface");
-  options.address = params.get_string("address");
-  const double timeout_s = params.get_float("timeout_s");
-  if (!(timeout_s >= 0) || !std::isfinite(timeout_s)) {
-    throw baton::ConfigError("transport.params.timeout_s must be a number >= 0, got " +
-                             params.at("timeout_s").text());
-  }
-  options.connect_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000));
-  if (options.interface.empty() && options.address.empty()) {
-    throw baton::ConfigError(
-        "transport.params: the gloo transport needs an address or an "
-        "interface");
-  }
-  return std::make_unique<baton_gloo::GlooTransport>(options);
+  return baton::create_from_implementation(&kInThisLibrary, "libbaton_gloo_transport.so", params);
 }
 
 }  // namespace

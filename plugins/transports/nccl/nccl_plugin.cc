@@ -1,10 +1,10 @@
 // The NCCL transport plugin: CUDA tensors between GPUs with NCCL's point-to-point calls.
 // Not viable on a machine without a visible CUDA device (the reason names CUDA's answer).
-#include <cmath>
-
+// This file is the plugin's descriptor (parameters, viability); nccl_create.cc makes the
+// transport.
 #include "baton/plugin.h"
+#include "baton/plugin_implementation.h"
 #include "cuda_status.h"
-#include "nccl_transport.h"
 
 namespace {
 
@@ -22,21 +22,12 @@ baton::Viability viability() {
   return baton::Viability::yes();
 }
 
+// The tensor side (LibTorch) is libbaton_nccl_transport.so, loaded when a transport is
+// made: listing this plugin costs no LibTorch.
+const char kInThisLibrary = 0;
+
 std::unique_ptr<baton::PluginObject> create(const baton::ParamValues& params) {
-  baton_nccl::NcclOptions options;
-  const double timeout_s = params.get_float("timeout_s");
-  if (!(timeout_s >= 0) || !std::isfinite(timeout_s)) {
-    throw baton::ConfigError("transport.params.timeout_s must be a number >= 0, got " +
-                             params.at("timeout_s").text());
-  }
-  options.connect_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000));
-  const std::int64_t device = params.get_int("device");
-  if (device < -1 || device > 1024) {
-    throw baton::ConfigError("transport.params.device must be -1 or a CUDA device index, got " +
-                             params.at("device").text());
-  }
-  options.device = static_cast<int>(device);
-  return std::make_unique<baton_nccl::NcclTransport>(options);
+  return baton::create_from_implementation(&kInThisLibrary, "libbaton_nccl_transport.so", params);
 }
 
 }  // namespace

@@ -1,11 +1,11 @@
 // The UCX transport plugin: CPU (and, with a CUDA-enabled UCX, CUDA) tensors over whatever
 // UCX picks — shared memory between local ranks, TCP, RDMA — with UCX_TLS and the other
-// UCX_* variables honoured.
-#include <cmath>
+// UCX_* variables honoured. This file is the plugin's descriptor (parameters, viability);
+// ucx_create.cc makes the transport.
 #include <string>
 
 #include "baton/plugin.h"
-#include "ucx_transport.h"
+#include "baton/plugin_implementation.h"
 #include "worker.h"
 
 namespace {
@@ -44,30 +44,12 @@ baton::Viability viability() {
   }
 }
 
-// A duration parameter in microseconds, 0 to 10 s.
-std::chrono::microseconds microseconds_param(const baton::ParamValues& params,
-                                             const std::string& name) {
-  const std::int64_t value = params.get_int(name);
-  if (value < 0 || value > 10'000'000) {
-    throw baton::ConfigError("transport.params." + name +
-                             " must be between 0 and 10000000 (10 s), got " +
-                             params.at(name).text());
-  }
-  return std::chrono::microseconds(value);
-}
+// The tensor side (LibTorch) is libbaton_ucx_transport.so, loaded when a transport is
+// made: listing this plugin costs no LibTorch.
+const char kInThisLibrary = 0;
 
 std::unique_ptr<baton::PluginObject> create(const baton::ParamValues& params) {
-  baton_ucx::UcxOptions options;
-  const double timeout_s = params.get_float("timeout_s");
-  if (!(timeout_s >= 0) || !std::isfinite(timeout_s)) {
-    throw baton::ConfigError("transport.params.timeout_s must be a number >= 0, got " +
-                             params.at("timeout_s").text());
-  }
-  options.connect_timeout = std::chrono::milliseconds(static_cast<std::int64_t>(timeout_s * 1000));
-  options.poll_window = microseconds_param(params, "progress_poll_us");
-  options.wait_poll = microseconds_param(params, "wait_poll_us");
-  options.detect_peer_failure = params.get_bool("peer_failure_detection");
-  return std::make_unique<baton_ucx::UcxTransport>(options);
+  return baton::create_from_implementation(&kInThisLibrary, "libbaton_ucx_transport.so", params);
 }
 
 }  // namespace

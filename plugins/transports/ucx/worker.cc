@@ -1,13 +1,14 @@
 #include "worker.h"
 
-#include "baton/transport.h"
+#include "baton/error.h"
 
 namespace baton_ucx {
 
 namespace {
 
 [[noreturn]] void fail(const std::string& call, ucs_status_t status) {
-  throw baton::TransportError("ucx: " + call + " failed: " + status_text(status));
+  // baton::Error, not TransportError: the plugin file (no LibTorch) runs this for viability.
+  throw baton::Error("ucx: " + call + " failed: " + status_text(status));
 }
 
 }  // namespace

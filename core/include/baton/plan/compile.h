@@ -13,6 +13,10 @@ struct CompiledPlan {
   Plan lowered;  // with SEND/RECV, proven able to complete
 };
 
+// Throws PlanError when the shape is outside what baton plans (baton/plan/shape_limits.h),
+// before the schedule allocates anything for it. compile_schedule() calls it first.
+BATON_API void check_shape_limits(const ScheduleShape& shape);
+
 // check() → build() → shape check → validate → lower (or, for a plan that already has
 // comms, check it can complete). Throws ConfigError (shape rejected by the schedule) or
 // PlanError (the plan is wrong; the message carries the table with the failing step).

@@ -19,7 +19,7 @@ std::shared_ptr<Store> make_rendezvous_store(const RendezvousOptions& options) {
     tcp.host = options.address;
     tcp.port = options.port;
     tcp.is_server = options.rank0_hosts && options.rank == 0;
-    tcp.world_size = options.world_size;
+    tcp.token = options.token.empty() ? options.run_id : options.token;
     tcp.timeout = options.timeout;
     store = std::make_shared<TcpStore>(tcp);
   } else if (options.kind == "file") {

@@ -20,6 +20,8 @@
 #include "baton/stores.h"
 #include "commands.h"
 #include "process_group.h"
+#include "run_options.h"
+#include "training/config_sections.h"
 #include "training/world_env.h"
 
 namespace baton_app {
@@ -54,9 +56,48 @@ int first_recorded_failure(baton::Store& store, const std::string& run_id, int w
   }
 }
 
+// SIGINT, SIGTERM and SIGHUP reach the launcher's loop through this pipe (a handler may
+// only write()), which then stops the ranks and says so.
+int g_signal_pipe[2] = {-1, -1};
+
+void forward_signal(int signal_number) {
+  const unsigned char byte = static_cast<unsigned char>(signal_number);
+  [[maybe_unused]] const ssize_t written = write(g_signal_pipe[1], &byte, 1);
+}
+
+void catch_stop_signals() {
+  if (pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+    throw baton::Error(std::string("pipe failed: ") + std::strerror(errno));
+  }
+  struct sigaction action {};
+  action.sa_handler = forward_signal;
+  sigemptyset(&action.sa_mask);
+  for (const int signal_number : {SIGINT, SIGTERM, SIGHUP})
+    sigaction(signal_number, &action, nullptr);
+}
+
+// The signal that asked the launcher to stop, or 0.
+int stop_signal_received() {
+  unsigned char byte = 0;
+  return read(g_signal_pipe[0], &byte, 1) == 1 ? byte : 0;
+}
+
+// `bytes` random bytes from the kernel, as hex.
+std::string random_hex(std::size_t bytes) {
+  std::random_device source;  // /dev/urandom on Linux
+  static const char kHex[] = "0123456789abcdef";
+  std::string text;
+  for (std::size_t i = 0; i < bytes; ++i) {
+    const unsigned value = source() & 0xffu;
+    text += kHex[value >> 4];
+    text += kHex[value & 0xf];
+  }
+  return text;
+}
+
 RankProcess spawn_rank(int rank, int world_size, const std::string& program,
                        const std::vector<std::string>& run_args, int store_port,
-                       const std::string& run_id) {
+                       const std::string& run_id, const std::string& store_token) {
   // Close-on-exec: no other rank inherits this rank's pipe (the child gets the write end as
   // its stdout and stderr, which dup2 leaves open across exec).
   int pipe_fds[2];
@@ -67,15 +108,17 @@ RankProcess spawn_rank(int rank, int world_size, const std::string& program,
   argv.insert(argv.end(), run_args.begin(), run_args.end());
   RankProcess process;
   try {
-    process.pid =
-        spawn_process("rank " + std::to_string(rank), argv, ChildOutput::to_descriptor(pipe_fds[1]),
-                      {std::string(kLaunchRank) + "=" + std::to_string(rank),
-                       std::string(kLaunchWorldSize) + "=" + std::to_string(world_size),
-                       std::string(kLaunchStoreAddress) + "=127.0.0.1",
-                       std::string(kLaunchStorePort) + "=" + std::to_string(store_port),
-                       std::string(kLaunchRunId) + "=" + run_id,
-                       // Every line is prefixed "[rank i]" here; the rank need not repeat it.
-                       "BATON_LOG_PREFIXED=1"});
+    process.pid = spawn_process(
+        "rank " + std::to_string(rank), argv, ChildOutput::to_descriptor(pipe_fds[1]),
+        {std::string(kLaunchRank) + "=" + std::to_string(rank),
+         std::string(kLaunchWorldSize) + "=" + std::to_string(world_size),
+         std::string(kLaunchStoreAddress) + "=127.0.0.1",
+         std::string(kLaunchStorePort) + "=" + std::to_string(store_port),
+         std::string(kLaunchRunId) + "=" + run_id, std::string(kStoreToken) + "=" + store_token,
+         // The rank asks the kernel to kill it if the launcher dies.
+         std::string(kLaunchPid) + "=" + std::to_string(getpid()),
+         // Every line is prefixed "[rank i]" here; the rank need not repeat it.
+         "BATON_LOG_PREFIXED=1"});
   } catch (...) {
     close(pipe_fds[0]);
     close(pipe_fds[1]);
@@ -146,32 +189,48 @@ std::vector<std::string> rank_arguments(const RunOptions& run, int world_size) {
 
 int launch(const RunOptions& run, int world_size) {
   const std::vector<std::string> run_args = rank_arguments(run, world_size);
-  // The store lives in the launcher, on a free port, for as long as the ranks run.
+  // The configuration is checked once here, before any rank starts (each rank reads it
+  // again, with its own environment).
+  const baton::Config config = load_run_config(run);
+  // The store lives in the launcher, on loopback, for as long as the ranks run: on
+  // world.port when the configuration sets one, else on a free port.
+  const baton::ParamValue& port = config.section("world").at("port");
   baton::TcpStoreOptions store_options;
   store_options.host = "127.0.0.1";
-  store_options.port = 0;
+  store_options.port = port.origin().description == "default" ? 0 : static_cast<int>(port.as_int());
   store_options.is_server = true;
-  store_options.world_size = world_size;
+  // Only the ranks started here know it: nothing else on this machine can use the store.
+  store_options.token = random_hex(16);
   baton::TcpStore store(store_options);
-  const std::string run_id =
-      "launch-" + std::to_string(getpid()) + "-" + std::to_string(std::random_device{}());
+  const std::string run_id = "launch-" + std::to_string(getpid()) + "-" + random_hex(4);
 
-  const std::string program = own_program();
+  const std::string program = sibling_program("baton-runtime");
+  catch_stop_signals();
   std::vector<RankProcess> ranks;
   for (int rank = 0; rank < world_size; ++rank) {
-    ranks.push_back(spawn_rank(rank, world_size, program, run_args, store.port(), run_id));
+    ranks.push_back(
+        spawn_rank(rank, world_size, program, run_args, store.port(), run_id, store_options.token));
   }
 
   int first_failure = -1;
   auto stop_at = std::chrono::steady_clock::time_point::max();
   auto deadline = std::chrono::steady_clock::time_point::max();
   bool stopped = false;
+  int interrupted_by = 0;
   for (;;) {
+    if (interrupted_by == 0) interrupted_by = stop_signal_received();
+    if (interrupted_by != 0 && !stopped) {
+      std::cerr << "\nlaunch: " << strsignal(interrupted_by) << " received; stopping the "
+                << world_size << " ranks (SIGTERM, then SIGKILL after 10 s)" << std::endl;
+      stop_at = std::chrono::steady_clock::now();
+      deadline = stop_at + std::chrono::seconds(10);
+    }
     std::vector<pollfd> fds;
+    fds.push_back({g_signal_pipe[0], POLLIN, 0});
     for (auto& process : ranks) {
       if (process.output_fd >= 0) fds.push_back({process.output_fd, POLLIN, 0});
     }
-    if (!fds.empty()) poll(fds.data(), fds.size(), 200);
+    poll(fds.data(), fds.size(), 200);
     for (auto& process : ranks) {
       if (process.output_fd < 0) continue;
       pollfd check{process.output_fd, POLLIN, 0};
@@ -219,6 +278,11 @@ int launch(const RunOptions& run, int world_size) {
     }
   }
 
+  if (interrupted_by != 0) {
+    std::cerr << "launch: stopped by " << strsignal(interrupted_by) << "; no rank is left running"
+              << std::endl;
+    return 128 + interrupted_by;
+  }
   if (first_failure < 0) {
     std::cout << "launch: all " << world_size << " ranks finished" << std::endl;
     return 0;
@@ -260,6 +324,8 @@ void add_launch_command(CommandLine& command_line) {
       "train: run N ranks on this machine, like torchrun (Gloo on loopback by default); every "
       "line a rank prints is prefixed with its rank",
       [options] { return launch(options->run, options->world_size); });
+  launch_command.group("Commands");
+  add_app_config_sections();
   launch_command.add_option("-n,--nproc", options->world_size, "the number of ranks")
       ->required()
       ->check(integer_in(1, 256));

@@ -7,7 +7,8 @@
 #include "baton/error.h"
 #include "baton/plugin_loader.h"
 #include "commands.h"
-#include "model_catalog.h"
+#include "model_specs.h"
+#include "training/config_sections.h"
 
 namespace baton_app {
 namespace {
@@ -30,11 +31,7 @@ int check(const ConfigOptions& options) {
                              : baton::load_config_text("", kEmbeddedDefault, overrides);
   const baton::PluginLoader loader = baton::plugin_loader_for(config);
   baton::resolve_plugins(config, loader);
-  const baton_models::ModelEntry& model =
-      baton_models::find_model(config.section("model").at("name"));
-  config.set_plugin_params(
-      "model", baton::resolve_params(config.raw_params("model"), model.params, model.num_params,
-                                     std::string("model '") + model.name + "'"));
+  baton_models::resolve_model_params(config);
   std::cout << baton::format_resolved_config(config);
   std::cout << "# OK: " << config.source() << " is valid\n";
   return 0;
@@ -42,7 +39,7 @@ int check(const ConfigOptions& options) {
 
 int defaults(const ConfigOptions& options) {
   std::cout << baton::format_config_defaults();
-  for (const auto& model : baton_models::model_catalog()) {
+  for (const auto& model : baton_models::model_specs()) {
     std::cout << "model.params for model '" << model.name << "': " << model.doc << "\n"
               << baton::format_param_table(model.params, model.num_params, "model.params.", "")
               << "\n";
@@ -71,9 +68,11 @@ int defaults(const ConfigOptions& options) {
 }  // namespace
 
 void add_config_command(CommandLine& command_line) {
+  add_app_config_sections();
   auto options = std::make_shared<ConfigOptions>();
   CLI::App& config = command_line.add_command(command_line.root(), "config",
                                               "check a run configuration, or print every option");
+  config.group("Commands");
   CLI::App& check_command = command_line.add_command(
       config, "check",
       "validate a run configuration (file, environment, --set) and print it resolved, with "

@@ -15,8 +15,8 @@
 
 #include "baton/stores.h"
 
+#include "baton/durations.h"
 #include "baton/files.h"
-#include "baton/transport_support.h"
 
 namespace baton {
 
@@ -24,26 +24,6 @@ namespace {
 
 std::string errno_text() {
   return std::strerror(errno);
-}
-
-// Creates `path` and its missing parents (mkdir -p).
-void make_directories(const std::string& path) {
-  std::string partial;
-  std::size_t start = 0;
-  while (start <= path.size()) {
-    const std::size_t slash = path.find('/', start);
-    const std::size_t end = slash == std::string::npos ? path.size() : slash;
-    partial = path.substr(0, end);
-    if (!partial.empty() && ::mkdir(partial.c_str(), 0777) != 0 && errno != EEXIST) {
-      throw StoreError("file store: cannot create folder '" + partial + "': " + errno_text());
-    }
-    if (slash == std::string::npos) break;
-    start = slash + 1;
-  }
-  struct stat info {};
-  if (::stat(path.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
-    throw StoreError("file store: '" + path + "' is not a folder");
-  }
 }
 
 // Keys may hold any byte ('/' in particular); file names keep [A-Za-z0-9._-] and escape the
@@ -118,7 +98,11 @@ class FolderLock {
 FileStore::FileStore(std::string directory) : directory_(std::move(directory)) {
   if (directory_.empty()) throw StoreError("file store: no folder given");
   while (directory_.size() > 1 && directory_.back() == '/') directory_.pop_back();
-  make_directories(directory_);
+  try {
+    make_folders(directory_, "file store");
+  } catch (const Error& error) {
+    throw StoreError(error.what());
+  }
 }
 
 FileStore::~FileStore() = default;

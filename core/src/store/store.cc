@@ -1,0 +1,11 @@
+// Out-of-line destructors anchor the store interface's vtable and type information in
+// libbaton_plan, so plugins and the core agree on one type.
+#include "baton/store.h"
+
+namespace baton {
+
+Store::~Store() = default;
+
+StoreError::~StoreError() = default;
+
+}  // namespace baton
