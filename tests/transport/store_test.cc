@@ -405,6 +405,27 @@ TEST(TcpStore, ASilentConnectionDoesNotStallTheRun) {
   EXPECT_EQ(text(host.get("k", milliseconds(500))), "v");
 }
 
+// A stray process with the run's environment (the issue: a third `baton run` with RANK=1
+// hung silently in gloo's connect) is refused at once, naming the rank.
+TEST(RendezvousStore, ASecondProcessClaimingARankIsRefused) {
+  TcpStore host(hosting("token"));
+  RendezvousOptions options;
+  options.kind = "tcp";
+  options.port = host.port();
+  options.rank = 1;
+  options.world_size = 2;
+  options.timeout = milliseconds(2000);
+  options.token = "token";
+  options.run_id = "r";
+  auto first = make_rendezvous_store(options);
+  const std::string error = store_error([&] { make_rendezvous_store(options); });
+  EXPECT_NE(error.find("rank 1 of run 'r' is already taken by another process"), std::string::npos)
+      << error;
+  options.rank = 0;
+  options.rank0_hosts = false;                         // the test's store is the host
+  EXPECT_NE(make_rendezvous_store(options), nullptr);  // other ranks are unaffected
+}
+
 TEST(RendezvousStore, RejectsBadOptionsWithReasons) {
   RendezvousOptions options;
   options.run_id = "";

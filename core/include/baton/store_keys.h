@@ -20,6 +20,12 @@ inline std::string failure(std::int64_t order) {
   return "failure/" + std::to_string(order);
 }
 
+// How many processes said they are rank `rank` of the run: more than one is a stray
+// process (started twice, or by hand with the run's environment), refused at rendezvous.
+inline std::string rank_claim(int rank) {
+  return "rank/" + std::to_string(rank) + "/claims";
+}
+
 // The cuts rank 0 chose by measuring (model.cuts: balanced), for every rank to use.
 inline const char* const kBalancedCuts = "model/balanced_cuts";
 

@@ -31,7 +31,20 @@ std::shared_ptr<Store> make_rendezvous_store(const RendezvousOptions& options) {
     throw ConfigError("rendezvous: unknown store kind '" + options.kind +
                       "'; expected 'tcp' or 'file'");
   }
-  return std::make_shared<PrefixStore>(store_keys::run_prefix(options.run_id), std::move(store));
+  auto run_store =
+      std::make_shared<PrefixStore>(store_keys::run_prefix(options.run_id), std::move(store));
+  // A second process claiming a rank that is taken would otherwise wait, silently, inside
+  // the transport's connect. (A file store's folder may outlive a run: only tcp counts.)
+  if (options.kind == "tcp") {
+    const std::int64_t claims = run_store->add(store_keys::rank_claim(options.rank), 1);
+    if (claims > 1) {
+      throw StoreError("rank " + std::to_string(options.rank) + " of run '" + options.run_id +
+                       "' is already taken by another process: two processes were started as "
+                       "the same rank (check RANK / the launcher's environment, or stop the "
+                       "stray process)");
+    }
+  }
+  return run_store;
 }
 
 }  // namespace baton

@@ -1,0 +1,33 @@
+# The sources of libbaton_plan, the LibTorch-free layer, as absolute paths: core/CMakeLists.txt
+# builds the library from them, and tests/fuzz (a separate clang build) its fuzzers.
+include(${CMAKE_CURRENT_LIST_DIR}/src/plan/sources.cmake)
+set(BATON_PLAN_LAYER_SOURCES
+  ${CMAKE_CURRENT_LIST_DIR}/src/common/params.cc
+  ${CMAKE_CURRENT_LIST_DIR}/src/common/suggest.cc
+  ${CMAKE_CURRENT_LIST_DIR}/src/common/files.cc
+  ${CMAKE_CURRENT_LIST_DIR}/src/common/errors.cc
+  ${CMAKE_CURRENT_LIST_DIR}/src/common/interfaces.cc
+  ${CMAKE_CURRENT_LIST_DIR}/src/common/blas_detect.cc
+  ${CMAKE_CURRENT_LIST_DIR}/src/common/machine.cc
+  ${CMAKE_CURRENT_LIST_DIR}/src/common/log.cc
+  ${CMAKE_CURRENT_LIST_DIR}/src/common/wait_notice.cc
+  ${CMAKE_CURRENT_LIST_DIR}/src/config/config_format.cc
+  ${CMAKE_CURRENT_LIST_DIR}/src/config/config_loader.cc
+  ${CMAKE_CURRENT_LIST_DIR}/src/config/config_plugins.cc
+  ${CMAKE_CURRENT_LIST_DIR}/src/config/sections.cc
+  ${CMAKE_CURRENT_LIST_DIR}/src/config/value_typing.cc
+  ${CMAKE_CURRENT_LIST_DIR}/src/plugin/plugin_kind.cc
+  ${CMAKE_CURRENT_LIST_DIR}/src/plugin/elf_exports.cc
+  ${CMAKE_CURRENT_LIST_DIR}/src/plugin/plugin_implementation.cc
+  ${CMAKE_CURRENT_LIST_DIR}/src/plugin/plugin_loader.cc
+  ${CMAKE_CURRENT_LIST_DIR}/src/plugin/search_dirs.cc
+  ${CMAKE_CURRENT_LIST_DIR}/src/store/store.cc
+  ${CMAKE_CURRENT_LIST_DIR}/src/store/prefix_store.cc
+  ${CMAKE_CURRENT_LIST_DIR}/src/store/file_store.cc
+  ${CMAKE_CURRENT_LIST_DIR}/src/store/store_session.cc
+  ${CMAKE_CURRENT_LIST_DIR}/src/store/store_server.cc
+  ${CMAKE_CURRENT_LIST_DIR}/src/store/tcp_store.cc
+  ${CMAKE_CURRENT_LIST_DIR}/src/store/rendezvous_store.cc
+  ${CMAKE_CURRENT_LIST_DIR}/src/common/durations.cc
+  ${BATON_PLAN_SOURCES}
+)
