@@ -38,6 +38,7 @@ struct RankProcess {
   std::string last_lines;  // the tail of what it printed, for the summary
   bool running = true;
   bool stopped_by_launcher = false;  // it was signalled by us while still running
+  int stopped_by = 0;                // the signal that stopped (SIGSTOP, SIGTSTP) it, if any
   int status = 0;
 };
 
@@ -239,7 +240,23 @@ int launch(const RunOptions& run, int world_size) {
     bool any_running = false;
     for (auto& process : ranks) {
       if (!process.running) continue;
-      if (waitpid(process.pid, &process.status, WNOHANG) == process.pid) {
+      int status = 0;
+      const pid_t changed = waitpid(process.pid, &status, WNOHANG | WUNTRACED);
+      if (changed == process.pid && WIFSTOPPED(status)) {
+        // Alive but silent: its peers will time out waiting for it. It is the cause of what
+        // follows, so it is named now and first in the summary.
+        if (process.stopped_by == 0) {
+          process.stopped_by = WSTOPSIG(status);
+          std::cerr << "launch: rank " << process.rank << " is stopped ("
+                    << strsignal(process.stopped_by)
+                    << "): it answers no one, and its peers will time out waiting for it"
+                    << std::endl;
+        }
+        any_running = true;
+        continue;
+      }
+      if (changed == process.pid) {
+        process.status = status;
         process.running = false;
         const bool ok = WIFEXITED(process.status) && WEXITSTATUS(process.status) == 0;
         if (!ok && first_failure < 0) {
@@ -269,6 +286,7 @@ int launch(const RunOptions& run, int world_size) {
         if (!other.running) continue;
         other.stopped_by_launcher = true;
         kill(other.pid, SIGTERM);
+        kill(other.pid, SIGCONT);  // a stopped rank acts on SIGTERM only once it runs
       }
     }
     if (std::chrono::steady_clock::now() > deadline) {
@@ -294,16 +312,25 @@ int launch(const RunOptions& run, int world_size) {
   const auto crashed = std::find_if(ranks.begin(), ranks.end(), [](const RankProcess& process) {
     return WIFSIGNALED(process.status) && !process.stopped_by_launcher;
   });
+  const auto hung = std::find_if(ranks.begin(), ranks.end(), [](const RankProcess& process) {
+    return process.stopped_by != 0;
+  });
   if (crashed != ranks.end()) {
     first_failure = crashed->rank;
+  } else if (hung != ranks.end()) {
+    first_failure = hung->rank;
   } else {
     const int recorded = first_recorded_failure(store, run_id, world_size);
     if (recorded >= 0) first_failure = recorded;
   }
   const RankProcess& failed = ranks[static_cast<std::size_t>(first_failure)];
-  std::cerr << "\nlaunch: rank " << first_failure << " failed first ("
-            << describe_exit(failed.status) << "); the other ranks failed or were stopped.\n"
-            << failure_excerpt(failed) << std::endl;
+  const std::string how = failed.stopped_by != 0
+                              ? std::string("it hung: stopped by ") + strsignal(failed.stopped_by) +
+                                    ", it answered no one until the launcher ended it"
+                              : describe_exit(failed.status);
+  std::cerr << "\nlaunch: rank " << first_failure << " failed first (" << how
+            << "); the other ranks failed or were stopped.\n"
+            << (failed.stopped_by != 0 ? std::string() : failure_excerpt(failed)) << std::endl;
   for (const auto& process : ranks) {
     if (process.rank == first_failure) continue;
     std::cerr << "launch: rank " << process.rank << ": " << describe_exit(process.status) << "\n";

@@ -92,8 +92,15 @@ void write_dump(const std::string& dir, int rank, const c10::Dict<std::string, a
 
 // BATON_INJECT_FAILURE="rank=R,step=S,action=A": make rank R fail when it reaches action A
 // in training step S — to see (and test) how a failure is reported and stops the run.
-// action=kill: the rank SIGKILLs itself at the start of step S (a crash, not an error).
-void inject_failure_from_environment(int rank, baton::ExecutorOptions* options, int* kill_at_step) {
+// action=kill: the rank SIGKILLs itself at the start of step S (a crash, not an error);
+// action=stop: it SIGSTOPs itself there (a hung rank: alive, silent, holding its sockets).
+struct InjectedSignal {
+  int step = -1;
+  int signal = 0;
+};
+
+void inject_failure_from_environment(int rank, baton::ExecutorOptions* options,
+                                     InjectedSignal* signal_at_step) {
   const char* text = std::getenv("BATON_INJECT_FAILURE");
   if (text == nullptr || text[0] == '\0') return;
   int target_rank = -1, step = -1;
@@ -104,8 +111,8 @@ void inject_failure_from_environment(int rank, baton::ExecutorOptions* options, 
         "': expected rank=R,step=S,action=A (for example rank=1,step=2,action=1B0)");
   }
   if (target_rank != rank) return;
-  if (std::string(action) == "kill") {
-    *kill_at_step = step;
+  if (std::string(action) == "kill" || std::string(action) == "stop") {
+    *signal_at_step = {step, std::string(action) == "kill" ? SIGKILL : SIGSTOP};
     return;
   }
   options->inject_step = step;
@@ -377,8 +384,8 @@ void train(baton::Config& config, const TrainOptions& options) {
   executor_options.timeout = settings.timeout;
   executor_options.record_timeline = settings.trace.enabled || options.record_timeline;
   executor_options.sample_heap = options.sample_heap;
-  int kill_at_step = -1;
-  inject_failure_from_environment(world.rank, &executor_options, &kill_at_step);
+  InjectedSignal signal_at_step;
+  inject_failure_from_environment(world.rank, &executor_options, &signal_at_step);
   baton::PipelineExecutor executor(world.rank, plan, local.stages, transport,
                                    make_validators(config, loader), model.loss, executor_options);
   auto optimizer = make_optimizer(config, local.params);
@@ -428,7 +435,7 @@ void train(baton::Config& config, const TrainOptions& options) {
       model.verify(sample);
     }
     for (int step = first_step; step <= settings.steps; ++step) {
-      if (step == kill_at_step) std::raise(SIGKILL);
+      if (step == signal_at_step.step) std::raise(signal_at_step.signal);
       // Randomness inside the model (dropout) depends on the step alone, so a resumed run
       // reproduces an uninterrupted one exactly.
       torch::manual_seed(settings.seed * 1000003 + static_cast<std::uint64_t>(step));

@@ -111,16 +111,42 @@ std::vector<TensorMeta> decode_metas(const std::vector<std::int64_t>& encoded) {
   const std::int64_t count = next();
   if (count < 0 || count > 4096)
     throw Error("malformed tensor metadata: count " + std::to_string(count));
+  // Receive buffers are allocated from these values: each is checked before it is used, so
+  // a damaged message is refused instead of becoming an invalid dtype or a huge buffer.
+  constexpr std::int64_t kLargestElementCount = std::int64_t{1} << 40;
   std::vector<TensorMeta> metas(static_cast<std::size_t>(count));
   for (auto& meta : metas) {
-    meta.dtype = static_cast<at::ScalarType>(next());
-    const auto device_type = static_cast<c10::DeviceType>(next());
-    const auto device_index = static_cast<c10::DeviceIndex>(next());
-    meta.device = at::Device(device_type, device_index);
+    const std::int64_t dtype = next();
+    if (dtype < 0 || dtype >= static_cast<std::int64_t>(at::ScalarType::NumOptions) ||
+        dtype == static_cast<std::int64_t>(at::ScalarType::Undefined)) {
+      throw Error("malformed tensor metadata: dtype " + std::to_string(dtype));
+    }
+    meta.dtype = static_cast<at::ScalarType>(dtype);
+    const std::int64_t device_type = next();
+    const std::int64_t device_index = next();
+    if ((device_type != static_cast<std::int64_t>(c10::DeviceType::CPU) &&
+         device_type != static_cast<std::int64_t>(c10::DeviceType::CUDA)) ||
+        device_index < -1 || device_index > 1023 ||
+        (device_type == static_cast<std::int64_t>(c10::DeviceType::CPU) && device_index > 0)) {
+      throw Error("malformed tensor metadata: device " + std::to_string(device_type) + ":" +
+                  std::to_string(device_index));
+    }
+    meta.device = at::Device(static_cast<c10::DeviceType>(device_type),
+                             static_cast<c10::DeviceIndex>(device_index));
     const std::int64_t rank = next();
     if (rank < 0 || rank > 64)
       throw Error("malformed tensor metadata: rank " + std::to_string(rank));
-    for (std::int64_t d = 0; d < rank; ++d) meta.shape.push_back(next());
+    std::int64_t elements = 1;
+    for (std::int64_t d = 0; d < rank; ++d) {
+      const std::int64_t extent = next();
+      if (extent < 0 || extent > kLargestElementCount ||
+          (extent > 0 && elements > kLargestElementCount / extent)) {
+        throw Error("malformed tensor metadata: a shape of more than 2^40 elements (dimension " +
+                    std::to_string(d) + " is " + std::to_string(extent) + ")");
+      }
+      elements *= extent;
+      meta.shape.push_back(extent);
+    }
   }
   if (at != encoded.size()) throw Error("malformed tensor metadata: trailing values");
   return metas;

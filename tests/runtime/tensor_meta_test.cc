@@ -1,0 +1,57 @@
+// The setup handshake's tensor descriptions: what encodes decodes to the same, and a damaged
+// or hostile message is refused with baton::Error before anything is allocated from it.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <ATen/ATen.h>
+
+#include "baton/error.h"
+#include "baton/tensor_meta.h"
+
+namespace {
+
+using testing::HasSubstr;
+
+std::string error_of(const std::vector<std::int64_t>& encoded) {
+  try {
+    baton::decode_metas(encoded);
+  } catch (const baton::Error& error) {
+    return error.what();
+  } catch (const std::exception& error) {
+    ADD_FAILURE() << "not a baton::Error: " << error.what();
+    return {};
+  }
+  ADD_FAILURE() << "accepted";
+  return {};
+}
+
+TEST(TensorMetaCodec, RoundTripsShapesDtypesAndDevices) {
+  const std::vector<baton::TensorMeta> metas = {
+      baton::TensorMeta::of(at::zeros({8, 512}, at::kFloat)),
+      baton::TensorMeta::of(at::zeros({3}, at::kLong)), baton::TensorMeta::of(at::zeros({}))};
+  const auto decoded = baton::decode_metas(baton::encode_metas(metas));
+  ASSERT_EQ(decoded.size(), metas.size());
+  for (std::size_t i = 0; i < metas.size(); ++i) {
+    EXPECT_EQ(decoded[i].shape, metas[i].shape);
+    EXPECT_EQ(decoded[i].dtype, metas[i].dtype);
+    EXPECT_EQ(decoded[i].device, metas[i].device);
+  }
+}
+
+TEST(TensorMetaCodec, DamagedMessagesAreRefused) {
+  const auto cpu = static_cast<std::int64_t>(c10::DeviceType::CPU);
+  const auto float32 = static_cast<std::int64_t>(at::kFloat);
+  EXPECT_THAT(error_of({}), HasSubstr("end in the middle"));
+  EXPECT_THAT(error_of({-1}), HasSubstr("count -1"));
+  EXPECT_THAT(error_of({1, 999, cpu, -1, 1, 4}), HasSubstr("dtype 999"));
+  EXPECT_THAT(error_of({1, -3, cpu, -1, 1, 4}), HasSubstr("dtype -3"));
+  EXPECT_THAT(error_of({1, float32, 77, 0, 1, 4}), HasSubstr("device 77:0"));
+  EXPECT_THAT(error_of({1, float32, cpu, 5000, 1, 4}), HasSubstr("device 0:5000"));
+  EXPECT_THAT(error_of({1, float32, cpu, -1, 65, 4}), HasSubstr("rank 65"));
+  EXPECT_THAT(error_of({1, float32, cpu, -1, 1, -4}), HasSubstr("dimension 0 is -4"));
+  EXPECT_THAT(error_of({1, float32, cpu, -1, 2, 1 << 30, 1 << 30}),
+              HasSubstr("more than 2^40 elements (dimension 1 is 1073741824)"));
+  EXPECT_THAT(error_of({1, float32, cpu, -1, 1, 4, 9}), HasSubstr("trailing values"));
+}
+
+}  // namespace
