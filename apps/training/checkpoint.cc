@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -189,6 +190,7 @@ void Checkpointer::save(int step, const std::string& schedule_name) {
   const std::vector<char> bytes = torch::pickle_save(c10::IValue(params));
   baton::write_file_atomically(rank_file(folder, rank_, ".pt"),
                                std::string(bytes.begin(), bytes.end()));
+  if (step == settings_.kill_while_writing_step) std::raise(SIGKILL);
   torch::serialize::OutputArchive archive;
   optimizer_->save(archive);
   std::ostringstream optimizer_bytes;

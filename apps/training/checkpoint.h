@@ -28,6 +28,9 @@ struct CheckpointSettings {
   int every = 0;    // 0: only at the end
   bool enabled = true;
   std::string optimizer;  // optimizer.name: recorded, and a resume with another is refused
+  // For tests (BATON_INJECT_FAILURE action=kill_in_checkpoint): the rank SIGKILLs itself in
+  // the middle of this step's checkpoint, its parameters written and its optimizer state not.
+  int kill_while_writing_step = -1;
 };
 
 // The newest complete checkpoint under `dir`: its folder, or empty when there is none. A

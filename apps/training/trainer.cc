@@ -93,10 +93,12 @@ void write_dump(const std::string& dir, int rank, const c10::Dict<std::string, a
 // BATON_INJECT_FAILURE="rank=R,step=S,action=A": make rank R fail when it reaches action A
 // in training step S — to see (and test) how a failure is reported and stops the run.
 // action=kill: the rank SIGKILLs itself at the start of step S (a crash, not an error);
-// action=stop: it SIGSTOPs itself there (a hung rank: alive, silent, holding its sockets).
+// action=stop: it SIGSTOPs itself there (a hung rank: alive, silent, holding its sockets);
+// action=kill_in_checkpoint: it SIGKILLs itself while writing step S's checkpoint.
 struct InjectedSignal {
   int step = -1;
   int signal = 0;
+  int kill_in_checkpoint_step = -1;
 };
 
 void inject_failure_from_environment(int rank, baton::ExecutorOptions* options,
@@ -111,6 +113,10 @@ void inject_failure_from_environment(int rank, baton::ExecutorOptions* options,
         "': expected rank=R,step=S,action=A (for example rank=1,step=2,action=1B0)");
   }
   if (target_rank != rank) return;
+  if (std::string(action) == "kill_in_checkpoint") {
+    signal_at_step->kill_in_checkpoint_step = step;
+    return;
+  }
   if (std::string(action) == "kill" || std::string(action) == "stop") {
     *signal_at_step = {step, std::string(action) == "kill" ? SIGKILL : SIGSTOP};
     return;
@@ -391,7 +397,9 @@ void train(baton::Config& config, const TrainOptions& options) {
   auto optimizer = make_optimizer(config, local.params);
   for (auto& stage : local.stages) stage->set_training(true);
 
-  Checkpointer checkpointer(settings.checkpoint, world.rank, world.world_size, store,
+  CheckpointSettings checkpoint_settings = settings.checkpoint;
+  checkpoint_settings.kill_while_writing_step = signal_at_step.kill_in_checkpoint_step;
+  Checkpointer checkpointer(checkpoint_settings, world.rank, world.world_size, store,
                             settings.timeout, local.named_params, optimizer.get());
   int first_step = 1;
   if (options.resume) {

@@ -221,4 +221,29 @@ TEST(Checkpoint, ADamagedNewestCheckpointIsSkippedAndAPartialOneIsNotExported) {
               HasSubstr("checkpoint file '" + step6 + "/rank1.pt' holds a Tensor"));
 }
 
+// A rank killed in the middle of writing a checkpoint (its parameters written, its optimizer
+// state not, no manifest): the previous complete checkpoint is what --resume and export use.
+TEST(Checkpoint, ARankKilledWhileWritingACheckpointLeavesThePreviousOneInUse) {
+  const std::string root = ::testing::TempDir() + "/checkpoint-killed-writing";
+  baton_test::run_command("rm -rf '" + root + "'");
+  auto settings = run_settings(root);
+  const auto killed = baton_test::run_command(
+      "BATON_INJECT_FAILURE=rank=1,step=4,action=kill_in_checkpoint " + command_line(settings, ""));
+  EXPECT_NE(killed.exit_code, 0) << killed.output;
+  EXPECT_THAT(killed.output, HasSubstr("launch: rank 1 failed first (killed by signal Killed)"));
+  const std::string checkpoints = root + "/ckpt/checkpoints";
+  EXPECT_TRUE(std::filesystem::exists(checkpoints + "/step-000004/rank1.pt"));
+  EXPECT_FALSE(std::filesystem::exists(checkpoints + "/step-000004/rank1.optim"));
+  EXPECT_FALSE(std::filesystem::exists(checkpoints + "/step-000004/manifest.json"));
+
+  const auto exported = baton_test::run_command(kBaton + " export '" + checkpoints + "' --out '" +
+                                                root + "/model.pt'");
+  EXPECT_EQ(exported.exit_code, 0) << exported.output;
+  EXPECT_THAT(exported.output, HasSubstr("ranks of " + checkpoints + "/step-000002"));
+  const auto resumed = baton_test::run_command(command_line(settings, "--resume"));
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_THAT(resumed.output,
+              HasSubstr("resuming after step 2 from " + checkpoints + "/step-000002"));
+}
+
 }  // namespace
