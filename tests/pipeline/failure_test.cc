@@ -83,26 +83,33 @@ std::string file_text(const std::string& path) {
 }
 
 // Processes whose environment says they are ranks of launcher `launcher_pid`.
-int ranks_of(pid_t launcher_pid) {
+std::vector<std::string> rank_pids(pid_t launcher_pid) {
   const std::string marker = "BATON_LAUNCH_PID=" + std::to_string(launcher_pid);
-  int count = 0;
+  std::vector<std::string> pids;
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
     const std::string name = entry.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
     const std::string environment = file_text(entry.path().string() + "/environ");
-    if (environment.find(marker + std::string(1, '\0')) != std::string::npos) ++count;
+    if (environment.find(marker + std::string(1, '\0')) != std::string::npos) {
+      pids.push_back(name);
+    }
   }
-  return count;
+  return pids;
+}
+
+int ranks_of(pid_t launcher_pid) {
+  return static_cast<int>(rank_pids(launcher_pid).size());
 }
 
 // Starts `baton launch` in the background on a long run; returns its pid once both ranks
 // are training, or -1.
-pid_t launch_in_background(const std::string& output) {
+pid_t launch_in_background(const std::string& output, const std::string& extra = "") {
   const std::string command =
       "(" + kBaton +
       " launch -n 2 --no-env --set run.steps=100000 --set checkpoint.enabled=false --set "
-      "trace.enabled=false --set model.name=mlp --set data.source=synthetic > '" +
-      output + "' 2>&1; echo \"exit $?\" >> '" + output + "') > /dev/null 2>&1 & echo $!";
+      "trace.enabled=false --set model.name=mlp --set data.source=synthetic " +
+      extra + " > '" + output + "' 2>&1; echo \"exit $?\" >> '" + output +
+      "') > /dev/null 2>&1 & echo $!";
   const auto started = baton_test::run_command(command);
   // $! is the subshell; the launcher is its only child.
   const pid_t shell = std::atoi(started.output.c_str());
@@ -152,6 +159,39 @@ TEST(PipelineFailure, RanksDieWithAKilledLauncher) {
   EXPECT_TRUE(gone_within(launcher, std::chrono::seconds(10)))
       << ranks_of(launcher) << " ranks left running\n"
       << file_text(output);
+}
+
+// Nothing of a `baton launch` run listens beyond loopback: not the store (the launcher's),
+// not gloo, not UCX (whose TCP transport listens on every network device unless told
+// otherwise: net_devices: auto keeps it on lo for ranks that all run here).
+TEST(PipelineFailure, ALaunchedRunListensOnLoopbackOnly) {
+  for (const std::string transport : {"gloo", "ucx"}) {
+    const std::string output = ::testing::TempDir() + "/listeners-" + transport + ".out";
+    const pid_t launcher = launch_in_background(output, "--set transport.name=" + transport);
+    ASSERT_GT(launcher, 0) << file_text(output);
+    std::vector<std::string> pids = rank_pids(launcher);
+    pids.push_back(std::to_string(launcher));
+    const auto sockets = baton_test::run_command("ss -Hltnp");
+    kill(launcher, SIGTERM);
+    gone_within(launcher, std::chrono::seconds(15));
+    ASSERT_EQ(sockets.exit_code, 0) << "ss (iproute2) is needed: " << sockets.output;
+    int ours = 0;
+    std::istringstream lines(sockets.output);
+    for (std::string line; std::getline(lines, line);) {
+      bool mine = false;
+      for (const auto& pid : pids) mine |= line.find("pid=" + pid + ",") != std::string::npos;
+      if (!mine) continue;
+      ++ours;
+      std::istringstream fields(line);
+      std::string state, receive_queue, send_queue, local;
+      fields >> state >> receive_queue >> send_queue >> local;
+      EXPECT_TRUE(local.rfind("127.0.0.1:", 0) == 0 || local.rfind("[::1]:", 0) == 0)
+          << transport << ": listening on " << local << "\n"
+          << line;
+    }
+    EXPECT_GE(ours, 1) << transport << ": the launcher's store was not found listening\n"
+                       << sockets.output;
+  }
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // The UCX transport's tensor side: makes the transport from checked parameters
 // (libbaton_ucx_transport.so, loaded by the plugin file on first use).
+#include <cstdlib>
 #include <string>
 
 #include "baton/plugin_implementation.h"
@@ -25,6 +26,13 @@ std::unique_ptr<baton::PluginObject> make_transport(const baton::ParamValues& pa
   options.poll_window = microseconds_param(params, "progress_poll_us");
   options.wait_poll = microseconds_param(params, "wait_poll_us");
   options.detect_peer_failure = params.get_bool("peer_failure_detection");
+  // Ranks that `baton launch` started all run here: keep UCX's TCP listeners on loopback.
+  const std::string& devices = params.get_string("net_devices");
+  if (devices == "auto") {
+    options.net_devices = std::getenv("BATON_LAUNCH_RANK") != nullptr ? "lo" : "";
+  } else if (devices != "all") {
+    options.net_devices = devices;
+  }
   return std::make_unique<baton_ucx::UcxTransport>(options);
 }
 

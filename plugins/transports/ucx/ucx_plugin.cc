@@ -24,6 +24,10 @@ const baton::ParamSpec kParams[] = {
      "stands aside meanwhile). A message that arrives within it costs polling latency and no "
      "thread wake-up; 0: never poll in wait(). Compute is never interrupted: only a rank "
      "that waits polls."},
+    {"net_devices", baton::ParamType::kString, "auto",
+     "Network devices UCX may use, and so listen on (UCX_NET_DEVICES, which wins when set): "
+     "a UCX device list such as lo, eth0 or mlx5_0:1; all: every device; auto: lo when every "
+     "rank runs on this machine (started by baton launch), else every device."},
     {"peer_failure_detection", baton::ParamType::kBool, "true",
      "Have UCX report a peer that dies (UCP_ERR_HANDLING_MODE_PEER), so operations with it "
      "fail at once instead of at their timeout. UCX 1.13's shared-memory transports cannot: "

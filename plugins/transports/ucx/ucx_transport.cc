@@ -34,7 +34,7 @@ void on_flush_complete(void* request, ucs_status_t status, void* user_data) {
 }  // namespace
 
 UcxTransport::UcxTransport(const UcxOptions& options)
-    : options_(options), worker_(std::make_unique<Worker>()) {
+    : options_(options), worker_(std::make_unique<Worker>(options.net_devices)) {
   ProgressEngine::Hooks hooks;
   hooks.after_progress = [this] { handle_peer_failures_locked(); };
   hooks.has_outstanding = [this] { return outstanding_.load() > 0; };

@@ -46,6 +46,8 @@ struct UcxOptions {
   std::chrono::microseconds wait_poll{200};
   // Endpoints in UCP_ERR_HANDLING_MODE_PEER (see the plugin's peer_failure_detection).
   bool detect_peer_failure = true;
+  // UCX's NET_DEVICES unless UCX_NET_DEVICES is set; empty: UCX's default.
+  std::string net_devices;
 };
 
 class UcxTransport : public baton::Transport, public baton::ReceivesMatchByTag {

@@ -1,5 +1,7 @@
 #include "worker.h"
 
+#include <cstdlib>
+
 #include "baton/error.h"
 
 namespace baton_ucx {
@@ -17,10 +19,17 @@ std::string status_text(ucs_status_t status) {
   return ucs_status_string(status);
 }
 
-Worker::Worker() {
+Worker::Worker(const std::string& net_devices) {
   ucp_config_t* config = nullptr;
   ucs_status_t status = ucp_config_read(nullptr, nullptr, &config);
   if (status != UCS_OK) fail("ucp_config_read (check the UCX_* environment variables)", status);
+  if (!net_devices.empty() && std::getenv("UCX_NET_DEVICES") == nullptr) {
+    status = ucp_config_modify(config, "NET_DEVICES", net_devices.c_str());
+    if (status != UCS_OK) {
+      ucp_config_release(config);
+      fail("setting NET_DEVICES to '" + net_devices + "' (transport.params.net_devices)", status);
+    }
+  }
 
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES;

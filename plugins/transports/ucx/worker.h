@@ -1,5 +1,6 @@
 // One UCP context and its worker: tag messages with wake-up events, UCX's configuration
-// read from the environment (UCX_TLS, UCX_NET_DEVICES, … are honoured, never overridden).
+// read from the environment (UCX_TLS, UCX_NET_DEVICES, … are honoured, never overridden;
+// `net_devices` applies only when UCX_NET_DEVICES is not set).
 #pragma once
 
 #include <ucp/api/ucp.h>
@@ -12,8 +13,9 @@ namespace baton_ucx {
 
 class Worker {
  public:
-  // Throws baton::TransportError saying which UCX call failed and why.
-  Worker();
+  // Throws baton::Error saying which UCX call failed and why. `net_devices` (e.g. "lo"):
+  // the network devices UCX may use and listen on; empty: UCX's default (all of them).
+  explicit Worker(const std::string& net_devices = "");
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
