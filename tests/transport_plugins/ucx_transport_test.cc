@@ -363,7 +363,7 @@ TEST(UcxPlugin, DeclaresItsParametersAndIsViableHere) {
     names.push_back(plugin->descriptor().params[i].name);
   }
   EXPECT_EQ(names, (std::vector<std::string>{"timeout_s", "progress_poll_us", "wait_poll_us",
-                                             "peer_failure_detection"}));
+                                             "net_devices", "peer_failure_detection"}));
 }
 
 TEST(UcxPlugin, RejectsBadParameters) {
