@@ -11,6 +11,8 @@ RunSettings read_run_settings(const baton::Config& config) {
   settings.seed = static_cast<std::uint64_t>(run.get_int("seed"));
   settings.timeout = std::chrono::milliseconds(
       static_cast<std::int64_t>(config.section("world").get_float("timeout_s") * 1000));
+  settings.heartbeat = std::chrono::milliseconds(
+      static_cast<std::int64_t>(config.section("world").get_float("heartbeat_s") * 1000));
 
   settings.progress.log_every = static_cast<int>(run.get_int("log_every"));
   settings.progress.run_dir = settings.run_dir;

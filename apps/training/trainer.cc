@@ -3,6 +3,7 @@
 #include <torch/serialize.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -32,6 +33,7 @@
 #include "baton/wait_notice.h"
 #include "checkpoint.h"
 #include "compute_setup.h"
+#include "heartbeat.h"
 #include "model_catalog.h"
 #include "progress.h"
 #include "run_settings.h"
@@ -301,6 +303,25 @@ class FailureRecord {
   bool recorded_ = false;
 };
 
+// The ranks this rank exchanges tensors with: those holding the stage before or after one
+// of its own.
+std::vector<int> pipeline_neighbours(const baton::Plan& plan, int rank) {
+  std::vector<int> neighbours;
+  const int stages = static_cast<int>(plan.stage_to_rank.size());
+  for (int stage = 0; stage < stages; ++stage) {
+    if (plan.stage_to_rank[stage] != rank) continue;
+    for (const int other : {stage - 1, stage + 1}) {
+      if (other < 0 || other >= stages) continue;
+      const int peer = plan.stage_to_rank[other];
+      if (peer != rank &&
+          std::find(neighbours.begin(), neighbours.end(), peer) == neighbours.end()) {
+        neighbours.push_back(peer);
+      }
+    }
+  }
+  return neighbours;
+}
+
 // What an equivalence test compares with plain PyTorch (TrainOptions::dump_dir): the
 // parameters a run starts from, the gradients of its first step, its losses, its final
 // parameters and the receive-buffer allocations. Does nothing without a dump folder.
@@ -433,6 +454,13 @@ void train(baton::Config& config, const TrainOptions& options) {
   // Integer inputs are token ids: a language model's throughput is tokens/s.
   const std::int64_t tokens_per_step =
       at::isFloatingType(first_inputs.at(0).scalar_type()) ? 0 : first_inputs.at(0).numel();
+  // A neighbour that hangs stops the run at the heartbeat period, naming it, instead of at
+  // world.timeout_s: aborting the transport fails this rank's pending transfers at once.
+  auto heartbeat =
+      std::make_unique<Heartbeat>(store, world.rank, pipeline_neighbours(plan, world.rank),
+                                  settings.heartbeat, [transport](const std::string& why) {
+                                    if (transport) transport->abort(why);
+                                  });
   try {
     executor.setup(first_inputs);
     if (model.verify) {
@@ -476,6 +504,7 @@ void train(baton::Config& config, const TrainOptions& options) {
         }
       }
     }
+    heartbeat.reset();  // done training: a neighbour that finishes later must not think it hung
     probe_transfer(options, transport.get(), executor, plan, world.rank, settings.timeout);
     trace_path = trace.finish(plan);
   } catch (const baton::Error& error) {

@@ -194,4 +194,22 @@ TEST(PipelineFailure, ALaunchedRunListensOnLoopbackOnly) {
   }
 }
 
+// A hung rank (SIGSTOPped) is found by its neighbours' heartbeat, not only at the next
+// transfer's timeout: with world.timeout_s 120 and world.heartbeat_s 3, the run ends under a
+// 60 s guard, and rank 0's error names the hung rank.
+TEST(PipelineFailure, AHungRankIsFoundByTheHeartbeatBeforeTheTimeout) {
+  auto settings = small_mlp_run("1f1b");
+  settings.push_back("run.steps=6");
+  settings.push_back("world.timeout_s=120");
+  settings.push_back("world.heartbeat_s=3");
+  setenv("BATON_INJECT_FAILURE", "rank=1,step=2,action=stop", 1);
+  const auto result = baton_test::launch(kBaton, 2, settings, "heartbeat", /*timeout_s=*/60);
+  unsetenv("BATON_INJECT_FAILURE");
+  const std::string& out = result.command.output;
+  EXPECT_EQ(result.command.exit_code, 1) << out;
+  EXPECT_THAT(out, HasSubstr("rank 1 has sent no heartbeat for 3 s (world.heartbeat_s): it is "
+                             "hung"));
+  EXPECT_THAT(out, HasSubstr("launch: rank 1 failed first (it hung: stopped by"));
+}
+
 }  // namespace

@@ -26,6 +26,14 @@ inline std::string rank_claim(int rank) {
   return "rank/" + std::to_string(rank) + "/claims";
 }
 
+// A rank's heartbeat counter, and whether it has finished training (then it is not hung).
+inline std::string heartbeat(int rank) {
+  return "heartbeat/" + std::to_string(rank);
+}
+inline std::string heartbeat_done(int rank) {
+  return "heartbeat/" + std::to_string(rank) + "/done";
+}
+
 // The cuts rank 0 chose by measuring (model.cuts: balanced), for every rank to use.
 inline const char* const kBalancedCuts = "model/balanced_cuts";
 

@@ -365,6 +365,14 @@ void check_ranges(const Config& config) {
                       "(a week), got " +
                       timeout.text());
   }
+  const ParamValue& heartbeat = config.section("world").at("heartbeat_s");
+  if (!std::isfinite(heartbeat.as_float()) || heartbeat.as_float() < 0 ||
+      heartbeat.as_float() > 604800) {
+    throw ConfigError(heartbeat.origin().description +
+                      ": world.heartbeat_s must be a number of seconds from 0 (off) to 604800, "
+                      "got " +
+                      heartbeat.text());
+  }
   const ParamValue& name = config.section("run").at("name");
   if (name.as_string().empty() || name.as_string() == "." || name.as_string() == ".." ||
       name.as_string().find('/') != std::string::npos) {

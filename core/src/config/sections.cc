@@ -44,6 +44,10 @@ std::vector<SectionSpec> core_sections() {
             "Path of the file store (rendezvous: file); empty: a fresh temporary one."},
            {"timeout_s", ParamType::kFloat, "60",
             "Seconds to wait for peers at rendezvous and for any transfer."},
+           {"heartbeat_s", ParamType::kFloat, "10",
+            "A rank whose pipeline neighbour sends no heartbeat (through the store) for this "
+            "many seconds while training stops the run, naming it as hung, instead of waiting "
+            "for world.timeout_s; 0: off."},
        },
        false},
       {"schedule",
