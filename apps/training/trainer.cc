@@ -287,6 +287,24 @@ class FailureRecord {
   ~FailureRecord() {
     if (std::uncaught_exceptions() > exceptions_) record();
   }
+
+  // Records the failure, if one unwinds past it, before what was made before it is torn
+  // down: declared after the transport, it records before the transport's connections close
+  // (which makes the peers fail, and record, too).
+  class OnUnwind {
+   public:
+    explicit OnUnwind(FailureRecord& record)
+        : record_(record), exceptions_(std::uncaught_exceptions()) {}
+    ~OnUnwind() {
+      if (std::uncaught_exceptions() > exceptions_) record_.record();
+    }
+    OnUnwind(const OnUnwind&) = delete;
+    OnUnwind& operator=(const OnUnwind&) = delete;
+
+   private:
+    FailureRecord& record_;
+    int exceptions_;
+  };
   FailureRecord(const FailureRecord&) = delete;
   FailureRecord& operator=(const FailureRecord&) = delete;
 
@@ -406,6 +424,7 @@ void train(baton::Config& config, const TrainOptions& options) {
                                             first_inputs, options.resume);
   const std::shared_ptr<baton::Transport> transport =
       connect_transport(config, plugins, world, store, settings.timeout);
+  const FailureRecord::OnUnwind record_before_disconnecting(failure_record);
 
   baton::ExecutorOptions executor_options;
   executor_options.timeout = settings.timeout;
