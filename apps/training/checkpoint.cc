@@ -177,7 +177,7 @@ bool Checkpointer::due(int step, int last_step) const {
   return step == last_step || (settings_.every > 0 && step % settings_.every == 0);
 }
 
-void Checkpointer::save(int step, const std::string& schedule_name) {
+std::string Checkpointer::save(int step, const std::string& schedule_name) {
   const std::string folder = step_folder(settings_.dir, step);
   try {
     baton::make_folders(folder, "checkpoint");
@@ -199,7 +199,7 @@ void Checkpointer::save(int step, const std::string& schedule_name) {
 
   const std::string written_key = baton::store_keys::checkpoint_written(step);
   if (store_) store_->add(written_key, 1);
-  if (rank_ != 0) return;
+  if (rank_ != 0) return folder;
   // The manifest marks the checkpoint complete: only once every rank's files are in place.
   if (store_) {
     wait_for_count(*store_, written_key, world_size_, timeout_,
@@ -217,9 +217,10 @@ void Checkpointer::save(int step, const std::string& schedule_name) {
   }
   manifest["files"] = files;
   baton::write_file_atomically(folder + "/manifest.json", manifest.dump(2) + "\n");
+  return folder;
 }
 
-int Checkpointer::restore_latest() {
+Checkpointer::Restored Checkpointer::restore_latest() {
   const std::string folder = latest_checkpoint(settings_.dir);
   if (folder.empty()) {
     throw baton::ConfigError(
@@ -268,7 +269,7 @@ int Checkpointer::restore_latest() {
                              "' cannot be loaded into optimizer " + settings_.optimizer + " (" +
                              error.what_without_backtrace() + ")");
   }
-  return static_cast<int>(step);
+  return {static_cast<int>(step), folder};
 }
 
 }  // namespace baton_app

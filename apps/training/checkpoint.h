@@ -57,12 +57,16 @@ class Checkpointer {
   // Whether step `step` of `last_step` ends with a checkpoint.
   bool due(int step, int last_step) const;
   // Writes this rank's files for `step`; rank 0 then writes the manifest. Collective: every
-  // rank calls it after the same step.
-  void save(int step, const std::string& schedule_name);
-  // Loads this rank's parameters and optimizer state from the newest complete checkpoint
-  // and returns its step. Throws ConfigError when there is none or it does not match this
-  // run (world size, this rank's parameter names).
-  int restore_latest();
+  // rank calls it after the same step. Returns the checkpoint's folder.
+  std::string save(int step, const std::string& schedule_name);
+  // Loads this rank's parameters and optimizer state from the newest complete checkpoint.
+  // Throws ConfigError when there is none or it does not match this run (world size, this
+  // rank's parameter names).
+  struct Restored {
+    int step = 0;
+    std::string folder;
+  };
+  Restored restore_latest();
 
  private:
   const CheckpointSettings settings_;

@@ -19,7 +19,7 @@ struct RunSettings {
   std::string run_dir;  // <run.output_dir>/<run.name>: metrics, traces, checkpoints
   int steps = 0;
   std::uint64_t seed = 0;
-  std::chrono::milliseconds timeout{60000};  // world.timeout_s
+  std::chrono::milliseconds timeout{60000};    // world.timeout_s
   std::chrono::milliseconds heartbeat{10000};  // world.heartbeat_s; 0: off
   ProgressSettings progress;
   TraceSettings trace;

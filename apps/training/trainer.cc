@@ -282,15 +282,19 @@ void record_failure(baton::Store* store, int rank) {
 // not build), when the exception leaves train(), so that set-up failures are ordered too.
 class FailureRecord {
  public:
-  FailureRecord(baton::Store* store, int rank)
-      : store_(store), rank_(rank), exceptions_(std::uncaught_exceptions()) {}
-  ~FailureRecord() {
-    if (std::uncaught_exceptions() > exceptions_) record();
+  FailureRecord(baton::Store* store, int rank) : store_(store), rank_(rank) {}
+  FailureRecord(const FailureRecord&) = delete;
+  FailureRecord& operator=(const FailureRecord&) = delete;
+
+  void record() {
+    if (recorded_) return;
+    recorded_ = true;
+    record_failure(store_, rank_);
   }
 
-  // Records the failure, if one unwinds past it, before what was made before it is torn
-  // down: declared after the transport, it records before the transport's connections close
-  // (which makes the peers fail, and record, too).
+  // Records the failure if an exception unwinds past it. One right after the store covers
+  // set-up; one declared after the transport records before the transport's connections
+  // close (which makes the peers fail, and record, too).
   class OnUnwind {
    public:
     explicit OnUnwind(FailureRecord& record)
@@ -305,19 +309,10 @@ class FailureRecord {
     FailureRecord& record_;
     int exceptions_;
   };
-  FailureRecord(const FailureRecord&) = delete;
-  FailureRecord& operator=(const FailureRecord&) = delete;
-
-  void record() {
-    if (recorded_) return;
-    recorded_ = true;
-    record_failure(store_, rank_);
-  }
 
  private:
   baton::Store* store_;
   int rank_;
-  int exceptions_;
   bool recorded_ = false;
 };
 
@@ -416,6 +411,7 @@ void train(baton::Config& config, const TrainOptions& options) {
 
   const std::shared_ptr<baton::Store> store = meet_the_other_ranks(config, world, settings);
   FailureRecord failure_record(store.get(), world.rank);
+  const FailureRecord::OnUnwind record_set_up_failures(failure_record);
   // The model, identical on every rank, cut into stages; this rank keeps its own.
   baton_models::BuiltModel model = baton_models::build_configured_model(config, settings.seed);
   const auto batches = baton_models::make_batch_source(config, model, options.data_dir);
@@ -443,10 +439,11 @@ void train(baton::Config& config, const TrainOptions& options) {
                             settings.timeout, local.named_params, optimizer.get());
   int first_step = 1;
   if (options.resume) {
-    first_step = checkpointer.restore_latest() + 1;
+    const Checkpointer::Restored restored = checkpointer.restore_latest();
+    first_step = restored.step + 1;
     if (world.rank == 0) {
-      std::cout << "resuming after step " << first_step - 1 << " from "
-                << latest_checkpoint(settings.checkpoint.dir) << std::endl;
+      std::cout << "resuming after step " << restored.step << " from " << restored.folder
+                << std::endl;
     }
   }
   nlohmann::ordered_json header = {{"run", settings.name},
@@ -516,11 +513,9 @@ void train(baton::Config& config, const TrainOptions& options) {
                         seconds, result);
       }
       if (checkpointer.due(step, settings.steps)) {
-        checkpointer.save(step, plugins.schedule->name());
-        if (world.rank == 0) {
-          BATON_LOG_INFO("checkpoint", "step " << step << " written to "
-                                               << latest_checkpoint(settings.checkpoint.dir));
-        }
+        const std::string written = checkpointer.save(step, plugins.schedule->name());
+        if (world.rank == 0)
+          BATON_LOG_INFO("checkpoint", "step " << step << " written to " << written);
       }
     }
     heartbeat.reset();  // done training: a neighbour that finishes later must not think it hung

@@ -357,22 +357,18 @@ void check_ranges(const Config& config) {
                       std::to_string(actions) + ", at most " + std::to_string(kMaxPlanUnits) +
                       " are planned (each is a forward and a backward to schedule)");
   }
-  const ParamValue& timeout = config.section("world").at("timeout_s");
-  if (!std::isfinite(timeout.as_float()) || timeout.as_float() <= 0 ||
-      timeout.as_float() > 604800) {
-    throw ConfigError(timeout.origin().description +
-                      ": world.timeout_s must be a number of seconds above 0 and at most 604800 "
-                      "(a week), got " +
-                      timeout.text());
-  }
-  const ParamValue& heartbeat = config.section("world").at("heartbeat_s");
-  if (!std::isfinite(heartbeat.as_float()) || heartbeat.as_float() < 0 ||
-      heartbeat.as_float() > 604800) {
-    throw ConfigError(heartbeat.origin().description +
-                      ": world.heartbeat_s must be a number of seconds from 0 (off) to 604800, "
-                      "got " +
-                      heartbeat.text());
-  }
+  // Durations in world: finite, at most a week, and above 0 unless 0 means off.
+  auto seconds = [&](const char* key, const std::string& range, bool zero_allowed) {
+    const ParamValue& value = config.section("world").at(key);
+    const double number = value.as_float();
+    if (std::isfinite(number) && (zero_allowed ? number >= 0 : number > 0) && number <= 604800) {
+      return;
+    }
+    throw ConfigError(value.origin().description + ": world." + key +
+                      " must be a number of seconds " + range + ", got " + value.text());
+  };
+  seconds("timeout_s", "above 0 and at most 604800 (a week)", false);
+  seconds("heartbeat_s", "from 0 (off) to 604800", true);
   const ParamValue& name = config.section("run").at("name");
   if (name.as_string().empty() || name.as_string() == "." || name.as_string() == ".." ||
       name.as_string().find('/') != std::string::npos) {

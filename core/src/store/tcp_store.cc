@@ -116,6 +116,16 @@ class TcpStore::Impl {
     throw StoreError(text);
   }
 
+  // Waits until the socket is ready for `events`; false once `deadline` has passed (poll's
+  // own wait is capped, so a long deadline is waited for in several polls).
+  bool ready(short events, Clock::time_point deadline) const {
+    for (;;) {
+      pollfd wait{fd, events, 0};
+      if (poll(&wait, 1, remaining_ms(deadline)) != 0) return true;
+      if (Clock::now() >= deadline) return false;
+    }
+  }
+
   void send_all(const std::string& bytes, const std::string& what) {
     if (fd < 0) {
       throw StoreError("store: " + what + ": the connection to the " + where() +
@@ -130,8 +140,7 @@ class TcpStore::Impl {
         continue;
       }
       if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-        pollfd wait{fd, POLLOUT, 0};
-        if (poll(&wait, 1, remaining_ms(deadline)) == 0) {
+        if (!ready(POLLOUT, deadline)) {
           fail("store: " + what + " could not be sent within " + format_seconds(timeout) + " (" +
                where() + ")");
         }
@@ -151,8 +160,7 @@ class TcpStore::Impl {
         continue;
       }
       if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-        pollfd wait{fd, POLLIN, 0};
-        if (poll(&wait, 1, remaining_ms(deadline)) == 0) {
+        if (!ready(POLLIN, deadline)) {
           fail("store: no answer to " + what + " within " + format_seconds(timeout) + " (" +
                where() + ")");
         }
