@@ -92,11 +92,13 @@ void write_dump(const std::string& dir, int rank, const c10::Dict<std::string, a
                                std::string(bytes.begin(), bytes.end()));
 }
 
-// BATON_INJECT_FAILURE="rank=R,step=S,action=A": make rank R fail when it reaches action A
-// in training step S — to see (and test) how a failure is reported and stops the run.
-// action=kill: the rank SIGKILLs itself at the start of step S (a crash, not an error);
-// action=stop: it SIGSTOPs itself there (a hung rank: alive, silent, holding its sockets);
-// action=kill_in_checkpoint: it SIGKILLs itself while writing step S's checkpoint.
+// BATON_INJECT_FAILURE="rank=R,step=S,action=A[,by=kill|stop]": make rank R fail when it
+// reaches action A in training step S — to see (and test) how a failure is reported and
+// stops the run. A is a compute action ("1B0", it raises an error) or a receive ("1RECV_F0",
+// it raises when the action that needs it waits for it); by=kill SIGKILLs the rank there
+// instead (a crash, not an error), by=stop SIGSTOPs it (a hung rank: alive, silent, holding
+// its sockets). action=kill / action=stop do that at the start of step S;
+// action=kill_in_checkpoint SIGKILLs the rank while it writes step S's checkpoint.
 struct InjectedSignal {
   int step = -1;
   int signal = 0;
@@ -107,24 +109,41 @@ void inject_failure_from_environment(int rank, baton::ExecutorOptions* options,
                                      InjectedSignal* signal_at_step) {
   const char* text = std::getenv("BATON_INJECT_FAILURE");
   if (text == nullptr || text[0] == '\0') return;
-  int target_rank = -1, step = -1;
+  const auto refuse = [&](const std::string& why) {
+    return baton::ConfigError(std::string("BATON_INJECT_FAILURE='") + text + "': " + why +
+                              "; expected rank=R,step=S,action=A[,by=kill|stop] (for example "
+                              "rank=1,step=2,action=1B0 or rank=1,step=2,action=1RECV_F1,by=stop)");
+  };
+  int target_rank = -1, step = -1, consumed = 0;
   char action[64] = {0};
-  if (std::sscanf(text, "rank=%d,step=%d,action=%63s", &target_rank, &step, action) != 3) {
-    throw baton::ConfigError(
-        std::string("BATON_INJECT_FAILURE='") + text +
-        "': expected rank=R,step=S,action=A (for example rank=1,step=2,action=1B0)");
+  if (std::sscanf(text, "rank=%d,step=%d,action=%63[^,]%n", &target_rank, &step, action,
+                  &consumed) != 3) {
+    throw refuse("not of that form");
   }
+  int by_signal = 0;
+  const std::string rest = text + consumed;
+  if (rest == ",by=kill") {
+    by_signal = SIGKILL;
+  } else if (rest == ",by=stop") {
+    by_signal = SIGSTOP;
+  } else if (!rest.empty()) {
+    throw refuse("'" + rest + "' after the action is not ,by=kill or ,by=stop");
+  }
+  const std::string name = action;
+  const bool whole_step = name == "kill" || name == "stop" || name == "kill_in_checkpoint";
+  if (whole_step && by_signal != 0) throw refuse("action=" + name + " takes no by=");
   if (target_rank != rank) return;
-  if (std::string(action) == "kill_in_checkpoint") {
+  if (name == "kill_in_checkpoint") {
     signal_at_step->kill_in_checkpoint_step = step;
     return;
   }
-  if (std::string(action) == "kill" || std::string(action) == "stop") {
-    *signal_at_step = {step, std::string(action) == "kill" ? SIGKILL : SIGSTOP};
+  if (whole_step) {
+    *signal_at_step = {step, name == "kill" ? SIGKILL : SIGSTOP};
     return;
   }
   options->inject_step = step;
-  options->inject_action = action;
+  options->inject_action = name;
+  options->inject_signal = by_signal;
 }
 
 }  // namespace

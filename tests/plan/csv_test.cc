@@ -124,9 +124,22 @@ TEST(CsvTest, OtherMalformedInput) {
   EXPECT_NE(csv_error("0F0,\"1F0\n").find("line 1: a quoted cell is never closed"),
             std::string::npos);
   EXPECT_NE(csv_error("0F0,2F0\n").find("stage 1 never runs F, B, I or W"), std::string::npos);
-  // A typo'd huge stage number must fail fast, not allocate per stage.
-  EXPECT_NE(csv_error("0F0,900000000F0\n").find("stage 1 never runs F, B, I or W"),
-            std::string::npos);
+}
+
+// A typo'd huge stage or microbatch number fails at its cell, before anything is sized by it
+// (the fuzzer found "0F016161515" sizing the validator's tables at 2 GB).
+TEST(CsvTest, NumbersPastTheShapeLimitsNameTheirCell) {
+  std::string message = csv_error("0F0,900000000F0\n", "typo.csv");
+  EXPECT_NE(message.find("typo.csv: line 1 (rank 0), column 2 (step 1): stage 900000000 in "
+                         "'900000000F0' is past baton's limit of 1048576 stages"),
+            std::string::npos)
+      << message;
+  message = csv_error("0F016161515\n");
+  EXPECT_NE(message.find("microbatch 16161515 in '0F016161515' is past baton's limit of 65536 "
+                         "microbatches"),
+            std::string::npos)
+      << message;
+  EXPECT_EQ(plan_from_csv("0F65535\n").num_microbatches, 65536);
 }
 
 TEST(CsvTest, FileRoundTripAndMissingFile) {

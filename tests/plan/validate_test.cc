@@ -171,8 +171,15 @@ TEST(ValidateTest, ShapeProblemsStopFurtherChecks) {
             std::string::npos);
   plan = testing::one_f_one_b_plan(2, 2);
   plan.num_microbatches = 1 << 30;
-  EXPECT_NE(validation_error(plan).find("too large to check: 2 stages x 1073741824 microbatches"),
+  EXPECT_NE(validation_error(plan).find("too large to check: 2 ranks, 2 stages x 1073741824 "
+                                        "microbatches (limits: 16384 ranks, 65536 microbatches, "
+                                        "1048576 stage-microbatch pairs)"),
             std::string::npos);
+  // Under the old bound of 2^24 pairs, yet 2 GB of tables: refused by the shape limits.
+  plan = testing::one_f_one_b_plan(2, 2);
+  plan.num_stages = 256;
+  plan.num_microbatches = 65536;
+  EXPECT_NE(validation_error(plan).find("too large to check"), std::string::npos);
 }
 
 TEST(ValidateTest, ReportsAllIssuesEarliestStepFirst) {

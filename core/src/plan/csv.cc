@@ -13,6 +13,7 @@
 
 #include "baton/error.h"
 #include "baton/files.h"
+#include "baton/plan/shape_limits.h"
 
 namespace baton {
 namespace {
@@ -156,6 +157,18 @@ Plan plan_from_csv(std::string_view text, std::string_view source) {
       std::vector<Action> parts = action.sub_actions;
       if (parts.empty()) parts.push_back(action);
       for (const Action& part : parts) {
+        // Bounded here, where the cell is known: the checks that follow keep a table per
+        // stage and microbatch, so a typo like "0F16161515" must not size them.
+        if (part.microbatch >= kMaxMicrobatches) {
+          throw PlanError(where + ": microbatch " + std::to_string(part.microbatch) + " in '" +
+                          cell + "' is past baton's limit of " + std::to_string(kMaxMicrobatches) +
+                          " microbatches");
+        }
+        if (part.stage >= kMaxRanks * kMaxStagesPerRank) {
+          throw PlanError(where + ": stage " + std::to_string(part.stage) + " in '" + cell +
+                          "' is past baton's limit of " +
+                          std::to_string(kMaxRanks * kMaxStagesPerRank) + " stages");
+        }
         max_stage = std::max(max_stage, part.stage);
         max_microbatch = std::max(max_microbatch, part.microbatch);
         if (!is_compute(part.type)) continue;

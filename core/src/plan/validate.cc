@@ -8,6 +8,7 @@
 
 #include "baton/error.h"
 #include "baton/plan/format.h"
+#include "baton/plan/shape_limits.h"
 
 namespace baton {
 namespace {
@@ -111,13 +112,17 @@ class PlanChecker {
     if (plan_.num_ranks <= 0) add(-1, -1, "the plan has no ranks");
     if (plan_.num_stages <= 0) add(-1, -1, "the plan has no stages");
     if (plan_.num_microbatches <= 0) add(-1, -1, "the plan has no microbatches");
-    // The checks keep a table per stage and microbatch; a plan this large is a typo.
-    constexpr long long kMaxStageMicrobatchPairs = 1LL << 24;
-    if (static_cast<long long>(plan_.num_stages) * plan_.num_microbatches >
-        kMaxStageMicrobatchPairs) {
+    // The checks keep a table per stage and microbatch; a plan past the shape limits that
+    // compile enforces is a typo, refused before those tables are sized.
+    if (plan_.num_ranks > kMaxRanks || plan_.num_microbatches > kMaxMicrobatches ||
+        static_cast<long long>(plan_.num_stages) * plan_.num_microbatches > kMaxPlanUnits) {
       add(-1, -1,
-          "the plan is too large to check: " + std::to_string(plan_.num_stages) + " stages x " +
-              std::to_string(plan_.num_microbatches) + " microbatches");
+          "the plan is too large to check: " + std::to_string(plan_.num_ranks) + " ranks, " +
+              std::to_string(plan_.num_stages) + " stages x " +
+              std::to_string(plan_.num_microbatches) + " microbatches (limits: " +
+              std::to_string(kMaxRanks) + " ranks, " + std::to_string(kMaxMicrobatches) +
+              " microbatches, " + std::to_string(kMaxPlanUnits) + " stage-microbatch pairs)");
+      return false;
     }
     if (static_cast<int>(plan_.rank_steps.size()) != plan_.num_ranks) {
       add(-1, -1,

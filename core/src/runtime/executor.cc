@@ -4,8 +4,8 @@
 
 #include <malloc.h>
 #include <algorithm>
-
 #include <cmath>
+#include <csignal>
 #include <deque>
 #include <optional>
 
@@ -242,6 +242,16 @@ struct PipelineExecutor::Impl {
     }
   };
 
+  void inject_failure_at(const std::string& action) const {
+    if (options.inject_step != training_step || action != options.inject_action) return;
+    if (options.inject_signal != 0) std::raise(options.inject_signal);
+    throw Error("injected failure (BATON_INJECT_FAILURE)" +
+                std::string(is_compute_name(action) ? "" : " at the wait for " + action));
+  }
+  static bool is_compute_name(const std::string& action) {
+    return action.find("RECV") == std::string::npos;
+  }
+
   // Waits for the receive of (stage, microbatch, direction) and returns its buffers.
   const std::vector<at::Tensor>& await_recv(int s, int mb, FlowDirection direction) {
     auto key = std::make_tuple(s, mb, static_cast<int>(direction));
@@ -251,6 +261,11 @@ struct PipelineExecutor::Impl {
                   (direction == FlowDirection::kForward ? "activations" : "gradients") +
                   " of stage " + std::to_string(s) + ", microbatch " + std::to_string(mb) +
                   " from another rank, but no earlier step of the plan receives them");
+    }
+    if (!options.inject_action.empty()) {
+      inject_failure_at(std::to_string(s) +
+                        (direction == FlowDirection::kForward ? "RECV_F" : "RECV_B") +
+                        std::to_string(mb));
     }
     const double waiting_since = since_step_start();
     {
@@ -507,10 +522,7 @@ struct PipelineExecutor::Impl {
           }
           continue;
         }
-        if (!options.inject_action.empty() && options.inject_step == training_step &&
-            to_string(*steps[t]) == options.inject_action) {
-          throw Error("injected failure (BATON_INJECT_FAILURE)");
-        }
+        if (!options.inject_action.empty()) inject_failure_at(to_string(*steps[t]));
         const double started = since_step_start();
         wait_in_action = 0.0;
         run_action(*steps[t]);

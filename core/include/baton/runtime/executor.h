@@ -39,10 +39,14 @@ struct ExecutorOptions {
   // unpipelined model computes). Turn off to get the sum.
   bool scale_loss_by_microbatches = true;
   int split_dim = 0;  // batch dimension of every input and of the targets
-  // Fault injection, for testing failure handling end to end: throw when this rank reaches
-  // `inject_action` (e.g. "1B2") in training step `inject_step`. Empty: off.
+  // Fault injection, for testing failure handling end to end: fail when this rank reaches
+  // `inject_action` in training step `inject_step` — a compute action ("1B2"), or a receive
+  // ("1RECV_F2"), at the moment the action that needs it waits for it. Empty: off.
+  // `inject_signal` 0 throws an error there; a signal number raises that signal instead
+  // (SIGKILL: a crash, SIGSTOP: a rank that hangs mid-wait).
   std::string inject_action;
   int inject_step = 0;
+  int inject_signal = 0;
   // Record a span per action in StepResult::timeline (for traces); the totals in
   // StepResult are measured either way.
   bool record_timeline = false;
