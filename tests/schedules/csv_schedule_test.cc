@@ -118,7 +118,8 @@ TEST_F(CsvSchedule, RefusesAShapeThatDiffersNamingWhatDiffers) {
 
   EXPECT_EQ(refusal({4, 1, 6}), "csv needs the plan in \"" + path +
                                     "\" to match the pipeline shape: got microbatches: the file "
-                                    "has 8, the run asks for 6");
+                                    "has 8, the run asks for 6; 0F6 at rank 0, step 9 (row 1, "
+                                    "column 10) names microbatch 6 (the run has 0..5)");
   // 2 ranks x 2 stages is the file's stage count: only the ranks differ.
   EXPECT_THAT(refusal({2, 2, 8}),
               AllOf(HasSubstr("got ranks: the file has 4, the run asks for 2"),
@@ -129,6 +130,27 @@ TEST_F(CsvSchedule, RefusesAShapeThatDiffersNamingWhatDiffers) {
                     HasSubstr("microbatches: the file has 8, the run asks for 4"),
                     Not(HasSubstr("ranks: the file"))));
   EXPECT_THROW(csv->build({4, 1, 6}), ConfigError);
+}
+
+// A 1F1B order in PyTorch's CSV format with one cell wrong, the kind of slip a hand edit
+// makes: rank 3 runs 3F8 where 3F7 belongs. Refused naming that cell, rank and step.
+TEST_F(CsvSchedule, AFaultyOrderIsRefusedNamingTheCell) {
+  const std::string path = dir_ + "/faulty-1f1b.csv";
+  {
+    std::ofstream out(path);
+    out << "0F0,0F1,0F2,0F3,0B0,0F4,0B1,0F5,0B2,0F6,0B3,0F7,0B4,0B5,0B6,0B7\n"
+           "1F0,1F1,1F2,1B0,1F3,1B1,1F4,1B2,1F5,1B3,1F6,1B4,1F7,1B5,1B6,1B7\n"
+           "2F0,2F1,2B0,2F2,2B1,2F3,2B2,2F4,2B3,2F5,2B4,2F6,2B5,2F7,2B6,2B7\n"
+           "3F0,3B0,3F1,3B1,3F2,3B2,3F3,3B3,3F4,3B4,3F5,3B5,3F6,3B6,3F8,3B7\n";
+  }
+  const LoadedSchedule csv = load_schedule("csv", {{"path", path}});
+  try {
+    csv->check({4, 1, 8});
+    ADD_FAILURE() << "the faulty order was accepted";
+  } catch (const ConfigError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("3F8 at rank 3, step 14 (row 4, column 15) names "
+                                        "microbatch 8 (the run has 0..7)"));
+  }
 }
 
 TEST_F(CsvSchedule, NamesAMissingFile) {

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -70,12 +71,46 @@ class CsvSchedule final : public baton::Schedule {
                 std::to_string(shape.stages_per_rank) + " stages per rank)");
     compare("microbatches", plan.num_microbatches, shape.microbatches, "");
     if (differences.empty()) return;
+    // Where the file goes past the run's shape: the cell to fix, not only the counts.
+    if (const std::optional<std::string> cell = first_cell_outside(plan, shape)) {
+      differences.push_back(*cell);
+    }
     std::string given;
     for (const std::string& difference : differences) {
       given += (given.empty() ? "" : "; ") + difference;
     }
     baton::throw_schedule_constraint(
         kName, "the plan in \"" + path_ + "\" to match the pipeline shape", given);
+  }
+
+  // The first action (row by row, rank by rank) that names a stage or microbatch the run
+  // does not have, e.g. "3F8 at rank 3, step 14 names microbatch 8 (the run has 0..7)".
+  static std::optional<std::string> first_cell_outside(const baton::Plan& plan,
+                                                       const baton::ScheduleShape& shape) {
+    for (std::size_t rank = 0; rank < plan.rank_steps.size(); ++rank) {
+      const std::vector<baton::PlanSlot>& steps = plan.rank_steps[rank];
+      for (std::size_t step = 0; step < steps.size(); ++step) {
+        if (!steps[step]) continue;
+        std::vector<baton::Action> parts = steps[step]->sub_actions;
+        if (parts.empty()) parts.push_back(*steps[step]);
+        for (const baton::Action& part : parts) {
+          std::string what;
+          if (part.microbatch >= shape.microbatches) {
+            what = "microbatch " + std::to_string(part.microbatch) + " (the run has 0.." +
+                   std::to_string(shape.microbatches - 1) + ")";
+          } else if (part.stage >= shape.num_stages()) {
+            what = "stage " + std::to_string(part.stage) + " (the run has 0.." +
+                   std::to_string(shape.num_stages() - 1) + ")";
+          } else {
+            continue;
+          }
+          return baton::to_string(*steps[step]) + " at rank " + std::to_string(rank) + ", step " +
+                 std::to_string(step) + " (row " + std::to_string(rank + 1) + ", column " +
+                 std::to_string(step + 1) + ") names " + what;
+        }
+      }
+    }
+    return std::nullopt;
   }
 
   std::string path_;
