@@ -7,6 +7,7 @@
 
 #include "command_line.h"
 #include "pipeline.h"
+#include "plan_bench.h"
 #include "rank.h"
 #include "sweep.h"
 #include "training/config_sections.h"
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
     baton_app::add_transport_bench(command_line);
     baton_app::add_pipeline_bench(command_line);
     baton_app::add_sweep_bench(command_line);
+    baton_app::add_plan_bench(command_line);
     baton_app::add_rank_command(command_line);
     baton_app::add_unpipelined_rank_command(command_line);
     return command_line.run(args);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -204,6 +205,44 @@ TEST(CliBench, NcclThatCannotRunHereSaysWhy) {
   EXPECT_EQ(result.exit_code, 1) << result.output;
   EXPECT_THAT(result.output,
               ContainsRegex("transport 'nccl' \\(.*\\) cannot run on this machine: .+"));
+}
+
+// `baton bench plan`: every phase timed, the lowered plan's size right for the shape (1F1B on
+// 4 ranks x 8 microbatches: 64 compute actions, and a SEND and a RECV per direction on each
+// of the 3 boundaries per microbatch: 96 more).
+TEST(CliBench, PlanTimesEveryPhaseOfTheCompiler) {
+  const auto result = run_command_stdout(
+      kBaton +
+      " bench plan --schedule 1f1b --ranks 4 --stages-per-rank 1 --microbatches 8 "
+      "--repeat 3 --format json");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const nlohmann::json report = nlohmann::json::parse(result.output, nullptr, false);
+  ASSERT_TRUE(report.is_object()) << result.output;
+  EXPECT_EQ(report["schedule"], "1f1b");
+  EXPECT_EQ(report["lowered_actions"], 64 + 96);
+  EXPECT_EQ(report["repeat"], 3);
+  std::vector<std::string> names;
+  for (const auto& phase : report["phases"]) {
+    names.push_back(phase["name"].get<std::string>());
+    EXPECT_GE(phase["min_ms"].get<double>(), 0.0);
+    EXPECT_LE(phase["min_ms"].get<double>(), phase["median_ms"].get<double>());
+    EXPECT_LE(phase["median_ms"].get<double>(), phase["max_ms"].get<double>());
+  }
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"schedule build", "validate", "lower (+ completion check)",
+                                      "simulate, with timeline", "simulate, totals only",
+                                      "compile + simulate totals"}));
+  EXPECT_TRUE(report["meets_target"].is_boolean());
+  const auto table = run_command(kBaton +
+                                 " bench plan --schedule 1f1b --ranks 2 --stages-per-rank 1 "
+                                 "--microbatches 4 --repeat 1");
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_THAT(table.output, HasSubstr("plan compiler: 1f1b, 2 ranks x 1 stages x 4 microbatches"));
+  EXPECT_THAT(table.output, ContainsRegex("compile \\+ simulate totals +[0-9]+\\.[0-9]+"));
+  // A shape the schedule refuses is refused in the schedule's words.
+  const auto refused = run_command(kBaton + " bench plan --schedule 1f1b --ranks 4 --repeat 1");
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_THAT(refused.output, HasSubstr("1f1b"));
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 
 #include "baton/error.h"
@@ -255,4 +256,85 @@ TEST(SimulateTest, PerStageCostsFollowTheSlowestStage) {
                    simulate(gpipe_plan(2, 4)).makespan);
 }
 
+namespace {
+
+TEST(SimulateTest, PerStageTransfersAddToTheTransferTime) {
+  // GPipe, 2 ranks, 1 microbatch, transfer_time 1: stage 0's activations take 2 more, stage
+  // 1's gradient 0.5 more. 0F0 [0,1]; data at 1+1+2 = 4; 1F0 [4,5]; 1B0 [5,7]; gradient at
+  // 7+1+0.5 = 8.5; 0B0 [8.5,10.5].
+  SimulationCosts costs;
+  costs.transfer_time = 1.0;
+  costs.stages.resize(2);
+  costs.stages[0].forward_transfer = 2.0;
+  costs.stages[1].backward_transfer = 0.5;
+  EXPECT_DOUBLE_EQ(simulate(gpipe_plan(2, 1), costs).makespan, 10.5);
+}
+
+TEST(SimulateTest, PeakMemoryInBytesFollowsLiveActivations) {
+  // 1F1B on 2 ranks, 4 microbatches: rank 0 holds at most 2 microbatches, rank 1 one;
+  // GPipe holds all 4 on both. Stage 0 keeps 100 bytes per microbatch, stage 1 10, and
+  // they hold 1000 and 50 bytes of parameters and optimizer state.
+  SimulationCosts costs;
+  costs.stages.resize(2);
+  costs.stages[0].activation_bytes = 100;
+  costs.stages[0].static_bytes = 1000;
+  costs.stages[1].activation_bytes = 10;
+  costs.stages[1].static_bytes = 50;
+  const SimulationResult one_f_one_b = simulate(one_f_one_b_plan(2, 4), costs);
+  EXPECT_DOUBLE_EQ(one_f_one_b.ranks[0].peak_activation_bytes, 200);
+  EXPECT_DOUBLE_EQ(one_f_one_b.ranks[0].peak_memory_bytes(), 1200);
+  EXPECT_DOUBLE_EQ(one_f_one_b.ranks[1].peak_activation_bytes, 10);
+  EXPECT_DOUBLE_EQ(one_f_one_b.ranks[1].peak_memory_bytes(), 60);
+  const SimulationResult gpipe = simulate(gpipe_plan(2, 4), costs);
+  EXPECT_DOUBLE_EQ(gpipe.ranks[0].peak_memory_bytes(), 1400);
+  EXPECT_DOUBLE_EQ(gpipe.ranks[1].peak_memory_bytes(), 90);
+  // Split backward: released at W, as the count is.
+  const SimulationResult split = simulate(gpipe_plan(2, 3, /*split_backward=*/true), costs);
+  EXPECT_DOUBLE_EQ(split.ranks[0].peak_activation_bytes, 300);
+}
+
+TEST(SimulateTest, TotalsOnlyAgreeWithTheFullReplay) {
+  SimulationOptions totals_only;
+  totals_only.timeline = false;
+  totals_only.keep_plan = false;
+  SimulationCosts costs;
+  costs.transfer_time = 0.25;
+  costs.send_overhead = 0.1;
+  const Plan plan = interleaved_1f1b_plan(4, 2, 8);
+  const SimulationResult full = simulate(plan, costs);
+  const SimulationResult totals = simulate(plan, costs, totals_only);
+  EXPECT_DOUBLE_EQ(totals.makespan, full.makespan);
+  EXPECT_DOUBLE_EQ(totals.bubble_fraction, full.bubble_fraction);
+  ASSERT_EQ(totals.ranks.size(), full.ranks.size());
+  for (std::size_t rank = 0; rank < full.ranks.size(); ++rank) {
+    EXPECT_DOUBLE_EQ(totals.ranks[rank].busy_time, full.ranks[rank].busy_time);
+    EXPECT_EQ(totals.ranks[rank].peak_activations, full.ranks[rank].peak_activations);
+  }
+  EXPECT_TRUE(totals.timeline.empty());
+  EXPECT_EQ(totals.lowered_plan.num_ranks, 0);
+  EXPECT_FALSE(full.timeline.empty());
+}
+
+std::string cost_error(const SimulationCosts& costs) {
+  try {
+    simulate(gpipe_plan(2, 1), costs);
+  } catch (const PlanError& error) {
+    return error.what();
+  }
+  ADD_FAILURE() << "the costs were accepted";
+  return {};
+}
+
+TEST(SimulateTest, NegativeOrNonFiniteCostsAreRefusedByName) {
+  SimulationCosts costs;
+  costs.transfer_time = -1;
+  EXPECT_NE(cost_error(costs).find("simulation cost transfer_time is -1"), std::string::npos);
+  SimulationCosts stage_costs;
+  stage_costs.stages.resize(2);
+  stage_costs.stages[1].forward = std::nan("");
+  EXPECT_NE(cost_error(stage_costs).find("simulation cost of stage 1: forward is nan"),
+            std::string::npos);
+}
+
+}  // namespace
 }  // namespace baton

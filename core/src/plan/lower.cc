@@ -52,16 +52,30 @@ void append_sends(const Plan& plan, int rank, const Action& compute, std::vector
 namespace plan_internal {
 
 Plan insert_comms(const Plan& compute_plan) {
-  Plan lowered = compute_plan;
+  Plan lowered;
+  lowered.num_ranks = compute_plan.num_ranks;
+  lowered.num_stages = compute_plan.num_stages;
+  lowered.num_microbatches = compute_plan.num_microbatches;
+  lowered.placement = compute_plan.placement;
+  lowered.stage_to_rank = compute_plan.stage_to_rank;
+  lowered.schedule_name = compute_plan.schedule_name;
+  lowered.rank_steps.resize(compute_plan.rank_steps.size());
   for (int rank = 0; rank < compute_plan.num_ranks; ++rank) {
     std::vector<PlanSlot> steps;
+    // Each compute action gains at most a RECV and a SEND per part.
+    steps.reserve(compute_plan.rank_steps[rank].size() * 3);
     for (const PlanSlot& slot : compute_plan.rank_steps[rank]) {
       if (!slot) continue;
-      std::vector<Action> parts = slot->sub_actions;
-      if (parts.empty()) parts.push_back(*slot);
-      for (const Action& part : parts) append_recvs(compute_plan, rank, part, &steps);
+      const bool overlap = slot->type == ActionType::kOverlapForwardBackward;
+      const Action* first = overlap ? slot->sub_actions.data() : &*slot;
+      const Action* last = overlap ? first + slot->sub_actions.size() : first + 1;
+      for (const Action* part = first; part != last; ++part) {
+        append_recvs(compute_plan, rank, *part, &steps);
+      }
       steps.push_back(*slot);
-      for (const Action& part : parts) append_sends(compute_plan, rank, part, &steps);
+      for (const Action* part = first; part != last; ++part) {
+        append_sends(compute_plan, rank, *part, &steps);
+      }
     }
     lowered.rank_steps[rank] = std::move(steps);
   }
@@ -78,13 +92,13 @@ Plan lower(const Plan& compute_plan) {
   }
   validate_plan(compute_plan);
   Plan lowered = plan_internal::insert_comms(compute_plan);
-  plan_internal::replay(lowered, SimulationCosts());
+  plan_internal::check_completes(lowered);
   return lowered;
 }
 
 void check_can_complete(const Plan& lowered_plan) {
   validate_plan(lowered_plan);
-  plan_internal::replay(lowered_plan, SimulationCosts());
+  plan_internal::check_completes(lowered_plan);
 }
 
 }  // namespace baton

@@ -12,8 +12,13 @@ namespace plan_internal {
 Plan insert_comms(const Plan& compute_plan);
 
 // simulate() on `plan` exactly as written: no validation, no lowering. Throws PlanError when the
-// plan cannot finish.
-SimulationResult replay(const Plan& plan, const SimulationCosts& costs);
+// plan cannot finish. `plan` must have passed validate_plan (stages on their ranks, no
+// duplicates): the replay keys what has finished by (kind, stage, microbatch).
+SimulationResult replay(const Plan& plan, const SimulationCosts& costs,
+                        const SimulationOptions& options);
+
+// The replay with default costs and nothing kept: does `plan` finish?
+void check_completes(const Plan& plan);
 
 }  // namespace plan_internal
 }  // namespace baton

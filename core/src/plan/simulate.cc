@@ -7,7 +7,7 @@
 #include "baton/plan/simulate.h"
 
 #include <algorithm>
-#include <map>
+#include <cmath>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -36,7 +36,69 @@ struct Need {
   double delay = 0.0;  // added to the finish time (transfer time for a RECV)
 };
 
-using EventKey = std::tuple<int, int, int, int>;  // rank, kind, stage, microbatch
+// An action waits for at most two things (a backward: its forward and the next stage's
+// gradient); kept on the stack, since the replay asks for every action's needs.
+struct Needs {
+  Need items[2];
+  int count = 0;
+  void add(const Need& need) { items[count++] = need; }
+  const Need* begin() const { return items; }
+  const Need* end() const { return items + count; }
+};
+
+// The parts of an action, without copying: OVERLAP_F_B's pair, or the action itself.
+struct Parts {
+  const Action* first;
+  const Action* last;
+  explicit Parts(const Action& action)
+      : first(action.type == ActionType::kOverlapForwardBackward ? action.sub_actions.data()
+                                                                 : &action),
+        last(action.type == ActionType::kOverlapForwardBackward
+                 ? action.sub_actions.data() + action.sub_actions.size()
+                 : &action + 1) {}
+  const Action* begin() const { return first; }
+  const Action* end() const { return last; }
+};
+
+// Where a finished event is kept: a dense table per (slot, stage, microbatch), since a
+// valid plan runs each of them exactly once. Events without a microbatch (UNSHARD, RESHARD,
+// REDUCE_GRAD) are never waited for and have no slot.
+enum Slot {
+  kSlotForward,
+  kSlotBackward,
+  kSlotBackwardInput,
+  kSlotBackwardWeight,
+  kSlotSendForward,
+  kSlotRecvForward,
+  kSlotSendBackward,
+  kSlotRecvBackward,
+  kSlotGradientReady,
+  kNumSlots
+};
+
+int slot_of(int event_kind) {
+  if (event_kind == kGradientReady) return kSlotGradientReady;
+  switch (static_cast<ActionType>(event_kind)) {
+    case ActionType::kForward:
+      return kSlotForward;
+    case ActionType::kBackward:
+      return kSlotBackward;
+    case ActionType::kBackwardInput:
+      return kSlotBackwardInput;
+    case ActionType::kBackwardWeight:
+      return kSlotBackwardWeight;
+    case ActionType::kSendForward:
+      return kSlotSendForward;
+    case ActionType::kRecvForward:
+      return kSlotRecvForward;
+    case ActionType::kSendBackward:
+      return kSlotSendBackward;
+    case ActionType::kRecvBackward:
+      return kSlotRecvBackward;
+    default:
+      return -1;
+  }
+}
 
 Action make_action(int stage, ActionType type, int microbatch) {
   Action action;
@@ -62,22 +124,67 @@ bool matches(const Action& action, const Need& need) {
   return kind_matches && action.stage == need.stage && action.microbatch == need.microbatch;
 }
 
-std::vector<Action> parts_of(const Action& action) {
-  if (action.type == ActionType::kOverlapForwardBackward) return action.sub_actions;
-  return {action};
+void check_cost(double value, const std::string& name) {
+  if (!std::isfinite(value) || value < 0) {
+    throw PlanError("simulation cost " + name + " is " + std::to_string(value) +
+                    "; costs are finite and not negative");
+  }
+}
+
+void check_costs(const SimulationCosts& costs) {
+  check_cost(costs.forward, "forward");
+  check_cost(costs.backward, "backward");
+  check_cost(costs.backward_input, "backward_input");
+  check_cost(costs.backward_weight, "backward_weight");
+  check_cost(costs.send_overhead, "send_overhead");
+  check_cost(costs.transfer_time, "transfer_time");
+  for (std::size_t index = 0; index < costs.stages.size(); ++index) {
+    const StageCosts& stage = costs.stages[index];
+    const std::string prefix = "of stage " + std::to_string(index) + ": ";
+    check_cost(stage.forward, prefix + "forward");
+    check_cost(stage.backward, prefix + "backward");
+    check_cost(stage.backward_input, prefix + "backward_input");
+    check_cost(stage.backward_weight, prefix + "backward_weight");
+    check_cost(stage.forward_transfer, prefix + "forward_transfer");
+    check_cost(stage.backward_transfer, prefix + "backward_transfer");
+    check_cost(stage.activation_bytes, prefix + "activation_bytes");
+    check_cost(stage.static_bytes, prefix + "static_bytes");
+  }
 }
 
 class Replayer {
  public:
-  Replayer(const Plan& plan, const SimulationCosts& costs)
+  Replayer(const Plan& plan, const SimulationCosts& costs, const SimulationOptions& options)
       : plan_(plan),
         costs_(costs),
+        options_(options),
         next_step_(plan.rank_steps.size(), 0),
         rank_time_(plan.rank_steps.size(), 0.0),
-        live_activations_(plan.rank_steps.size(), 0) {
+        live_activations_(plan.rank_steps.size(), 0),
+        live_bytes_(plan.rank_steps.size(), 0.0),
+        stage_costs_(static_cast<std::size_t>(std::max(plan.num_stages, 0))),
+        finished_at_(static_cast<std::size_t>(kNumSlots) * stage_costs_.size() *
+                         static_cast<std::size_t>(std::max(plan.num_microbatches, 0)),
+                     kNotFinished),
+        finished_on_(finished_at_.size(), -1) {
     result_.schedule_name = plan.schedule_name;
     result_.num_ranks = static_cast<int>(plan.rank_steps.size());
     result_.ranks.resize(plan.rank_steps.size());
+    const StageCosts uniform{costs.forward, costs.backward, costs.backward_input,
+                             costs.backward_weight};
+    for (std::size_t stage = 0; stage < stage_costs_.size(); ++stage) {
+      stage_costs_[stage] = stage < costs.stages.size() ? costs.stages[stage] : uniform;
+      const int rank = rank_of(static_cast<int>(stage));
+      if (rank >= 0 && rank < result_.num_ranks) {
+        result_.ranks[static_cast<std::size_t>(rank)].static_bytes +=
+            stage_costs_[stage].static_bytes;
+      }
+    }
+    if (options_.timeline) {
+      std::size_t actions = 0;
+      for (const auto& steps : plan.rank_steps) actions += steps.size();
+      result_.timeline.reserve(actions);
+    }
   }
 
   SimulationResult run() {
@@ -96,6 +203,8 @@ class Replayer {
   }
 
  private:
+  static constexpr double kNotFinished = -1.0;  // times are never negative (check_costs)
+
   int rank_of(int stage) const {
     if (stage < 0 || stage >= static_cast<int>(plan_.stage_to_rank.size())) return -1;
     return plan_.stage_to_rank[stage];
@@ -105,45 +214,70 @@ class Replayer {
     return next_step_[rank] >= static_cast<int>(plan_.rank_steps[rank].size());
   }
 
+  // The table index of (kind, stage, microbatch), or -1 when it has none.
+  long index_of(int event_kind, int stage, int microbatch) const {
+    const int slot = slot_of(event_kind);
+    if (slot < 0 || stage < 0 || stage >= plan_.num_stages || microbatch < 0 ||
+        microbatch >= plan_.num_microbatches) {
+      return -1;
+    }
+    return (static_cast<long>(slot) * plan_.num_stages + stage) * plan_.num_microbatches +
+           microbatch;
+  }
+
+  // When `need` finished, or kNotFinished.
+  double finish_time(const Need& need) const {
+    const long index = index_of(need.kind, need.stage, need.microbatch);
+    if (index < 0 || finished_on_[index] != need.rank) return kNotFinished;
+    return finished_at_[index];
+  }
+
+  void set_finished(int rank, int event_kind, int stage, int microbatch, double end) {
+    const long index = index_of(event_kind, stage, microbatch);
+    if (index < 0) return;
+    finished_at_[index] = end;
+    finished_on_[index] = rank;
+  }
+
   // What `part` (running on `rank`) waits for, per the model in simulate.h.
-  std::vector<Need> needs_of(int rank, const Action& part) const {
+  Needs needs_of(int rank, const Action& part) const {
     const int stage = part.stage;
     const int microbatch = part.microbatch;
     const int last_stage = plan_.num_stages - 1;
-    std::vector<Need> needs;
+    Needs needs;
     switch (part.type) {
       case ActionType::kForward:
         if (stage > 0) {
-          needs.push_back(rank_of(stage - 1) == rank
-                              ? Need{rank, kind(ActionType::kForward), stage - 1, microbatch}
-                              : Need{rank, kind(ActionType::kRecvForward), stage, microbatch});
+          needs.add(rank_of(stage - 1) == rank
+                        ? Need{rank, kind(ActionType::kForward), stage - 1, microbatch}
+                        : Need{rank, kind(ActionType::kRecvForward), stage, microbatch});
         }
         break;
       case ActionType::kBackward:
       case ActionType::kBackwardInput:
-        needs.push_back({rank, kind(ActionType::kForward), stage, microbatch});
+        needs.add({rank, kind(ActionType::kForward), stage, microbatch});
         if (stage < last_stage) {
-          needs.push_back(rank_of(stage + 1) == rank
-                              ? Need{rank, kGradientReady, stage + 1, microbatch}
-                              : Need{rank, kind(ActionType::kRecvBackward), stage, microbatch});
+          needs.add(rank_of(stage + 1) == rank
+                        ? Need{rank, kGradientReady, stage + 1, microbatch}
+                        : Need{rank, kind(ActionType::kRecvBackward), stage, microbatch});
         }
         break;
       case ActionType::kBackwardWeight:
-        needs.push_back({rank, kind(ActionType::kBackwardInput), stage, microbatch});
+        needs.add({rank, kind(ActionType::kBackwardInput), stage, microbatch});
         break;
       case ActionType::kSendForward:
-        needs.push_back({rank, kind(ActionType::kForward), stage, microbatch});
+        needs.add({rank, kind(ActionType::kForward), stage, microbatch});
         break;
       case ActionType::kSendBackward:
-        needs.push_back({rank, kGradientReady, stage, microbatch});
+        needs.add({rank, kGradientReady, stage, microbatch});
         break;
       case ActionType::kRecvForward:
-        needs.push_back({rank_of(stage - 1), kind(ActionType::kSendForward), stage - 1, microbatch,
-                         costs_.transfer_time});
+        needs.add({rank_of(stage - 1), kind(ActionType::kSendForward), stage - 1, microbatch,
+                   costs_.transfer_time + transfer_of(stage - 1, /*forward=*/true)});
         break;
       case ActionType::kRecvBackward:
-        needs.push_back({rank_of(stage + 1), kind(ActionType::kSendBackward), stage + 1, microbatch,
-                         costs_.transfer_time});
+        needs.add({rank_of(stage + 1), kind(ActionType::kSendBackward), stage + 1, microbatch,
+                   costs_.transfer_time + transfer_of(stage + 1, /*forward=*/false)});
         break;
       default:
         break;  // UNSHARD, RESHARD, REDUCE_GRAD: no data dependencies in this model
@@ -151,20 +285,29 @@ class Replayer {
     return needs;
   }
 
+  // The size-dependent transfer time of what `sender_stage` sends.
+  double transfer_of(int sender_stage, bool forward) const {
+    if (sender_stage < 0 || sender_stage >= static_cast<int>(stage_costs_.size())) return 0.0;
+    const StageCosts& stage = stage_costs_[static_cast<std::size_t>(sender_stage)];
+    return forward ? stage.forward_transfer : stage.backward_transfer;
+  }
+
+  const StageCosts* costs_of(int stage) const {
+    if (stage < 0 || stage >= static_cast<int>(stage_costs_.size())) return nullptr;
+    return &stage_costs_[static_cast<std::size_t>(stage)];
+  }
+
   double duration_of(const Action& part) const {
-    const bool own = part.stage >= 0 && part.stage < static_cast<int>(costs_.stages.size());
-    const StageCosts uniform{costs_.forward, costs_.backward, costs_.backward_input,
-                             costs_.backward_weight};
-    const StageCosts& stage = own ? costs_.stages[static_cast<std::size_t>(part.stage)] : uniform;
+    const StageCosts* stage = costs_of(part.stage);
     switch (part.type) {
       case ActionType::kForward:
-        return stage.forward;
+        return stage ? stage->forward : costs_.forward;
       case ActionType::kBackward:
-        return stage.backward;
+        return stage ? stage->backward : costs_.backward;
       case ActionType::kBackwardInput:
-        return stage.backward_input;
+        return stage ? stage->backward_input : costs_.backward_input;
       case ActionType::kBackwardWeight:
-        return stage.backward_weight;
+        return stage ? stage->backward_weight : costs_.backward_weight;
       case ActionType::kSendForward:
       case ActionType::kSendBackward:
         return costs_.send_overhead;
@@ -181,13 +324,13 @@ class Replayer {
       ++next_step_[rank];
       return true;
     }
-    const std::vector<Action> parts = parts_of(*slot);
+    const Parts parts(*slot);
     double ready = 0.0;
     for (const Action& part : parts) {
       for (const Need& need : needs_of(rank, part)) {
-        const auto found = finished_at_.find({need.rank, need.kind, need.stage, need.microbatch});
-        if (found == finished_at_.end()) return false;
-        ready = std::max(ready, found->second + need.delay);
+        const double at = finish_time(need);
+        if (at == kNotFinished) return false;
+        ready = std::max(ready, at + need.delay);
       }
     }
 
@@ -201,28 +344,35 @@ class Replayer {
 
     for (const Action& part : parts) record_finish(rank, part, end);
     if (is_compute(slot->type)) result_.ranks[rank].busy_time += end - start;
-    result_.timeline.push_back({rank, step, *slot, start, end});
+    if (options_.timeline) result_.timeline.push_back({rank, step, *slot, start, end});
+    result_.makespan = std::max(result_.makespan, end);
     rank_time_[rank] = end;
     ++next_step_[rank];
     return true;
   }
 
   void record_finish(int rank, const Action& part, double end) {
-    finished_at_[{rank, kind(part.type), part.stage, part.microbatch}] = end;
+    set_finished(rank, kind(part.type), part.stage, part.microbatch, end);
     RankStatistics& stats = result_.ranks[rank];
+    const StageCosts* stage = costs_of(part.stage);
+    const double bytes = stage ? stage->activation_bytes : 0.0;
     switch (part.type) {
       case ActionType::kForward:
         stats.peak_activations = std::max(stats.peak_activations, ++live_activations_[rank]);
+        live_bytes_[rank] += bytes;
+        stats.peak_activation_bytes = std::max(stats.peak_activation_bytes, live_bytes_[rank]);
         break;
       case ActionType::kBackward:
-        finished_at_[{rank, kGradientReady, part.stage, part.microbatch}] = end;
+        set_finished(rank, kGradientReady, part.stage, part.microbatch, end);
         --live_activations_[rank];
+        live_bytes_[rank] -= bytes;
         break;
       case ActionType::kBackwardInput:
-        finished_at_[{rank, kGradientReady, part.stage, part.microbatch}] = end;
+        set_finished(rank, kGradientReady, part.stage, part.microbatch, end);
         break;
       case ActionType::kBackwardWeight:
         --live_activations_[rank];  // W still reads the stage inputs, so they live until here
+        live_bytes_[rank] -= bytes;
         break;
       default:
         break;
@@ -230,9 +380,6 @@ class Replayer {
   }
 
   void summarize() {
-    for (const TimelineEntry& entry : result_.timeline) {
-      result_.makespan = std::max(result_.makespan, entry.end);
-    }
     double total_idle = 0.0;
     for (RankStatistics& stats : result_.ranks) {
       stats.idle_time = result_.makespan - stats.busy_time;
@@ -241,11 +388,14 @@ class Replayer {
     }
     const double capacity = result_.makespan * result_.num_ranks;
     result_.bubble_fraction = capacity > 0 ? total_idle / capacity : 0.0;
-    std::stable_sort(result_.timeline.begin(), result_.timeline.end(),
-                     [](const TimelineEntry& a, const TimelineEntry& b) {
-                       return std::tie(a.start, a.rank, a.step) < std::tie(b.start, b.rank, b.step);
-                     });
-    result_.lowered_plan = plan_;
+    if (options_.timeline) {
+      std::stable_sort(result_.timeline.begin(), result_.timeline.end(),
+                       [](const TimelineEntry& a, const TimelineEntry& b) {
+                         return std::tie(a.start, a.rank, a.step) <
+                                std::tie(b.start, b.rank, b.step);
+                       });
+    }
+    if (options_.keep_plan) result_.lowered_plan = plan_;
   }
 
   // Where `need` would be satisfied, for the deadlock message.
@@ -255,7 +405,7 @@ class Replayer {
     const std::vector<PlanSlot>& steps = plan_.rank_steps[need.rank];
     for (int step = 0; step < static_cast<int>(steps.size()); ++step) {
       if (!steps[step]) continue;
-      for (const Action& part : parts_of(*steps[step])) {
+      for (const Action& part : Parts(*steps[step])) {
         if (!matches(part, need)) continue;
         if (need.rank == waiting_rank) {
           return ", which this rank only runs later, at step " + std::to_string(step);
@@ -284,9 +434,9 @@ class Replayer {
       message += "  rank " + std::to_string(rank) + ", step " + std::to_string(step) + ", action " +
                  to_string(action) + ": waits for ";
       bool described = false;
-      for (const Action& part : parts_of(action)) {
+      for (const Action& part : Parts(action)) {
         for (const Need& need : needs_of(rank, part)) {
-          if (finished_at_.count({need.rank, need.kind, need.stage, need.microbatch})) continue;
+          if (finish_time(need) != kNotFinished) continue;
           message += need_text(need) + locate(need, rank) + "\n";
           described = true;
           break;
@@ -300,10 +450,14 @@ class Replayer {
 
   const Plan& plan_;
   const SimulationCosts& costs_;
+  const SimulationOptions options_;
   std::vector<int> next_step_;
   std::vector<double> rank_time_;
   std::vector<int> live_activations_;
-  std::map<EventKey, double> finished_at_;
+  std::vector<double> live_bytes_;
+  std::vector<StageCosts> stage_costs_;  // per stage: its own, or the uniform figures
+  std::vector<double> finished_at_;      // [slot][stage][microbatch]
+  std::vector<int> finished_on_;         // the rank that finished it (-1: not yet)
   SimulationResult result_;
 };
 
@@ -311,16 +465,26 @@ class Replayer {
 
 namespace plan_internal {
 
-SimulationResult replay(const Plan& plan, const SimulationCosts& costs) {
-  return Replayer(plan, costs).run();
+SimulationResult replay(const Plan& plan, const SimulationCosts& costs,
+                        const SimulationOptions& options) {
+  check_costs(costs);
+  return Replayer(plan, costs, options).run();
+}
+
+void check_completes(const Plan& plan) {
+  SimulationOptions nothing_kept;
+  nothing_kept.timeline = false;
+  nothing_kept.keep_plan = false;
+  replay(plan, SimulationCosts(), nothing_kept);
 }
 
 }  // namespace plan_internal
 
-SimulationResult simulate(const Plan& plan, const SimulationCosts& costs) {
+SimulationResult simulate(const Plan& plan, const SimulationCosts& costs,
+                          const SimulationOptions& options) {
   validate_plan(plan);
-  if (plan.has_comms()) return plan_internal::replay(plan, costs);
-  return plan_internal::replay(plan_internal::insert_comms(plan), costs);
+  if (plan.has_comms()) return plan_internal::replay(plan, costs, options);
+  return plan_internal::replay(plan_internal::insert_comms(plan), costs, options);
 }
 
 }  // namespace baton

@@ -18,6 +18,15 @@ struct Occurrence {
   int step = 0;
 };
 
+// Where one (kind, stage, microbatch) runs: its first two occurrences (the second is what a
+// duplicate is reported at) and how many there are. Plain values in one dense table, since a
+// valid plan fills every cell once and the checks visit them all.
+struct Occurrences {
+  Occurrence first;
+  Occurrence second;
+  int count = 0;
+};
+
 // The action types that are counted per (stage, microbatch).
 enum Kind { kF, kB, kI, kW, kSendF, kRecvF, kSendB, kRecvB, kNumKinds };
 
@@ -146,12 +155,12 @@ class PlanChecker {
     return issues_.size() == issues_before;
   }
 
-  std::vector<Occurrence>& occurrences(int kind, int stage, int microbatch) {
+  Occurrences& occurrences(int kind, int stage, int microbatch) {
     return occurrences_[kind][static_cast<size_t>(stage) * microbatches() + microbatch];
   }
   const Occurrence* first(int kind, int stage, int microbatch) {
-    const std::vector<Occurrence>& found = occurrences(kind, stage, microbatch);
-    return found.empty() ? nullptr : &found.front();
+    const Occurrences& found = occurrences(kind, stage, microbatch);
+    return found.count == 0 ? nullptr : &found.first;
   }
   // The first B, else the first I: the action that consumes the gradient of the next stage.
   const Occurrence* first_backward(int stage, int microbatch) {
@@ -160,7 +169,7 @@ class PlanChecker {
   }
 
   void collect() {
-    for (std::vector<std::vector<Occurrence>>& table : occurrences_) {
+    for (std::vector<Occurrences>& table : occurrences_) {
       table.assign(static_cast<size_t>(stages()) * microbatches(), {});
     }
     for (int rank = 0; rank < plan_.num_ranks; ++rank) {
@@ -178,38 +187,43 @@ class PlanChecker {
   }
 
   void collect_one(const Action& action, const Occurrence& where) {
-    const std::string text = to_string(action);
+    auto text = [&action] { return to_string(action); };
     if (action.stage < 0 || action.stage >= stages()) {
-      add(where, text + " names stage " + std::to_string(action.stage) + ", but the plan has " +
+      add(where, text() + " names stage " + std::to_string(action.stage) + ", but the plan has " +
                      std::to_string(stages()) + " stages (0.." + std::to_string(stages() - 1) +
                      ")");
       return;
     }
     if (takes_microbatch(action.type) &&
         (action.microbatch < 0 || action.microbatch >= microbatches())) {
-      add(where, text + " names microbatch " + std::to_string(action.microbatch) +
+      add(where, text() + " names microbatch " + std::to_string(action.microbatch) +
                      ", but the plan has " + std::to_string(microbatches()) + " microbatches (0.." +
                      std::to_string(microbatches() - 1) + ")");
       return;
     }
     if (rank_of(action.stage) != where.rank) {
-      add(where, text + " runs on rank " + std::to_string(where.rank) + ", but stage " +
+      add(where, text() + " runs on rank " + std::to_string(where.rank) + ", but stage " +
                      std::to_string(action.stage) + " is placed on rank " +
                      std::to_string(rank_of(action.stage)) + " (placement " +
                      std::string(placement_name(plan_.placement)) + ")");
       // Still counted below, so a misplaced action does not also show up as a missing one.
     }
     const int kind = kind_of(action.type);
-    if (kind >= 0) occurrences(kind, action.stage, action.microbatch).push_back(where);
+    if (kind >= 0) {
+      Occurrences& found = occurrences(kind, action.stage, action.microbatch);
+      if (found.count == 0) found.first = where;
+      if (found.count == 1) found.second = where;
+      ++found.count;
+    }
   }
 
   // Reports the second occurrence when there is more than one.
   bool report_duplicate(int kind, int stage, int microbatch) {
-    const std::vector<Occurrence>& found = occurrences(kind, stage, microbatch);
-    if (found.size() < 2) return false;
-    add(found[1], action_text(stage, kind, microbatch) + " appears " +
-                      std::to_string(found.size()) + " times (" + at(found[0]) + " and " +
-                      at(found[1]) + "); it must run exactly once");
+    const Occurrences& found = occurrences(kind, stage, microbatch);
+    if (found.count < 2) return false;
+    add(found.second, action_text(stage, kind, microbatch) + " appears " +
+                          std::to_string(found.count) + " times (" + at(found.first) + " and " +
+                          at(found.second) + "); it must run exactly once");
     return true;
   }
 
@@ -223,7 +237,7 @@ class PlanChecker {
   }
 
   void check_forward_count(int stage, int microbatch) {
-    if (occurrences(kF, stage, microbatch).empty()) {
+    if (occurrences(kF, stage, microbatch).count == 0) {
       add(rank_of(stage), -1,
           "stage " + std::to_string(stage) + " never runs F for microbatch " +
               std::to_string(microbatch) + " (expected " + action_text(stage, kF, microbatch) +
@@ -234,13 +248,19 @@ class PlanChecker {
   }
 
   void check_backward_count(int stage, int microbatch) {
-    const std::string full = action_text(stage, kB, microbatch);
-    const std::string input = action_text(stage, kI, microbatch);
-    const std::string weight = action_text(stage, kW, microbatch);
     const Occurrence* full_at = first(kB, stage, microbatch);
     const Occurrence* input_at = first(kI, stage, microbatch);
     const Occurrence* weight_at = first(kW, stage, microbatch);
     const Occurrence* split_at = input_at ? input_at : weight_at;
+    // The common case, one B or one I and one W, in order, needs no words.
+    const bool one_full = full_at && !split_at && occurrences(kB, stage, microbatch).count == 1;
+    const bool one_split = !full_at && input_at && weight_at &&
+                           occurrences(kI, stage, microbatch).count == 1 &&
+                           occurrences(kW, stage, microbatch).count == 1;
+    if (one_full || one_split) return;
+    const std::string full = action_text(stage, kB, microbatch);
+    const std::string input = action_text(stage, kI, microbatch);
+    const std::string weight = action_text(stage, kW, microbatch);
     if (full_at && split_at) {
       const Occurrence& later = std::make_pair(full_at->step, full_at->rank) >
                                         std::make_pair(split_at->step, split_at->rank)
@@ -270,15 +290,22 @@ class PlanChecker {
     }
   }
 
+  // An action named by (stage, kind) of the microbatch being checked; put into words only
+  // when an issue is reported.
+  struct Named {
+    int stage;
+    int kind;
+  };
+
   // Reports `later` when it does not come after `earlier` on the same rank.
-  void require_after(const Occurrence* earlier, const Occurrence* later,
-                     const std::string& later_text, const std::string& earlier_text,
-                     const std::string& reason) {
+  void require_after(const Occurrence* earlier, const Occurrence* later, Named later_action,
+                     Named earlier_action, int microbatch, const char* reason) {
     if (!earlier || !later || earlier->rank != later->rank) return;
     if (later->step > earlier->step) return;
     const std::string relation =
         later->step == earlier->step ? "runs in the same step as " : "runs before ";
-    add(*later, later_text + " " + relation + earlier_text + " (step " +
+    add(*later, action_text(later_action.stage, later_action.kind, microbatch) + " " + relation +
+                    action_text(earlier_action.stage, earlier_action.kind, microbatch) + " (step " +
                     std::to_string(earlier->step) + ") on rank " + std::to_string(later->rank) +
                     "; " + reason);
   }
@@ -286,23 +313,21 @@ class PlanChecker {
   void check_rank_order() {
     for (int stage = 0; stage < stages(); ++stage) {
       for (int microbatch = 0; microbatch < microbatches(); ++microbatch) {
-        auto text = [microbatch](int of_stage, int kind) {
-          return action_text(of_stage, kind, microbatch);
-        };
         const Occurrence* forward = first(kF, stage, microbatch);
         const Occurrence* backward = first_backward(stage, microbatch);
         const int backward_kind = first(kB, stage, microbatch) ? kB : kI;
-        require_after(forward, backward, text(stage, backward_kind), text(stage, kF),
+        require_after(forward, backward, {stage, backward_kind}, {stage, kF}, microbatch,
                       "a backward needs the activations of its forward");
-        require_after(first(kI, stage, microbatch), first(kW, stage, microbatch), text(stage, kW),
-                      text(stage, kI), "the weight gradient W runs after its input gradient I");
+        require_after(first(kI, stage, microbatch), first(kW, stage, microbatch), {stage, kW},
+                      {stage, kI}, microbatch,
+                      "the weight gradient W runs after its input gradient I");
         if (stage + 1 < stages()) {
-          require_after(forward, first(kF, stage + 1, microbatch), text(stage + 1, kF),
-                        text(stage, kF), "it consumes the output of the previous stage");
+          require_after(forward, first(kF, stage + 1, microbatch), {stage + 1, kF}, {stage, kF},
+                        microbatch, "it consumes the output of the previous stage");
           const Occurrence* next_backward = first_backward(stage + 1, microbatch);
           const int next_kind = first(kB, stage + 1, microbatch) ? kB : kI;
-          require_after(next_backward, backward, text(stage, backward_kind),
-                        text(stage + 1, next_kind), "it consumes the gradient of the next stage");
+          require_after(next_backward, backward, {stage, backward_kind}, {stage + 1, next_kind},
+                        microbatch, "it consumes the gradient of the next stage");
         }
       }
     }
@@ -319,13 +344,13 @@ class PlanChecker {
       for (int microbatch = 0; microbatch < microbatches(); ++microbatch) {
         const Occurrence* comm = first(kind, stage, microbatch);
         if (!comm) continue;
-        const std::string text = action_text(stage, kind, microbatch);
+        auto text = [&] { return action_text(stage, kind, microbatch); };
         if (peer < 0 || peer >= stages()) {
-          add(*comm, text + " has no peer: stage " + std::to_string(peer) + " does not exist");
+          add(*comm, text() + " has no peer: stage " + std::to_string(peer) + " does not exist");
           continue;
         }
         if (rank_of(peer) == rank_of(stage)) {
-          add(*comm, text + " joins stages " + std::to_string(std::min(stage, peer)) + " and " +
+          add(*comm, text() + " joins stages " + std::to_string(std::min(stage, peer)) + " and " +
                          std::to_string(std::max(stage, peer)) + ", which are both on rank " +
                          std::to_string(rank_of(stage)) +
                          "; stages on one rank pass tensors locally");
@@ -336,11 +361,12 @@ class PlanChecker {
         const int compute_kind = is_forward ? kF : (first(kB, stage, microbatch) ? kB : kI);
         const Occurrence* compute =
             is_forward ? first(kF, stage, microbatch) : first_backward(stage, microbatch);
-        const std::string compute_text = action_text(stage, compute_kind, microbatch);
         if (is_send) {
-          require_after(compute, comm, text, compute_text, "it sends what that action produces");
+          require_after(compute, comm, {stage, kind}, {stage, compute_kind}, microbatch,
+                        "it sends what that action produces");
         } else {
-          require_after(comm, compute, compute_text, text, "it needs the data this RECV brings");
+          require_after(comm, compute, {stage, compute_kind}, {stage, kind}, microbatch,
+                        "it needs the data this RECV brings");
         }
       }
     }
@@ -351,6 +377,7 @@ class PlanChecker {
                         int microbatch) {
     const Occurrence* send = first(send_kind, sender_stage, microbatch);
     const Occurrence* recv = first(recv_kind, receiver_stage, microbatch);
+    if (send && recv) return;
     const std::string send_text = action_text(sender_stage, send_kind, microbatch);
     const std::string recv_text = action_text(receiver_stage, recv_kind, microbatch);
     const std::string receiver_rank = std::to_string(rank_of(receiver_stage));
@@ -389,7 +416,7 @@ class PlanChecker {
 
   const Plan& plan_;
   std::vector<PlanIssue> issues_;
-  std::vector<std::vector<Occurrence>> occurrences_[kNumKinds];
+  std::vector<Occurrences> occurrences_[kNumKinds];
 };
 
 std::string location(const PlanIssue& issue) {

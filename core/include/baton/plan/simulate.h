@@ -28,12 +28,22 @@ namespace baton {
 // Abstract time units per action. For interleaved schedules with v stages per rank, scale the
 // compute costs by 1/v (forward = 1/v, backward = 2/v) so a rank's total work stays the same as
 // with one stage per rank; the bubble is then comparable across schedules.
-// Compute costs of one stage, for plans whose stages differ (measured costs).
+// Costs of one stage, for plans whose stages differ (measured costs): its compute, what its
+// transfers add to `transfer_time`, and the memory it holds.
 struct StageCosts {
   double forward = 1.0;
   double backward = 2.0;
   double backward_input = 1.0;
   double backward_weight = 1.0;
+  // Added to SimulationCosts::transfer_time for this stage's SEND_F (its output, to the next
+  // stage) and SEND_B (its input gradient, to the previous stage): the size-dependent part.
+  double forward_transfer = 0.0;
+  double backward_transfer = 0.0;
+  // Bytes one microbatch keeps alive on the stage's rank from its F until its B (or its W,
+  // when the backward is split), and bytes the stage holds all the time (parameters, their
+  // gradients, optimizer state). Only reported (RankStatistics), never a cost.
+  double activation_bytes = 0.0;
+  double static_bytes = 0.0;
 };
 
 struct SimulationCosts {
@@ -46,6 +56,13 @@ struct SimulationCosts {
   // Per stage (index = stage), replacing the four compute figures above for the stages it
   // covers; empty: every stage costs the same.
   std::vector<StageCosts> stages;
+};
+
+// What a caller needs from a replay. A search over many candidate plans wants the totals only:
+// without the timeline and the copy of the plan a replay is several times cheaper.
+struct SimulationOptions {
+  bool timeline = true;   // SimulationResult::timeline, ordered by start time
+  bool keep_plan = true;  // SimulationResult::lowered_plan
 };
 
 // One executed action. For a RECV, start is when the rank reached it and end is when the data
@@ -66,6 +83,11 @@ struct RankStatistics {
   // matching B runs, or the matching W when the backward is split (the weight gradient still
   // needs the stage inputs, so memory is released after W, not I).
   int peak_activations = 0;
+  // The same in bytes (StageCosts::activation_bytes of each live microbatch), and the bytes
+  // the rank's stages hold all the time; their sum is the rank's simulated peak memory.
+  double peak_activation_bytes = 0.0;
+  double static_bytes = 0.0;
+  double peak_memory_bytes() const { return static_bytes + peak_activation_bytes; }
 };
 
 struct SimulationResult {
@@ -76,13 +98,15 @@ struct SimulationResult {
   // (r-1)/(m+r-1) on every rank; interleaved 1F1B with F=1/v, B=2/v gives (r-1)/(v*m+r-1).
   double bubble_fraction = 0.0;
   std::vector<RankStatistics> ranks;
-  std::vector<TimelineEntry> timeline;  // ordered by start time, then rank
-  Plan lowered_plan;                    // the plan that was replayed (with comm actions)
+  std::vector<TimelineEntry> timeline;  // ordered by start time, then rank (options.timeline)
+  Plan lowered_plan;  // the plan that was replayed, with comm actions (options.keep_plan)
 };
 
 // Replays `plan`. A compute-only plan is lowered first (which validates it). Throws PlanError when
 // the plan cannot finish, naming every rank's blocked action and what it waits for, followed by
 // the plan table with `<-- ERROR HERE` on the blocked steps.
-BATON_API SimulationResult simulate(const Plan& plan, const SimulationCosts& costs = {});
+// Throws PlanError for a negative or non-finite cost, naming it.
+BATON_API SimulationResult simulate(const Plan& plan, const SimulationCosts& costs = {},
+                                    const SimulationOptions& options = {});
 
 }  // namespace baton

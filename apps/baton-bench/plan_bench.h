@@ -1,0 +1,17 @@
+// `baton bench plan [--schedule NAME] [--ranks R] [--stages-per-rank V] [--microbatches M]
+//                   [--repeat N] [--format table|json]`
+//
+// How long the plan compiler takes in-process, the cost a schedule search pays per
+// candidate: schedule build, validation, lowering (with its completion replay) and the
+// simulation, each timed on its own over N repeats (median, min, max), for the issue 16
+// target shape by default (interleaved 1F1B, 32 ranks x 4 stages x 256 microbatches,
+// target <= 40 ms for compile + simulate). See docs/PERFORMANCE.md "Plan compiler".
+#pragma once
+
+#include "command_line.h"
+
+namespace baton_app {
+
+void add_plan_bench(CommandLine& command_line);
+
+}  // namespace baton_app
