@@ -68,8 +68,9 @@ void Heartbeat::run() {
         }
         const std::string why = "rank " + std::to_string(peer) + " has sent no heartbeat for " +
                                 baton::format_seconds(period_) +
-                                " (world.heartbeat_s): it is hung — stopped, or stuck outside "
-                                "baton; see its own output";
+                                " (world.heartbeat_s): it is hung (stopped, or stuck outside "
+                                "baton) or cut off from the store's host by the network; "
+                                "see its own output";
         BATON_LOG_ERROR("heartbeat", why);
         on_hung_(why);
         it = neighbours_.erase(it);

@@ -1,9 +1,10 @@
 // Discrete-event replay of a lowered plan; see simulate.h for the execution model.
 //
 // Each action's start time depends only on its rank's previous action and on the finish times of
-// the actions it needs, so the replay sweeps the ranks repeatedly, running every action whose
-// needs are known, until all ranks are done or a sweep makes no progress (a deadlock). The
-// resulting times do not depend on the sweep order.
+// the actions it needs, so the replay runs each rank until it needs an event that has not
+// happened, parks it on that event and wakes it when the event happens; when no rank can run
+// and some are unfinished, the plan deadlocks. The resulting times do not depend on the order
+// in which ranks run.
 #include "baton/plan/simulate.h"
 
 #include <algorithm>
@@ -163,10 +164,9 @@ class Replayer {
         live_activations_(plan.rank_steps.size(), 0),
         live_bytes_(plan.rank_steps.size(), 0.0),
         stage_costs_(static_cast<std::size_t>(std::max(plan.num_stages, 0))),
-        finished_at_(static_cast<std::size_t>(kNumSlots) * stage_costs_.size() *
-                         static_cast<std::size_t>(std::max(plan.num_microbatches, 0)),
-                     kNotFinished),
-        finished_on_(finished_at_.size(), -1) {
+        events_(static_cast<std::size_t>(kNumSlots) * stage_costs_.size() *
+                static_cast<std::size_t>(std::max(plan.num_microbatches, 0))),
+        next_waiter_(plan.rank_steps.size(), -1) {
     result_.schedule_name = plan.schedule_name;
     result_.num_ranks = static_cast<int>(plan.rank_steps.size());
     result_.ranks.resize(plan.rank_steps.size());
@@ -187,12 +187,22 @@ class Replayer {
     }
   }
 
+  // Event-driven: a rank runs until an action's need is unmet, then waits on that event and
+  // is woken when it finishes, so every action is tried about twice however the ranks
+  // interleave (sweeping the ranks until nothing moves took one sweep per hop of a
+  // backward going down the pipeline).
   SimulationResult run() {
-    bool progressed = true;
-    while (progressed) {
-      progressed = false;
-      for (int rank = 0; rank < result_.num_ranks; ++rank) {
-        while (!finished(rank) && try_run_next(rank)) progressed = true;
+    std::vector<int> ready;
+    for (int rank = result_.num_ranks - 1; rank >= 0; --rank) ready.push_back(rank);
+    while (!ready.empty()) {
+      const int rank = ready.back();
+      ready.pop_back();
+      long blocked_on = -1;
+      while (!finished(rank) && try_run_next(rank, &blocked_on, &ready)) {
+      }
+      if (blocked_on >= 0) {
+        next_waiter_[rank] = events_[blocked_on].first_waiter;
+        events_[blocked_on].first_waiter = rank;
       }
     }
     for (int rank = 0; rank < result_.num_ranks; ++rank) {
@@ -221,22 +231,31 @@ class Replayer {
         microbatch >= plan_.num_microbatches) {
       return -1;
     }
-    return (static_cast<long>(slot) * plan_.num_stages + stage) * plan_.num_microbatches +
-           microbatch;
+    return (static_cast<long>(stage) * plan_.num_microbatches + microbatch) * kNumSlots + slot;
   }
 
   // When `need` finished, or kNotFinished.
   double finish_time(const Need& need) const {
     const long index = index_of(need.kind, need.stage, need.microbatch);
-    if (index < 0 || finished_on_[index] != need.rank) return kNotFinished;
-    return finished_at_[index];
+    if (index < 0 || events_[index].finished_on != need.rank) return kNotFinished;
+    return events_[index].finished_at;
   }
 
-  void set_finished(int rank, int event_kind, int stage, int microbatch, double end) {
+  // Records the event and wakes the ranks waiting on it.
+  void set_finished(int rank, int event_kind, int stage, int microbatch, double end,
+                    std::vector<int>* ready) {
     const long index = index_of(event_kind, stage, microbatch);
     if (index < 0) return;
-    finished_at_[index] = end;
-    finished_on_[index] = rank;
+    Event& event = events_[index];
+    event.finished_at = end;
+    event.finished_on = rank;
+    for (int waiter = event.first_waiter; waiter >= 0;) {
+      const int next = next_waiter_[waiter];
+      next_waiter_[waiter] = -1;
+      ready->push_back(waiter);
+      waiter = next;
+    }
+    event.first_waiter = -1;
   }
 
   // What `part` (running on `rank`) waits for, per the model in simulate.h.
@@ -316,8 +335,9 @@ class Replayer {
     }
   }
 
-  // Runs the rank's next action (or skips an idle slot) if its needs are met.
-  bool try_run_next(int rank) {
+  // Runs the rank's next action (or skips an idle slot) if its needs are met; else sets
+  // `blocked_on` to the event it waits for (-1: one that can never happen).
+  bool try_run_next(int rank, long* blocked_on, std::vector<int>* woken) {
     const int step = next_step_[rank];
     const PlanSlot& slot = plan_.rank_steps[rank][step];
     if (!slot) {
@@ -329,7 +349,10 @@ class Replayer {
     for (const Action& part : parts) {
       for (const Need& need : needs_of(rank, part)) {
         const double at = finish_time(need);
-        if (at == kNotFinished) return false;
+        if (at == kNotFinished) {
+          *blocked_on = index_of(need.kind, need.stage, need.microbatch);
+          return false;
+        }
         ready = std::max(ready, at + need.delay);
       }
     }
@@ -342,7 +365,7 @@ class Replayer {
     const double start = is_recv ? rank_time_[rank] : std::max(rank_time_[rank], ready);
     const double end = is_recv ? std::max(rank_time_[rank], ready) : start + duration;
 
-    for (const Action& part : parts) record_finish(rank, part, end);
+    for (const Action& part : parts) record_finish(rank, part, end, woken);
     if (is_compute(slot->type)) result_.ranks[rank].busy_time += end - start;
     if (options_.timeline) result_.timeline.push_back({rank, step, *slot, start, end});
     result_.makespan = std::max(result_.makespan, end);
@@ -351,8 +374,8 @@ class Replayer {
     return true;
   }
 
-  void record_finish(int rank, const Action& part, double end) {
-    set_finished(rank, kind(part.type), part.stage, part.microbatch, end);
+  void record_finish(int rank, const Action& part, double end, std::vector<int>* ready) {
+    set_finished(rank, kind(part.type), part.stage, part.microbatch, end, ready);
     RankStatistics& stats = result_.ranks[rank];
     const StageCosts* stage = costs_of(part.stage);
     const double bytes = stage ? stage->activation_bytes : 0.0;
@@ -363,12 +386,12 @@ class Replayer {
         stats.peak_activation_bytes = std::max(stats.peak_activation_bytes, live_bytes_[rank]);
         break;
       case ActionType::kBackward:
-        set_finished(rank, kGradientReady, part.stage, part.microbatch, end);
+        set_finished(rank, kGradientReady, part.stage, part.microbatch, end, ready);
         --live_activations_[rank];
         live_bytes_[rank] -= bytes;
         break;
       case ActionType::kBackwardInput:
-        set_finished(rank, kGradientReady, part.stage, part.microbatch, end);
+        set_finished(rank, kGradientReady, part.stage, part.microbatch, end, ready);
         break;
       case ActionType::kBackwardWeight:
         --live_activations_[rank];  // W still reads the stage inputs, so they live until here
@@ -388,14 +411,32 @@ class Replayer {
     }
     const double capacity = result_.makespan * result_.num_ranks;
     result_.bubble_fraction = capacity > 0 ? total_idle / capacity : 0.0;
-    if (options_.timeline) {
-      std::stable_sort(result_.timeline.begin(), result_.timeline.end(),
-                       [](const TimelineEntry& a, const TimelineEntry& b) {
-                         return std::tie(a.start, a.rank, a.step) <
-                                std::tie(b.start, b.rank, b.step);
-                       });
-    }
+    if (options_.timeline) sort_timeline();
     if (options_.keep_plan) result_.lowered_plan = plan_;
+  }
+
+  // By start time, then rank, then step (unique: a rank runs each step once). Sorting small
+  // keys and moving each entry once is several times faster than sorting the entries.
+  void sort_timeline() {
+    struct Key {
+      double start;
+      int rank;
+      int step;
+      std::size_t index;
+    };
+    std::vector<TimelineEntry>& timeline = result_.timeline;
+    std::vector<Key> keys;
+    keys.reserve(timeline.size());
+    for (std::size_t index = 0; index < timeline.size(); ++index) {
+      keys.push_back({timeline[index].start, timeline[index].rank, timeline[index].step, index});
+    }
+    std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+      return std::tie(a.start, a.rank, a.step) < std::tie(b.start, b.rank, b.step);
+    });
+    std::vector<TimelineEntry> sorted;
+    sorted.reserve(timeline.size());
+    for (const Key& key : keys) sorted.push_back(std::move(timeline[key.index]));
+    timeline = std::move(sorted);
   }
 
   // Where `need` would be satisfied, for the deadlock message.
@@ -456,8 +497,14 @@ class Replayer {
   std::vector<int> live_activations_;
   std::vector<double> live_bytes_;
   std::vector<StageCosts> stage_costs_;  // per stage: its own, or the uniform figures
-  std::vector<double> finished_at_;      // [slot][stage][microbatch]
-  std::vector<int> finished_on_;         // the rank that finished it (-1: not yet)
+  struct Event {
+    double finished_at = kNotFinished;
+    int finished_on = -1;   // the rank that finished it (-1: not yet)
+    int first_waiter = -1;  // a rank waiting for it (-1: none)
+  };
+  // [stage][microbatch][slot]: the events one action touches lie next to each other.
+  std::vector<Event> events_;
+  std::vector<int> next_waiter_;  // per rank: the next rank waiting on the same event
   SimulationResult result_;
 };
 
