@@ -5,7 +5,16 @@
 
 #include <ATen/ATen.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <future>
+#include <iostream>
 
 #include "baton/config.h"
 #include "baton/plugin_loader.h"
@@ -128,6 +137,81 @@ TEST_F(GlooPlugin, ConnectTimeoutNamesTheMissingPeer) {
     const std::string text = error.what();
     EXPECT_NE(text.find("rank 0: connecting to the other 1 rank "), std::string::npos) << text;
     EXPECT_NE(text.find("within 0.3 s"), std::string::npos) << text;
+  }
+  transport.reset();
+  std::filesystem::remove_all(pattern);
+}
+
+// A peer that published its address and then hung (SIGSTOP while it waits for ours): gloo
+// waits five times its pair timeout for an initial connect, so with timeout_s 0.5 this rank
+// used to give up only after 2.5 s. The transport bounds the whole connect by the timeout;
+// the 2 s guard is a hang bound, far above the 0.5 s it takes.
+TEST_F(GlooPlugin, APeerThatHangsWhileConnectingIsGivenUpOnAtTheTimeout) {
+  std::string pattern = std::filesystem::temp_directory_path().string() + "/baton-gloo-XXXXXX";
+  ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+  const pid_t peer = ::fork();
+  ASSERT_GE(peer, 0);
+  if (peer == 0) {
+    std::unique_ptr<Transport> hanging =
+        plugin_->create_as<Transport>(params({{"timeout_s", "30"}}));
+    TransportContext context;
+    context.rank = 1;
+    context.world_size = 2;
+    context.store = std::make_shared<FileStore>(pattern);
+    try {
+      hanging->connect(context);
+    } catch (const std::exception& error) {
+      std::fprintf(stderr, "hanging peer: %s\n", error.what());
+    }
+    ::_exit(0);
+  }
+  // gloo's connect first exchanges host names ("rank_N"), then addresses ("N"). With this
+  // rank's host name in place the peer publishes its addresses, listens, and waits for
+  // ours: that is where it is stopped.
+  FileStore store(pattern);
+  char host[256] = {0};
+  ::gethostname(host, sizeof(host) - 1);
+  store.set("rank_0", std::vector<std::uint8_t>(host, host + std::strlen(host)));
+  store.get("1", std::chrono::milliseconds(10000));
+  ::kill(peer, SIGSTOP);
+  std::unique_ptr<Transport> transport =
+      plugin_->create_as<Transport>(params({{"timeout_s", "0.5"}}));
+  TransportContext context;
+  context.rank = 0;
+  context.world_size = 2;
+  context.store = std::make_shared<FileStore>(pattern);
+  context.timeout = std::chrono::milliseconds(500);  // the run's, for transfers
+  auto connecting = std::async(std::launch::async, [&]() -> std::string {
+    try {
+      transport->connect(context);
+    } catch (const TransportError& error) {
+      return error.what();
+    }
+    return "connected";
+  });
+  const bool ended = connecting.wait_for(std::chrono::seconds(2)) == std::future_status::ready;
+  const std::string text = ended ? connecting.get() : "";
+  // When gloo makes this rank the side that dials, its handshake needs nothing back from
+  // the peer and connect returns; the hung peer then shows at the first transfer, which
+  // has its own deadline.
+  std::string transfer;
+  if (text == "connected") {
+    try {
+      transport->irecv(at::zeros({4}), 1, 0)->wait(std::chrono::milliseconds(500));
+      transfer = "received";
+    } catch (const TransportError& error) {
+      transfer = error.what();
+    }
+  }
+  ::kill(peer, SIGKILL);
+  ::waitpid(peer, nullptr, 0);
+  std::cout << "outcome: " << text << " / " << transfer << "\n";
+  ASSERT_TRUE(ended) << "connect to a hung peer was still waiting after 2 s (timeout_s 0.5)";
+  if (text == "connected") {
+    EXPECT_NE(transfer.find("timed out"), std::string::npos) << transfer;
+  } else {
+    EXPECT_NE(text.find("rank 0: connecting to the other 1 rank (gloo"), std::string::npos) << text;
+    EXPECT_NE(text.find("timeout"), std::string::npos) << text;
   }
   transport.reset();
   std::filesystem::remove_all(pattern);

@@ -3,6 +3,9 @@
 #include <gloo/transport/tcp/attr.h>
 #include <gloo/transport/tcp/device.h>
 
+#include <algorithm>
+#include <chrono>
+
 #include "baton/log.h"
 #include "baton/transport_support.h"
 #include "gloo_errors.h"
@@ -72,7 +75,11 @@ void GlooTransport::connect(const baton::TransportContext& ctx) {
       options_.connect_timeout.count() > 0 ? options_.connect_timeout : ctx.timeout;
 
   auto context = std::make_shared<gloo::rendezvous::Context>(ctx.rank, ctx.world_size);
-  context->setTimeout(timeout);
+  // gloo waits five times a pair's timeout for the initial connect (tcp/pair.h, waitUntil):
+  // with timeout_s 120 a peer that published its address and then hung held this rank for
+  // ten minutes. The pairs are made with a fifth, so the whole connect is bounded by the
+  // timeout; every later wait passes its own deadline (operation.cc), not the pair's.
+  context->setTimeout(std::max(std::chrono::milliseconds(1), timeout / 5));
   StoreAdapter store(ctx.store, timeout);
   const int peers = ctx.world_size - 1;
   const std::string what = "connecting to the other " + std::to_string(peers) +
@@ -83,6 +90,7 @@ void GlooTransport::connect(const baton::TransportContext& ctx) {
                                            << baton::format_seconds(timeout) << ")");
   try {
     context->connectFullMesh(store, device_);
+    context->setTimeout(timeout);
   } catch (const baton::Error& error) {
     throw baton::TransportError(who + what + error.what());
   } catch (const std::exception& error) {

@@ -19,9 +19,11 @@ void StoreAdapter::wait(const std::vector<std::string>& keys) {
 }
 
 void StoreAdapter::wait(const std::vector<std::string>& keys,
-                        const std::chrono::milliseconds& timeout) {
-  // baton's get() is the wait (and its error names the key and the timeout).
-  for (const std::string& key : keys) store_->get(key, timeout);
+                        const std::chrono::milliseconds& /*gloo_timeout*/) {
+  // The adapter's own timeout, not gloo's: gloo passes its context's, which the transport
+  // sets to a fifth of the run's while connecting (see GlooTransport::connect). baton's
+  // get() is the wait (and its error names the key and the timeout).
+  for (const std::string& key : keys) store_->get(key, timeout_);
 }
 
 }  // namespace baton_gloo
