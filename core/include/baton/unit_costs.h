@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "baton/export.h"
+#include "baton/plan/balanced_cuts.h"
 #include "baton/unit_chain.h"
 
 namespace baton {
@@ -23,11 +24,5 @@ struct UnitCost {
 BATON_API std::vector<UnitCost> measure_unit_costs(UnitChain& chain,
                                                    const std::vector<at::Tensor>& inputs,
                                                    int repeats = 5);
-
-// Stage boundaries (0, …, units) that minimise the most expensive stage: contiguous
-// ranges of units, each stage at least one unit. Throws ConfigError when there are fewer
-// units than stages.
-BATON_API std::vector<int> balanced_boundaries(const std::vector<double>& unit_costs,
-                                               int num_stages);
 
 }  // namespace baton

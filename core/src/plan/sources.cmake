@@ -13,4 +13,5 @@ set(BATON_PLAN_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/format_summary.cc
   ${CMAKE_CURRENT_LIST_DIR}/json.cc
   ${CMAKE_CURRENT_LIST_DIR}/compile.cc
+  ${CMAKE_CURRENT_LIST_DIR}/balanced_cuts.cc
 )

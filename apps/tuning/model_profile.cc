@@ -1,0 +1,147 @@
+#include "model_profile.h"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "baton/error.h"
+#include "baton/files.h"
+
+namespace baton_app {
+namespace {
+
+constexpr const char* kFormat = "baton-profile-1";
+
+double number(const nlohmann::json& object, const char* key, const std::string& where) {
+  const auto found = object.find(key);
+  if (found == object.end() || !found->is_number()) {
+    throw baton::ConfigError(where + ": '" + key + "' is missing or not a number");
+  }
+  const double value = found->get<double>();
+  if (!std::isfinite(value) || value < 0) {
+    throw baton::ConfigError(where + ": '" + key + "' is " + found->dump() +
+                             "; a cost is a finite number, not negative");
+  }
+  return value;
+}
+
+}  // namespace
+
+const MicrobatchProfile& ModelProfile::at(int microbatch_size, const std::string& origin) const {
+  std::string known;
+  for (const MicrobatchProfile& size : sizes) {
+    if (size.microbatch_size == microbatch_size) return size;
+    known += (known.empty() ? "" : ", ") + std::to_string(size.microbatch_size);
+  }
+  throw baton::ConfigError(origin + ": the profile has no measurements for microbatches of " +
+                           std::to_string(microbatch_size) + " samples (it has " +
+                           (known.empty() ? "none" : known) + "); profile again with this batch");
+}
+
+std::string profile_to_json(const ModelProfile& profile) {
+  nlohmann::json out;
+  out["format"] = kFormat;
+  out["model"] = profile.model;
+  out["fingerprint"] = profile.fingerprint;
+  out["batch_size"] = profile.batch_size;
+  out["transfer"] = {{"latency_s", profile.transfer.latency_s},
+                     {"seconds_per_byte", profile.transfer.seconds_per_byte},
+                     {"source", profile.transfer.source}};
+  out["sizes"] = nlohmann::json::array();
+  for (const MicrobatchProfile& size : profile.sizes) {
+    nlohmann::json units = nlohmann::json::array();
+    for (const UnitProfile& unit : size.units) {
+      units.push_back({{"name", unit.name},
+                       {"forward_s", unit.forward_s},
+                       {"backward_s", unit.backward_s},
+                       {"backward_input_s", unit.backward_input_s},
+                       {"backward_weight_s", unit.backward_weight_s},
+                       {"output_bytes", unit.output_bytes},
+                       {"saved_bytes", unit.saved_bytes},
+                       {"parameter_bytes", unit.parameter_bytes}});
+    }
+    out["sizes"].push_back({{"microbatch_size", size.microbatch_size},
+                            {"input_bytes", size.input_bytes},
+                            {"units", units}});
+  }
+  return out.dump(2) + "\n";
+}
+
+ModelProfile profile_from_json(const std::string& text, const std::string& origin) {
+  const nlohmann::json in = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (in.is_discarded()) {
+    throw baton::ConfigError(origin +
+                             ": not a whole JSON document (truncated or damaged); "
+                             "delete it and profile again");
+  }
+  if (!in.is_object() || in.value("format", "") != kFormat) {
+    throw baton::ConfigError(origin + ": not a baton profile (expected \"format\": \"" +
+                             std::string(kFormat) + "\")");
+  }
+  ModelProfile profile;
+  profile.model = in.value("model", "");
+  profile.fingerprint = in.value("fingerprint", "");
+  profile.batch_size = static_cast<int>(number(in, "batch_size", origin));
+  const nlohmann::json transfer = in.value("transfer", nlohmann::json::object());
+  profile.transfer.latency_s = number(transfer, "latency_s", origin + ": transfer");
+  profile.transfer.seconds_per_byte = number(transfer, "seconds_per_byte", origin + ": transfer");
+  profile.transfer.source = transfer.value("source", "");
+  const auto sizes = in.find("sizes");
+  if (sizes == in.end() || !sizes->is_array() || sizes->empty()) {
+    throw baton::ConfigError(origin + ": 'sizes' is missing or empty");
+  }
+  for (const nlohmann::json& size : *sizes) {
+    MicrobatchProfile measured;
+    const std::string where = origin + ": sizes[" + std::to_string(profile.sizes.size()) + "]";
+    measured.microbatch_size = static_cast<int>(number(size, "microbatch_size", where));
+    measured.input_bytes = number(size, "input_bytes", where);
+    const auto units = size.find("units");
+    if (units == size.end() || !units->is_array() || units->empty()) {
+      throw baton::ConfigError(where + ": 'units' is missing or empty");
+    }
+    for (const nlohmann::json& unit : *units) {
+      const std::string at = where + ".units[" + std::to_string(measured.units.size()) + "]";
+      UnitProfile entry;
+      entry.name = unit.value("name", "");
+      entry.forward_s = number(unit, "forward_s", at);
+      entry.backward_s = number(unit, "backward_s", at);
+      entry.backward_input_s = number(unit, "backward_input_s", at);
+      entry.backward_weight_s = number(unit, "backward_weight_s", at);
+      entry.output_bytes = number(unit, "output_bytes", at);
+      entry.saved_bytes = number(unit, "saved_bytes", at);
+      entry.parameter_bytes = number(unit, "parameter_bytes", at);
+      measured.units.push_back(entry);
+    }
+    if (!profile.sizes.empty() && measured.units.size() != profile.sizes.front().units.size()) {
+      throw baton::ConfigError(where + ": " + std::to_string(measured.units.size()) +
+                               " units, but sizes[0] has " +
+                               std::to_string(profile.sizes.front().units.size()));
+    }
+    profile.sizes.push_back(std::move(measured));
+  }
+  return profile;
+}
+
+ModelProfile read_profile(const std::string& path, const std::string& expected_fingerprint) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw baton::ConfigError("cannot read the profile '" + path + "'");
+  std::stringstream text;
+  text << file.rdbuf();
+  ModelProfile profile = profile_from_json(text.str(), "profile '" + path + "'");
+  if (!expected_fingerprint.empty() && profile.fingerprint != expected_fingerprint) {
+    throw baton::ConfigError("profile '" + path +
+                             "' was measured for another model, batch or "
+                             "machine: it says \"" +
+                             profile.fingerprint + "\", this run is \"" + expected_fingerprint +
+                             "\"; delete it to profile again");
+  }
+  return profile;
+}
+
+void write_profile(const std::string& path, const ModelProfile& profile) {
+  baton::write_file_atomically(path, profile_to_json(profile));
+}
+
+}  // namespace baton_app

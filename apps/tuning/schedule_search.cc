@@ -1,0 +1,286 @@
+#include "schedule_search.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "baton/config.h"
+#include "baton/error.h"
+#include "baton/plan/balanced_cuts.h"
+#include "baton/plan/compile.h"
+#include "baton/schedule.h"
+
+namespace baton_app {
+namespace {
+
+constexpr int kMaxStagesPerRank = 8;  // beyond this the per-stage overheads dominate
+
+std::vector<int> divisors(int value) {
+  std::vector<int> found;
+  for (int d = 1; d <= value; ++d) {
+    if (value % d == 0) found.push_back(d);
+  }
+  return found;
+}
+
+// A unit's cost for cutting: its whole compute (forward and the full backward; a split
+// backward costs about the same in all).
+std::vector<double> unit_costs(const MicrobatchProfile& measured) {
+  std::vector<double> costs;
+  for (const UnitProfile& unit : measured.units) costs.push_back(unit.forward_s + unit.backward_s);
+  return costs;
+}
+
+std::string mib(double bytes) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f MiB", bytes / (1024.0 * 1024.0));
+  return text;
+}
+
+std::vector<std::string> installed_schedules(const baton::PluginLoader& loader) {
+  std::vector<std::string> names;
+  for (const baton::PluginListing& listing : loader.discover()) {
+    if (listing.loaded && listing.plugin &&
+        listing.plugin->descriptor().kind == baton::PluginKind::kSchedule) {
+      names.push_back(listing.plugin->name());
+    }
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  // csv replays a file of its own, it does not schedule.
+  names.erase(std::remove(names.begin(), names.end(), "csv"), names.end());
+  return names;
+}
+
+}  // namespace
+
+baton::SimulationCosts simulation_costs(const MicrobatchProfile& measured,
+                                        const std::vector<int>& bounds,
+                                        const TransferProfile& transfer,
+                                        double optimizer_state_factor) {
+  baton::SimulationCosts costs;
+  costs.transfer_time = transfer.latency_s;
+  const std::size_t stages = bounds.size() - 1;
+  costs.stages.resize(stages);
+  for (std::size_t s = 0; s < stages; ++s) {
+    baton::StageCosts& stage = costs.stages[s];
+    stage = {0, 0, 0, 0};
+    for (int u = bounds[s]; u < bounds[s + 1]; ++u) {
+      const UnitProfile& unit = measured.units[static_cast<std::size_t>(u)];
+      stage.forward += unit.forward_s;
+      stage.backward += unit.backward_s;
+      stage.backward_input += unit.backward_input_s;
+      stage.backward_weight += unit.backward_weight_s;
+      stage.activation_bytes += unit.saved_bytes;
+      // Parameters, their gradients and the optimizer's state.
+      stage.static_bytes += unit.parameter_bytes * (2.0 + optimizer_state_factor);
+    }
+    const UnitProfile& last = measured.units[static_cast<std::size_t>(bounds[s + 1] - 1)];
+    stage.forward_transfer = last.output_bytes * transfer.seconds_per_byte;
+    // The gradient sent back has the shape of the stage's input.
+    const double input_bytes =
+        bounds[s] == 0 ? measured.input_bytes
+                       : measured.units[static_cast<std::size_t>(bounds[s] - 1)].output_bytes;
+    stage.backward_transfer = input_bytes * transfer.seconds_per_byte;
+  }
+  return costs;
+}
+
+SearchResult search_schedules(const baton::PluginLoader& loader, const ModelProfile& profile,
+                              const SearchSpace& space) {
+  if (profile.sizes.empty()) throw baton::ConfigError("the profile has no measurements");
+  const int units = static_cast<int>(profile.sizes.front().units.size());
+  const std::vector<std::string> names =
+      space.schedules.empty() ? installed_schedules(loader) : space.schedules;
+  std::vector<int> stage_counts;
+  if (space.stages_per_rank > 0) {
+    stage_counts.push_back(space.stages_per_rank);
+  } else {
+    for (int v = 1; v <= std::min(kMaxStagesPerRank, units / std::max(1, space.ranks)); ++v) {
+      stage_counts.push_back(v);
+    }
+  }
+  const std::vector<int> microbatch_counts =
+      space.microbatches > 0 ? std::vector<int>{space.microbatches} : divisors(space.batch_size);
+  baton::SimulationOptions totals_only;
+  totals_only.timeline = false;
+  totals_only.keep_plan = false;
+
+  SearchResult result;
+  for (const std::string& name : names) {
+    const auto plugin = loader.load(baton::PluginKind::kSchedule, name);
+    const baton::PluginDescriptor& descriptor = plugin->descriptor();
+    const baton::ParamValues params = baton::resolve_params(
+        {}, descriptor.params, descriptor.num_params, "schedule plugin '" + plugin->name() + "'");
+    const auto schedule = plugin->create_as<baton::Schedule>(params);
+    for (int stages_per_rank : stage_counts) {
+      for (int microbatches : microbatch_counts) {
+        const baton::ScheduleShape shape{space.ranks, stages_per_rank, microbatches};
+        Refusal refusal{plugin->name(), stages_per_rank, microbatches, ""};
+        if (space.batch_size % microbatches != 0) {
+          refusal.reason = "the batch of " + std::to_string(space.batch_size) +
+                           " does not split into " + std::to_string(microbatches) + " microbatches";
+          result.refused.push_back(refusal);
+          continue;
+        }
+        const int stages = space.ranks * stages_per_rank;
+        if (stages > units) {
+          refusal.reason = "the model has " + std::to_string(units) + " units, fewer than " +
+                           std::to_string(stages) + " stages";
+          result.refused.push_back(refusal);
+          continue;
+        }
+        try {
+          baton::check_shape_limits(shape);
+          schedule->check(shape);
+        } catch (const baton::Error& error) {
+          refusal.reason = error.what();
+          result.refused.push_back(refusal);
+          continue;
+        }
+        const MicrobatchProfile& measured =
+            profile.at(space.batch_size / microbatches, "the search");
+        Candidate candidate;
+        candidate.schedule = plugin->name();
+        candidate.stages_per_rank = stages_per_rank;
+        candidate.microbatches = microbatches;
+        candidate.bounds = baton::balanced_boundaries(unit_costs(measured), stages);
+        const baton::CompiledPlan compiled =
+            baton::compile_schedule(*schedule, shape, plugin->name());
+        const baton::SimulationResult simulated =
+            baton::simulate(compiled.lowered,
+                            simulation_costs(measured, candidate.bounds, profile.transfer,
+                                             space.optimizer_state_factor),
+                            totals_only);
+        ++result.simulated;
+        candidate.predicted_step_s = simulated.makespan;
+        candidate.bubble = simulated.bubble_fraction;
+        for (std::size_t rank = 0; rank < simulated.ranks.size(); ++rank) {
+          if (simulated.ranks[rank].peak_memory_bytes() > candidate.peak_memory_bytes) {
+            candidate.peak_memory_bytes = simulated.ranks[rank].peak_memory_bytes();
+            candidate.peak_memory_rank = static_cast<int>(rank);
+          }
+        }
+        if (space.memory_limit_bytes > 0 &&
+            candidate.peak_memory_bytes > space.memory_limit_bytes) {
+          result.over_memory.push_back(candidate);
+        } else {
+          result.ranked.push_back(candidate);
+        }
+      }
+    }
+  }
+  auto faster = [](const Candidate& a, const Candidate& b) {
+    if (a.predicted_step_s != b.predicted_step_s) return a.predicted_step_s < b.predicted_step_s;
+    return a.peak_memory_bytes < b.peak_memory_bytes;
+  };
+  std::stable_sort(result.ranked.begin(), result.ranked.end(), faster);
+  std::stable_sort(result.over_memory.begin(), result.over_memory.end(),
+                   [](const Candidate& a, const Candidate& b) {
+                     return a.peak_memory_bytes < b.peak_memory_bytes;
+                   });
+  if (result.ranked.empty() && !result.over_memory.empty()) {
+    const Candidate& smallest = result.over_memory.front();
+    throw baton::ConfigError(
+        "no plan fits schedule.memory_limit_mb (" + mib(space.memory_limit_bytes) +
+        " per rank): the smallest, " + smallest.schedule + " with " +
+        std::to_string(smallest.stages_per_rank) + " stage(s) per rank and " +
+        std::to_string(smallest.microbatches) + " microbatches, needs " +
+        mib(smallest.peak_memory_bytes) + " on rank " + std::to_string(smallest.peak_memory_rank) +
+        "; raise the limit or use more ranks");
+  }
+  if (result.ranked.empty()) {
+    std::string why;
+    for (const Refusal& refusal : result.refused) {
+      why += "\n  " + refusal.schedule + " (" + std::to_string(refusal.stages_per_rank) +
+             " per rank, " + std::to_string(refusal.microbatches) +
+             " microbatches): " + refusal.reason;
+    }
+    throw baton::ConfigError("no schedule can run " + std::to_string(space.ranks) +
+                             " ranks with a batch of " + std::to_string(space.batch_size) + ":" +
+                             (why.empty() ? std::string(" no schedule plugin was found") : why));
+  }
+  return result;
+}
+
+std::string cuts_text(const std::vector<int>& bounds) {
+  std::string text;
+  for (std::size_t s = 1; s + 1 < bounds.size(); ++s) {
+    text += (s > 1 ? ", " : "") + std::to_string(bounds[s]);
+  }
+  return "[" + text + "]";
+}
+
+std::string format_search_table(const SearchResult& result, std::size_t top) {
+  std::ostringstream out;
+  char line[256];
+  std::snprintf(line, sizeof(line), "%-4s %-18s %9s %12s %-16s %14s %7s %16s\n", "#", "schedule",
+                "stages/rk", "microbatches", "cuts", "predicted ms", "bubble", "peak mem/rank");
+  out << line;
+  const std::size_t rows = top == 0 ? result.ranked.size() : std::min(top, result.ranked.size());
+  for (std::size_t i = 0; i < rows; ++i) {
+    const Candidate& c = result.ranked[i];
+    std::snprintf(line, sizeof(line), "%-4zu %-18s %9d %12d %-16s %14.3f %6.1f%% %16s\n", i + 1,
+                  c.schedule.c_str(), c.stages_per_rank, c.microbatches,
+                  cuts_text(c.bounds).c_str(), 1e3 * c.predicted_step_s, 100.0 * c.bubble,
+                  mib(c.peak_memory_bytes).c_str());
+    out << line;
+  }
+  const Candidate& best = result.ranked.front();
+  out << "\nchosen: " << best.schedule << ", " << best.stages_per_rank << " stage(s) per rank, "
+      << best.microbatches << " microbatches, cuts " << cuts_text(best.bounds)
+      << ": the fastest predicted step";
+  if (result.ranked.size() > 1) {
+    const Candidate& next = result.ranked[1];
+    std::snprintf(line, sizeof(line),
+                  "; the next (%s, %d per rank, %d microbatches) is %.1f%% slower",
+                  next.schedule.c_str(), next.stages_per_rank, next.microbatches,
+                  100.0 * (next.predicted_step_s / best.predicted_step_s - 1.0));
+    out << line;
+  }
+  out << " (" << result.simulated << " plans simulated)\n";
+  if (!result.over_memory.empty()) {
+    out << result.over_memory.size() << " over the memory limit, e.g. "
+        << result.over_memory.front().schedule << " with "
+        << result.over_memory.front().microbatches << " microbatches needs "
+        << mib(result.over_memory.front().peak_memory_bytes) << "\n";
+  }
+  if (!result.refused.empty()) {
+    out << result.refused.size() << " shapes refused, e.g. " << result.refused.front().schedule
+        << " (" << result.refused.front().stages_per_rank << " per rank, "
+        << result.refused.front().microbatches
+        << " microbatches): " << result.refused.front().reason << "\n";
+  }
+  return out.str();
+}
+
+std::string format_search_json(const SearchResult& result) {
+  auto candidate_json = [](const Candidate& c) {
+    return nlohmann::json{{"schedule", c.schedule},
+                          {"stages_per_rank", c.stages_per_rank},
+                          {"microbatches", c.microbatches},
+                          {"bounds", c.bounds},
+                          {"predicted_step_s", c.predicted_step_s},
+                          {"bubble", c.bubble},
+                          {"peak_memory_bytes", c.peak_memory_bytes},
+                          {"peak_memory_rank", c.peak_memory_rank}};
+  };
+  nlohmann::json out;
+  out["ranked"] = nlohmann::json::array();
+  for (const Candidate& c : result.ranked) out["ranked"].push_back(candidate_json(c));
+  out["over_memory"] = nlohmann::json::array();
+  for (const Candidate& c : result.over_memory) out["over_memory"].push_back(candidate_json(c));
+  out["refused"] = nlohmann::json::array();
+  for (const Refusal& r : result.refused) {
+    out["refused"].push_back({{"schedule", r.schedule},
+                              {"stages_per_rank", r.stages_per_rank},
+                              {"microbatches", r.microbatches},
+                              {"reason", r.reason}});
+  }
+  out["simulated"] = result.simulated;
+  return out.dump(2) + "\n";
+}
+
+}  // namespace baton_app

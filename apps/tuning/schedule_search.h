@@ -1,0 +1,73 @@
+// The schedule search behind `baton tune` and `schedule.name: auto`: for every schedule
+// plugin that accepts the shape (its own check() decides), every stages_per_rank the units
+// allow and every microbatch count that divides the batch, cut the model into stages
+// balanced on measured cost, simulate the plan with the measured costs, drop what exceeds
+// the memory limit, and rank by predicted step time. LibTorch-free: it needs a profile
+// (model_profile.h), the plugin loader and the plan compiler.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "baton/plan/simulate.h"
+#include "baton/plugin_loader.h"
+#include "model_profile.h"
+
+namespace baton_app {
+
+struct SearchSpace {
+  int ranks = 0;       // of one pipeline
+  int batch_size = 0;  // of one pipeline (data.batch_size)
+  // Schedule plugins to try (names or paths); empty: every one the loader finds.
+  std::vector<std::string> schedules;
+  int microbatches = 0;               // fixed by the user; 0: every count that divides the batch
+  int stages_per_rank = 0;            // fixed by the user; 0: 1 .. units / ranks (at most 8)
+  double memory_limit_bytes = 0;      // per rank; 0: no limit
+  double optimizer_state_factor = 2;  // optimizer state per parameter byte (adam 2, sgd 0-1)
+};
+
+struct Candidate {
+  std::string schedule;
+  int stages_per_rank = 1;
+  int microbatches = 1;
+  std::vector<int> bounds;  // stage boundaries over the units: 0, ..., units
+  double predicted_step_s = 0;
+  double bubble = 0;
+  double peak_memory_bytes = 0;  // the largest rank's
+  int peak_memory_rank = 0;
+};
+
+struct Refusal {
+  std::string schedule;
+  int stages_per_rank = 1;
+  int microbatches = 1;
+  std::string reason;
+};
+
+struct SearchResult {
+  std::vector<Candidate> ranked;       // fastest first
+  std::vector<Candidate> over_memory;  // simulated, but above the memory limit
+  std::vector<Refusal> refused;        // shapes a plugin (or the model) cannot run
+  int simulated = 0;
+};
+
+// Simulator costs of one candidate: stage s runs units [bounds[s], bounds[s+1]).
+baton::SimulationCosts simulation_costs(const MicrobatchProfile& measured,
+                                        const std::vector<int>& bounds,
+                                        const TransferProfile& transfer,
+                                        double optimizer_state_factor);
+
+// Throws ConfigError when nothing can run (naming why each shape was refused) or when
+// nothing fits the memory limit (naming the smallest candidate's need).
+SearchResult search_schedules(const baton::PluginLoader& loader, const ModelProfile& profile,
+                              const SearchSpace& space);
+
+// "[2, 5]": the cuts (inner boundaries) as model.cuts takes them.
+std::string cuts_text(const std::vector<int>& bounds);
+
+// The ranked table (`top` rows; 0: all), then the candidates over the memory limit and the
+// refusals, and why the winner won.
+std::string format_search_table(const SearchResult& result, std::size_t top);
+std::string format_search_json(const SearchResult& result);
+
+}  // namespace baton_app

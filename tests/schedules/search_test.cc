@@ -1,0 +1,235 @@
+// The schedule search (apps/tuning) on synthetic profiles, with the real schedule plugins:
+// a memory limit that excludes GPipe, a plugin that refuses the shape, an unbalanced model
+// whose balanced cuts beat parameter-count cuts, and the profile file's own checks.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "baton/config.h"
+#include "baton/error.h"
+#include "baton/plan/compile.h"
+#include "baton/plugin_loader.h"
+#include "baton/schedule.h"
+#include "tuning/model_profile.h"
+#include "tuning/schedule_search.h"
+
+namespace {
+
+using baton_app::Candidate;
+using baton_app::ModelProfile;
+using baton_app::SearchSpace;
+using testing::HasSubstr;
+
+// `units` units of equal cost (forward 1 ms, backward 2 ms at 1 sample; linear in the
+// microbatch size), each keeping `saved` bytes per sample for its backward.
+ModelProfile uniform_profile(int units, int batch, double saved = 1000) {
+  ModelProfile profile;
+  profile.model = "synthetic";
+  profile.fingerprint = "synthetic-" + std::to_string(units);
+  profile.batch_size = batch;
+  for (int size = 1; size <= batch; ++size) {
+    if (batch % size != 0) continue;
+    baton_app::MicrobatchProfile measured;
+    measured.microbatch_size = size;
+    measured.input_bytes = 64.0 * size;
+    for (int u = 0; u < units; ++u) {
+      baton_app::UnitProfile unit;
+      unit.name = "unit" + std::to_string(u);
+      unit.forward_s = 1e-3 * size;
+      unit.backward_s = 2e-3 * size;
+      unit.backward_input_s = 1e-3 * size;
+      unit.backward_weight_s = 1e-3 * size;
+      unit.output_bytes = 64.0 * size;
+      unit.saved_bytes = saved * size;
+      unit.parameter_bytes = 4096;
+      measured.units.push_back(unit);
+    }
+    profile.sizes.push_back(measured);
+  }
+  return profile;
+}
+
+const baton::PluginLoader& loader() {
+  static const baton::PluginLoader instance;
+  return instance;
+}
+
+TEST(ScheduleSearch, RanksEveryShapeThePluginsAcceptFastestFirst) {
+  SearchSpace space;
+  space.ranks = 2;
+  space.batch_size = 8;
+  space.schedules = {"gpipe", "1f1b", "interleaved_1f1b"};
+  const auto result = baton_app::search_schedules(loader(), uniform_profile(8, 8), space);
+  ASSERT_FALSE(result.ranked.empty());
+  for (std::size_t i = 1; i < result.ranked.size(); ++i) {
+    EXPECT_LE(result.ranked[i - 1].predicted_step_s, result.ranked[i].predicted_step_s);
+  }
+  // 8 equal units on 2 ranks x 1 stage: 4 and 4.
+  for (const Candidate& c : result.ranked) {
+    if (c.stages_per_rank == 1) {
+      EXPECT_EQ(c.bounds, (std::vector<int>{0, 4, 8})) << c.schedule;
+    }
+  }
+  // More microbatches, smaller bubble: the winner uses the most the batch allows.
+  EXPECT_EQ(result.ranked.front().microbatches, 8);
+  // 1f1b and gpipe refuse 2 or more stages per rank, in their own words; interleaved_1f1b
+  // runs them.
+  bool one_f_one_b_refused_two = false;
+  for (const auto& refusal : result.refused) {
+    if (refusal.schedule == "1f1b" && refusal.stages_per_rank == 2) {
+      one_f_one_b_refused_two = refusal.reason.find("stages_per_rank == 1") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(one_f_one_b_refused_two);
+  bool interleaved_ran_two = false;
+  for (const Candidate& c : result.ranked) {
+    interleaved_ran_two |= c.schedule == "interleaved_1f1b" && c.stages_per_rank == 2;
+  }
+  EXPECT_TRUE(interleaved_ran_two);
+  const std::string table = baton_app::format_search_table(result, 5);
+  EXPECT_THAT(table, HasSubstr("chosen: " + result.ranked.front().schedule));
+  EXPECT_THAT(table, HasSubstr("plans simulated"));
+}
+
+TEST(ScheduleSearch, AMemoryLimitExcludesGPipe) {
+  // GPipe keeps all 8 microbatches' activations alive on rank 0; 1F1B at most 2.
+  SearchSpace space;
+  space.ranks = 2;
+  space.batch_size = 8;
+  space.microbatches = 8;
+  space.schedules = {"gpipe", "1f1b"};
+  const ModelProfile profile = uniform_profile(4, 8, /*saved=*/1 << 20);
+  const auto unlimited = baton_app::search_schedules(loader(), profile, space);
+  double gpipe_peak = 0, one_f_one_b_peak = 0;
+  for (const Candidate& c : unlimited.ranked) {
+    (c.schedule == "gpipe" ? gpipe_peak : one_f_one_b_peak) = c.peak_memory_bytes;
+  }
+  ASSERT_GT(gpipe_peak, one_f_one_b_peak);
+  space.memory_limit_bytes = (gpipe_peak + one_f_one_b_peak) / 2;
+  const auto limited = baton_app::search_schedules(loader(), profile, space);
+  ASSERT_EQ(limited.ranked.size(), 1u);
+  EXPECT_EQ(limited.ranked.front().schedule, "1f1b");
+  ASSERT_EQ(limited.over_memory.size(), 1u);
+  EXPECT_EQ(limited.over_memory.front().schedule, "gpipe");
+  // A limit nothing fits names the smallest candidate's need.
+  space.memory_limit_bytes = 1024;
+  try {
+    baton_app::search_schedules(loader(), profile, space);
+    ADD_FAILURE() << "a limit nothing fits was accepted";
+  } catch (const baton::ConfigError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("no plan fits schedule.memory_limit_mb (0.0 MiB per "
+                                        "rank): the smallest, 1f1b"));
+  }
+}
+
+TEST(ScheduleSearch, APluginThatRefusesTheShapeIsSkippedWithItsReason) {
+  SearchSpace space;
+  space.ranks = 2;
+  space.batch_size = 4;
+  space.stages_per_rank = 2;  // fixed: 1f1b refuses it, interleaved_1f1b takes it
+  space.schedules = {"1f1b", "interleaved_1f1b"};
+  const auto result = baton_app::search_schedules(loader(), uniform_profile(8, 4), space);
+  for (const Candidate& c : result.ranked) {
+    EXPECT_EQ(c.schedule, "interleaved_1f1b");
+    EXPECT_EQ(c.stages_per_rank, 2);
+  }
+  ASSERT_FALSE(result.refused.empty());
+  EXPECT_EQ(result.refused.front().schedule, "1f1b");
+  EXPECT_THAT(result.refused.front().reason, HasSubstr("stages_per_rank == 1"));
+  // Nothing at all can run: every refusal is named.
+  space.schedules = {"1f1b"};
+  try {
+    baton_app::search_schedules(loader(), uniform_profile(8, 4), space);
+    ADD_FAILURE() << "a search where nothing runs succeeded";
+  } catch (const baton::ConfigError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("no schedule can run 2 ranks with a batch of 4:"));
+    EXPECT_THAT(error.what(), HasSubstr("1f1b (2 per rank, 4 microbatches): "));
+  }
+}
+
+TEST(ScheduleSearch, BalancedCutsBeatParameterCountCuts) {
+  // Four units: the first two are cheap but hold most parameters (an embedding), the last
+  // two are expensive. Cutting by parameters puts units 0 | 1, 2, 3 (rank 1 does 3 expensive
+  // units' worth); balancing on measured time cuts 0, 1, 2 | 3.
+  ModelProfile profile = uniform_profile(4, 4);
+  for (auto& measured : profile.sizes) {
+    const double size = measured.microbatch_size;
+    const double forward[] = {0.1e-3, 0.1e-3, 2e-3, 2e-3};
+    const double parameters[] = {1 << 24, 1 << 22, 1 << 12, 1 << 12};
+    for (std::size_t u = 0; u < 4; ++u) {
+      measured.units[u].forward_s = forward[u] * size;
+      measured.units[u].backward_s = 2 * forward[u] * size;
+      measured.units[u].backward_input_s = forward[u] * size;
+      measured.units[u].backward_weight_s = forward[u] * size;
+      measured.units[u].parameter_bytes = parameters[u];
+    }
+  }
+  SearchSpace space;
+  space.ranks = 2;
+  space.batch_size = 4;
+  space.microbatches = 4;
+  space.schedules = {"1f1b"};
+  const auto result = baton_app::search_schedules(loader(), profile, space);
+  ASSERT_EQ(result.ranked.size(), 1u);
+  const Candidate& chosen = result.ranked.front();
+  EXPECT_EQ(chosen.bounds, (std::vector<int>{0, 3, 4}));
+
+  // The same plan, cut by parameter count, is predicted slower.
+  const auto plugin = loader().load(baton::PluginKind::kSchedule, "1f1b");
+  const auto schedule = plugin->create_as<baton::Schedule>(baton::resolve_params(
+      {}, plugin->descriptor().params, plugin->descriptor().num_params, "1f1b"));
+  const auto compiled = baton::compile_schedule(*schedule, {2, 1, 4}, "1f1b");
+  const auto by_parameters = baton::simulate(
+      compiled.lowered,
+      baton_app::simulation_costs(profile.at(1, "test"), {0, 1, 4}, profile.transfer, 2));
+  EXPECT_LT(chosen.predicted_step_s, by_parameters.makespan);
+}
+
+TEST(ModelProfile, RoundTripsAndRefusesDamagedOrForeignFiles) {
+  const std::string dir = testing::TempDir() + "/profile-test";
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/profile.json";
+  const ModelProfile written = uniform_profile(3, 4);
+  baton_app::write_profile(path, written);
+  const ModelProfile read = baton_app::read_profile(path, written.fingerprint);
+  ASSERT_EQ(read.sizes.size(), written.sizes.size());
+  EXPECT_EQ(read.sizes[1].units[2].name, "unit2");
+  EXPECT_DOUBLE_EQ(read.sizes[1].units[2].saved_bytes, written.sizes[1].units[2].saved_bytes);
+  // Another model's profile: both fingerprints named.
+  try {
+    baton_app::read_profile(path, "gpt-other");
+    ADD_FAILURE() << "a foreign profile was accepted";
+  } catch (const baton::ConfigError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("it says \"synthetic-3\", this run is \"gpt-other\""));
+  }
+  // Truncated: refused naming the file.
+  std::string text = baton_app::profile_to_json(written);
+  {
+    std::ofstream out(path, std::ios::trunc);
+    out << text.substr(0, text.size() / 2);
+  }
+  try {
+    baton_app::read_profile(path);
+    ADD_FAILURE() << "a truncated profile was accepted";
+  } catch (const baton::ConfigError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("profile '" + path + "': not a whole JSON document"));
+  }
+  // A negative time is refused naming where.
+  const auto at = text.find("\"forward_s\": ");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, std::string("\"forward_s\": ").size(), "\"forward_s\": -");
+  try {
+    baton_app::profile_from_json(text, "p.json");
+    ADD_FAILURE() << "a negative cost was accepted";
+  } catch (const baton::ConfigError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("p.json: sizes[0].units[0]: 'forward_s' is"));
+  }
+  EXPECT_THROW(read.at(3, "test"), baton::ConfigError);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
