@@ -8,5 +8,6 @@ namespace baton_app {
 
 void add_run_command(CommandLine& command_line);
 void add_export_command(CommandLine& command_line);
+void add_tune_command(CommandLine& command_line);
 
 }  // namespace baton_app

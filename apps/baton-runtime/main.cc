@@ -1,4 +1,4 @@
-// baton-runtime: the commands of `baton` that train and manage runs (run, export), on
+// baton-runtime: the commands of `baton` that train and manage runs (run, export, tune), on
 // LibTorch. Users type `baton <command>`; the front end execs this program for these
 // commands, and `baton launch` starts its ranks as `baton-runtime run`.
 #include <string>
@@ -14,9 +14,10 @@ int main(int argc, char** argv) {
     baton_app::add_app_config_sections();
     // Named `baton`: its usage lines are the ones users type.
     baton_app::CommandLine command_line(
-        "baton", "baton-runtime: training and managing runs (`baton run|export`)");
+        "baton", "baton-runtime: training and managing runs (`baton run|export|tune`)");
     baton_app::add_run_command(command_line);
     baton_app::add_export_command(command_line);
+    baton_app::add_tune_command(command_line);
     return command_line.run(args);
   });
 }

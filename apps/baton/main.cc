@@ -35,6 +35,9 @@ const ForwardedCommand kForwarded[] = {
      "train as one rank of a run started by a launcher (baton launch, torchrun, Slurm, Open MPI)"},
     {"export", "baton-runtime",
      "merge a checkpoint into one state dict of the full model (Python: torch.load)"},
+    {"tune", "baton-runtime",
+     "measure the model and rank every schedule, stages per rank and microbatch count by "
+     "simulated step time (no training)"},
     {"bench", "baton-bench",
      "measure: a transport against its library, a training step against its plan"},
 };

@@ -2,18 +2,22 @@
 
 namespace baton_app {
 
-void add_run_options(CLI::App& command, RunOptions& options) {
+void add_config_options(CLI::App& command, RunOptions& options) {
   command
       .add_option("CONFIG", options.config,
                   "the run's YAML (none: the embedded default, GPT on the shipped text)")
       ->type_name("YAML");
   add_repeatable_option(command, "--set", options.sets,
                         "override one option, after the file and the environment (repeatable)");
+  command.add_flag("--no-env", options.no_env, "ignore BATON_<SECTION>_<KEY> variables");
+}
+
+void add_run_options(CLI::App& command, RunOptions& options) {
+  add_config_options(command, options);
   command
       .add_option("--dump-dir", options.dump_dir,
                   "on a failure, write each rank's plan, trace and error here")
       ->type_name("DIR");
-  command.add_flag("--no-env", options.no_env, "ignore BATON_<SECTION>_<KEY> variables");
   command.add_flag("--resume", options.resume,
                    "continue from the newest complete checkpoint in the run's folder");
 }

@@ -18,6 +18,9 @@ struct RunOptions {
 };
 
 void add_run_options(CLI::App& command, RunOptions& options);
+// Only what selects the configuration: CONFIG, --set, --no-env (for commands that do not
+// train, such as `baton tune`).
+void add_config_options(CLI::App& command, RunOptions& options);
 
 // The configuration these options select (the file or the embedded default, the
 // environment unless --no-env, then every --set).

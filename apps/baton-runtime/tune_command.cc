@@ -1,0 +1,123 @@
+// `baton tune [CONFIG] [--set k=v]... [--profile FILE] [--top N] [--format table|json]`:
+// measures the configured model (or reuses its cached profile), then simulates every
+// schedule plugin, stages per rank and microbatch count the batch allows, with cuts balanced
+// on the measured costs, and prints the candidates ranked by predicted step time — without
+// training. schedule.name other than `auto` searches that schedule only; a
+// schedule.microbatches or stages_per_rank set in the configuration is kept.
+#include <ATen/Parallel.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "baton/config_plugins.h"
+#include "baton/error.h"
+#include "commands.h"
+#include "run_options.h"
+#include "training/compute_setup.h"
+#include "training/model_profiler.h"
+#include "training/run_settings.h"
+#include "training/world_env.h"
+#include "tuning/schedule_search.h"
+
+namespace baton_app {
+namespace {
+
+struct TuneOptions {
+  RunOptions run;
+  std::string profile;  // default: <run dir>/profile.json
+  std::string format = "table";
+  int top = 10;
+};
+
+bool set_by_user(const baton::ParamValue& value) {
+  return value.origin().description != "default";
+}
+
+double optimizer_state_factor(const baton::Config& config) {
+  const baton::ParamValues& optimizer = config.section("optimizer");
+  const std::string name = optimizer.get_string("name");
+  if (name == "adam" || name == "adamw") return 2.0;  // two moments per parameter
+  return optimizer.get_float("momentum") > 0 ? 1.0 : 0.0;
+}
+
+int run_tune(const TuneOptions& options) {
+  baton::Config config = load_run_config(options.run);
+  const RunSettings settings = read_run_settings(config);
+  WorldInfo world;  // one process: the threads a rank of this run would have
+  world.world_size = static_cast<int>(config.section("world").get_int("ranks"));
+  world.local_world_size = world.world_size;
+  const ComputeSetup compute = set_up_compute(config, world);
+  std::cerr << "compute: " << compute.describe() << "\n";
+
+  const std::string path =
+      options.profile.empty() ? settings.run_dir + "/profile.json" : options.profile;
+  const std::string fingerprint = profile_fingerprint(config);
+  ModelProfile profile;
+  bool reused = false;
+  if (std::filesystem::exists(path)) {
+    try {
+      profile = read_profile(path, fingerprint);
+      reused = true;
+    } catch (const baton::ConfigError& error) {
+      std::cerr << "profile: " << error.what() << "; measuring again\n";
+    }
+  }
+  if (!reused) {
+    profile = profile_model(config, BATON_DATA_DIR);
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    write_profile(path, profile);
+  }
+  std::cerr << "profile: " << (reused ? "reused " : "measured and written to ") << path << " ("
+            << profile.sizes.size() << " microbatch sizes, " << profile.sizes.front().units.size()
+            << " units; transfers " << profile.transfer.source << ")\n";
+
+  const baton::ParamValues& schedule = config.section("schedule");
+  SearchSpace space;
+  space.ranks = world.world_size;
+  space.batch_size = profile.batch_size;
+  if (schedule.get_string("name") != "auto") space.schedules = {schedule.get_string("name")};
+  if (set_by_user(schedule.at("microbatches"))) {
+    space.microbatches = static_cast<int>(schedule.get_int("microbatches"));
+  }
+  if (set_by_user(schedule.at("stages_per_rank"))) {
+    space.stages_per_rank = static_cast<int>(schedule.get_int("stages_per_rank"));
+  }
+  const double limit_mb = schedule.get_float("memory_limit_mb");
+  if (!(limit_mb >= 0)) {
+    throw baton::ConfigError(schedule.at("memory_limit_mb").origin().description +
+                             ": schedule.memory_limit_mb must be 0 (no limit) or more, got " +
+                             schedule.at("memory_limit_mb").text());
+  }
+  space.memory_limit_bytes = limit_mb * 1024.0 * 1024.0;
+  space.optimizer_state_factor = optimizer_state_factor(config);
+  const SearchResult result = search_schedules(baton::plugin_loader_for(config), profile, space);
+  if (options.format == "json") {
+    std::cout << format_search_json(result);
+  } else {
+    std::cout << format_search_table(result, static_cast<std::size_t>(options.top));
+  }
+  return 0;
+}
+
+}  // namespace
+
+void add_tune_command(CommandLine& command_line) {
+  auto options = std::make_shared<TuneOptions>();
+  CLI::App& tune = command_line.add_command(
+      command_line.root(), "tune",
+      "measure the configured model and rank every schedule, stages per rank and microbatch "
+      "count by simulated step time, with cuts balanced on the measured costs (no training)",
+      [options] { return run_tune(*options); });
+  add_config_options(tune, options->run);
+  tune.add_option("--profile", options->profile,
+                  "the profile to reuse or write (default: <run dir>/profile.json)")
+      ->type_name("FILE");
+  tune.add_option("--top", options->top, "rows of the table (0: all)")
+      ->check(integer_in(0, 100000))
+      ->capture_default_str();
+  add_format_option(tune, options->format, {"table", "json"}, "table or json");
+}
+
+}  // namespace baton_app

@@ -1,0 +1,22 @@
+// Measures the configured model for the schedule search (tuning/model_profile.h): every
+// unit at every microbatch size that divides the batch, forward, full backward and the
+// split backward (I, W), with the bytes it outputs, keeps for its backward and holds as
+// parameters. One process, the configured threads; a few seconds for the shipped models.
+#pragma once
+
+#include <string>
+
+#include "baton/config.h"
+#include "tuning/model_profile.h"
+
+namespace baton_app {
+
+// What the costs depend on: the model section, the batch, the compute threads and the
+// machine (host name, CPU count). A cached profile with another fingerprint is measured
+// again.
+std::string profile_fingerprint(const baton::Config& config);
+
+// `repeats` timed passes per unit (the median is kept), after one untimed pass.
+ModelProfile profile_model(baton::Config& config, const std::string& data_dir, int repeats = 3);
+
+}  // namespace baton_app

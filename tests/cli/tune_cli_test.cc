@@ -1,0 +1,86 @@
+// `baton tune` as a user runs it: a real model measured in a real process, the profile
+// cached in the run folder and reused, the ranked table and its JSON — never the speeds.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "run_command.h"
+
+namespace {
+
+using baton_test::run_command;
+using baton_test::run_command_stdout;
+using testing::HasSubstr;
+
+const std::string kBaton = BATON_BINARY;
+
+std::string tune_command(const std::string& dir, const std::string& extra) {
+  return kBaton +
+         " tune --no-env --set model.name=mlp --set model.params.in_features=16"
+         " --set model.params.hidden=32 --set model.params.layers=4"
+         " --set model.params.out_features=4 --set data.source=synthetic"
+         " --set data.batch_size=8 --set world.ranks=2 --set schedule.name=auto"
+         " --set run.output_dir='" +
+         dir + "'" + extra;
+}
+
+TEST(CliTune, MeasuresRanksAndReusesItsProfile) {
+  const std::string dir = testing::TempDir() + "/tune-cli";
+  run_command("rm -rf '" + dir + "'");
+  const auto first = run_command(tune_command(dir, ""));
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_THAT(first.output, HasSubstr("profile: measured and written to " + dir));
+  EXPECT_THAT(first.output, testing::ContainsRegex("schedule +stages/rk +microbatches +cuts +"
+                                                   "predicted ms +bubble +peak mem/rank"));
+  EXPECT_THAT(first.output, HasSubstr("chosen: "));
+  // The batch of 8 is searched as 1, 2, 4 and 8 microbatches (none fixed in the config).
+  const auto json = run_command_stdout(tune_command(dir, " --format json"));
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  const nlohmann::json result = nlohmann::json::parse(json.output, nullptr, false);
+  ASSERT_TRUE(result.is_object()) << json.output;
+  std::set<int> counts;
+  ASSERT_FALSE(result["ranked"].empty());
+  const int units = result["ranked"][0]["bounds"].back().get<int>();
+  for (const auto& candidate : result["ranked"]) {
+    counts.insert(candidate["microbatches"].get<int>());
+    EXPECT_GT(candidate["predicted_step_s"].get<double>(), 0.0);
+    // Cuts over the model's units, one stage per rank and per stage on it.
+    EXPECT_EQ(candidate["bounds"].front(), 0);
+    EXPECT_EQ(candidate["bounds"].back(), units);
+    EXPECT_EQ(candidate["bounds"].size(), 1 + 2 * candidate["stages_per_rank"].get<std::size_t>());
+  }
+  EXPECT_EQ(counts, (std::set<int>{1, 2, 4, 8}));
+  // The second run reused the profile; a profile of another model is measured again.
+  const auto second = run_command(tune_command(dir, " --top 2"));
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_THAT(second.output, HasSubstr("profile: reused " + dir));
+  const auto other = run_command(tune_command(dir, " --set model.params.hidden=16"));
+  ASSERT_EQ(other.exit_code, 0) << other.output;
+  EXPECT_THAT(other.output, HasSubstr("was measured for another model, batch or machine"));
+  EXPECT_THAT(other.output, HasSubstr("profile: measured and written to"));
+  // A fixed microbatch count is kept; a memory limit nothing fits is refused with the need.
+  const auto fixed =
+      run_command_stdout(tune_command(dir, " --set schedule.microbatches=2 --format json"));
+  ASSERT_EQ(fixed.exit_code, 0) << fixed.output;
+  for (const auto& candidate : nlohmann::json::parse(fixed.output)["ranked"]) {
+    EXPECT_EQ(candidate["microbatches"], 2);
+  }
+  const auto tight = run_command(tune_command(dir, " --set schedule.memory_limit_mb=0.001"));
+  EXPECT_NE(tight.exit_code, 0);
+  EXPECT_THAT(tight.output, HasSubstr("no plan fits schedule.memory_limit_mb"));
+  // A truncated profile is named and measured again.
+  {
+    std::ofstream damage(dir + "/baton/profile.json", std::ios::trunc);
+    damage << "{\"format\": \"baton-profile-1\", \"sizes\": [";
+  }
+  const auto damaged = run_command(tune_command(dir, ""));
+  ASSERT_EQ(damaged.exit_code, 0) << damaged.output;
+  EXPECT_THAT(damaged.output, HasSubstr("not a whole JSON document"));
+}
+
+}  // namespace
