@@ -9,6 +9,7 @@
 
 #include "baton/config.h"
 #include "baton/files.h"
+#include "baton/plan/balanced_cuts.h"
 #include "baton/plan/compile.h"
 #include "baton/plan/csv.h"
 #include "baton/plan/format.h"
@@ -17,6 +18,8 @@
 #include "baton/plugin_loader.h"
 #include "baton/suggest.h"
 #include "commands.h"
+#include "tuning/model_profile.h"
+#include "tuning/schedule_search.h"
 
 namespace baton_app {
 namespace {
@@ -100,13 +103,50 @@ std::string render(const std::string& format, const baton::CompiledPlan& compile
     const auto& stats = result.ranks[rank];
     out << "  rank " << rank << ": idle " << std::setprecision(3) << stats.idle_time << ", bubble "
         << std::setprecision(1) << 100.0 * stats.bubble_fraction << "%, peak activations "
-        << stats.peak_activations << "\n";
+        << stats.peak_activations;
+    if (stats.peak_memory_bytes() > 0) {
+      out << " (peak memory " << std::setprecision(1) << stats.peak_memory_bytes() / (1 << 20)
+          << " MiB)";
+    }
+    out << "\n";
   }
   return out.str();
 }
 
+// --costs FILE.json: a profile from `baton tune`. The microbatch size is the profile's batch
+// over --microbatches, and the model is cut into the plan's stages balanced on the measured
+// costs, as the search does.
+bool names_a_profile(const std::string& costs) {
+  return costs.size() > 5 && costs.compare(costs.size() - 5, 5, ".json") == 0;
+}
+
+baton::SimulationCosts costs_from_profile(const PlanOptions& options, std::string* described) {
+  const ModelProfile profile = read_profile(options.costs);
+  const int microbatches = options.shape.microbatches;
+  if (profile.batch_size % microbatches != 0) {
+    throw UsageError("--costs " + options.costs + ": the profile's batch of " +
+                     std::to_string(profile.batch_size) + " does not split into " +
+                     std::to_string(microbatches) + " microbatches");
+  }
+  const MicrobatchProfile& measured =
+      profile.at(profile.batch_size / microbatches, "--costs " + options.costs);
+  std::vector<double> unit_costs;
+  for (const UnitProfile& unit : measured.units) {
+    unit_costs.push_back(unit.forward_s + unit.backward_s);
+  }
+  const std::vector<int> bounds =
+      baton::balanced_boundaries(unit_costs, options.shape.num_stages());
+  *described = "costs: profile " + options.costs + " (" + profile.model + ", microbatches of " +
+               std::to_string(measured.microbatch_size) + ", cuts " + cuts_text(bounds) +
+               "), in seconds\n";
+  return simulation_costs(measured, bounds, profile.transfer, /*optimizer_state_factor=*/2.0);
+}
+
 int run_plan(const PlanOptions& options) {
-  const baton::SimulationCosts costs = parse_costs(options.costs);
+  std::string costs_described;
+  const baton::SimulationCosts costs = names_a_profile(options.costs)
+                                           ? costs_from_profile(options, &costs_described)
+                                           : parse_costs(options.costs);
   const baton::PluginLoader loader(options.plugin_path);
   const SelectedSchedule selected = select_schedule(options, loader);
   const auto& descriptor = selected.plugin->descriptor();
@@ -118,7 +158,8 @@ int run_plan(const PlanOptions& options) {
       baton::compile_schedule(*schedule, options.shape, selected.plugin->name());
   const baton::SimulationResult result = baton::simulate(compiled.lowered, costs);
 
-  const std::string text = render(options.format, compiled, result);
+  std::string text = render(options.format, compiled, result);
+  if (options.format == "table") text += costs_described;
   if (options.out.empty()) {
     std::cout << text;
   } else {
@@ -156,8 +197,9 @@ void add_plan_command(CommandLine& command_line) {
                         "a schedule parameter (schedule.params.KEY)");
   plan.add_option("--costs", options->costs,
                   "simulated time of each action kind: F, B, I, W, comm (transfer), send (the "
-                  "sender's overhead); default F=1,B=2,I=1,W=1,comm=0")
-      ->type_name("F=1,B=2,...");
+                  "sender's overhead); default F=1,B=2,I=1,W=1,comm=0; or a profile written "
+                  "by baton tune (FILE.json): per-stage costs and memory, in seconds")
+      ->type_name("F=1,B=2,...|FILE.json");
   add_format_option(plan, options->format, {"table", "csv", "csv-comms", "json", "trace"},
                     "table (ranks as columns, steps as rows, then the simulation), csv (compute "
                     "actions), csv-comms (with the transfers), json (simulation summary), trace "

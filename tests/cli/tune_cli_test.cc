@@ -73,6 +73,17 @@ TEST(CliTune, MeasuresRanksAndReusesItsProfile) {
   const auto tight = run_command(tune_command(dir, " --set schedule.memory_limit_mb=0.001"));
   EXPECT_NE(tight.exit_code, 0);
   EXPECT_THAT(tight.output, HasSubstr("no plan fits schedule.memory_limit_mb"));
+  // `baton plan --costs` takes the profile: per-stage costs and memory, cut as tune cuts.
+  const auto planned = run_command(kBaton +
+                                   " plan --schedule 1f1b --ranks 2 --microbatches 4 "
+                                   "--costs '" +
+                                   dir + "/baton/profile.json'");
+  ASSERT_EQ(planned.exit_code, 0) << planned.output;
+  EXPECT_THAT(planned.output, HasSubstr("costs: profile " + dir +
+                                        "/baton/profile.json (mlp, "
+                                        "microbatches of 2, cuts ["));
+  EXPECT_THAT(planned.output, testing::ContainsRegex("rank 0: idle [0-9.]+, bubble [0-9.]+%, "
+                                                     "peak activations 2 \\(peak memory "));
   // A truncated profile is named and measured again.
   {
     std::ofstream damage(dir + "/baton/profile.json", std::ios::trunc);
@@ -81,6 +92,16 @@ TEST(CliTune, MeasuresRanksAndReusesItsProfile) {
   const auto damaged = run_command(tune_command(dir, ""));
   ASSERT_EQ(damaged.exit_code, 0) << damaged.output;
   EXPECT_THAT(damaged.output, HasSubstr("not a whole JSON document"));
+  {
+    std::ofstream damage(dir + "/baton/profile.json", std::ios::trunc);
+    damage << "{\"format\": \"baton-profile-1\", \"sizes\": [";
+  }
+  const auto refused = run_command(kBaton +
+                                   " plan --schedule 1f1b --ranks 2 --microbatches 4 "
+                                   "--costs '" +
+                                   dir + "/baton/profile.json'");
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_THAT(refused.output, HasSubstr("not a whole JSON document"));
 }
 
 }  // namespace
