@@ -8,6 +8,12 @@ namespace {
 std::shared_ptr<LoadedPlugin> resolve_one(Config& config, const PluginLoader& loader,
                                           const std::string& section, PluginKind kind) {
   const ParamValue& name = config.section(section).at("name");
+  if (kind == PluginKind::kSchedule && name.as_string() == "auto") {
+    throw ConfigError(name.origin().description +
+                      ": schedule.name: auto is understood by `baton tune CONFIG` only so far: "
+                      "it measures the model and prints the fastest schedule, stages per rank, "
+                      "microbatches and cuts; set those here to run it (docs/auto.md)");
+  }
   std::shared_ptr<LoadedPlugin> plugin;
   try {
     plugin = loader.load(kind, name.as_string());
