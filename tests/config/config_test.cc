@@ -76,7 +76,8 @@ TEST(Config, TypoInKeyNamesPathLineColumnAndSuggestion) {
   });
   EXPECT_THAT(message, HasSubstr("run.yaml:3:3: unknown key 'schedule.microbaches'"));
   EXPECT_THAT(message, HasSubstr("did you mean 'microbatches'?"));
-  EXPECT_THAT(message, HasSubstr("accepts: name, microbatches, stages_per_rank, memory_limit_mb, params"));
+  EXPECT_THAT(message,
+              HasSubstr("accepts: name, microbatches, stages_per_rank, memory_limit_mb, params"));
 }
 
 TEST(Config, UnknownSectionIsAnError) {
