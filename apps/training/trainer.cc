@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "auto_schedule.h"
 #include "batch_prefetcher.h"
 #include "batches.h"
 #include "baton/config_plugins.h"
@@ -422,13 +423,28 @@ void train(baton::Config& config, const TrainOptions& options) {
     if (compute.blas.reference) std::cerr << "warning: " << compute.blas.advice << std::endl;
   }
   const baton::PluginLoader loader = baton::plugin_loader_for(config);
+  // schedule.name: auto: the ranks meet first, so that rank 0 can measure the model and
+  // every rank run what it chose (docs/auto.md).
+  std::shared_ptr<baton::Store> store;
+  if (config.section("schedule").get_string("name") == "auto") {
+    store = meet_the_other_ranks(config, world, settings);
+    AutoScheduleContext context;
+    context.rank = world.rank;
+    context.ranks = world.world_size;
+    context.store = store;
+    context.timeout = settings.timeout;
+    context.run_dir = settings.run_dir;
+    context.data_dir = options.data_dir;
+    context.resume = options.resume;
+    resolve_auto_schedule(config, context);
+  }
   const baton::ConfiguredPlugins plugins = baton::resolve_plugins(config, loader);
   // The plan, checked before anything else happens.
   const baton::ConfiguredPlan configured =
       baton::compile_configured_plan(config, plugins, world.world_size);
   const baton::Plan& plan = configured.plan.lowered;
 
-  const std::shared_ptr<baton::Store> store = meet_the_other_ranks(config, world, settings);
+  if (!store) store = meet_the_other_ranks(config, world, settings);
   FailureRecord failure_record(store.get(), world.rank);
   const FailureRecord::OnUnwind record_set_up_failures(failure_record);
   // The model, identical on every rank, cut into stages; this rank keeps its own.

@@ -33,16 +33,18 @@ inline std::map<std::string, torch::Tensor> read_dump(const std::string& path) {
 }
 
 // `settings`: --set assignments. The run's outputs go to a fresh folder under the test's
-// temp dir; `timeout_s` bounds the whole launch.
+// temp dir; `timeout_s` bounds the whole launch; `extra` goes on the command line as is
+// ("--resume").
 inline LaunchResult launch(const std::string& baton, int ranks,
                            const std::vector<std::string>& settings, const std::string& name,
-                           int timeout_s = 180) {
+                           int timeout_s = 180, const std::string& extra = "") {
   const std::string dir = ::testing::TempDir() + "/launch-" + name;
   run_command("rm -rf '" + dir + "' && mkdir -p '" + dir + "'");
   std::string command = "timeout -k 5 " + std::to_string(timeout_s) + " " + baton + " launch -n " +
                         std::to_string(ranks) + " --no-env --dump-dir '" + dir + "'" +
                         " --set run.output_dir='" + dir + "/runs'";
   for (const auto& setting : settings) command += " --set '" + setting + "'";
+  if (!extra.empty()) command += " " + extra;
   LaunchResult result;
   result.dump_dir = dir;
   result.command = run_command(command);

@@ -21,8 +21,10 @@ struct ConfiguredPlugins {
 BATON_API PluginLoader plugin_loader_for(const Config& config);
 
 // Loads schedule.name and transport.name and stores their checked parameters in `config`
-// (Config::plugin_params). Throws PluginError or ConfigError; a plugin that cannot be
-// found is reported with the origin of the name ("run.yaml:9:9: schedule.name: …").
+// (Config::plugin_params). schedule.name `auto` loads nothing (ConfiguredPlugins::schedule
+// stays null): the run chooses the schedule when it starts (docs/auto.md). Throws PluginError or
+// ConfigError; a plugin that cannot be found is reported with the origin of the name
+// ("run.yaml:9:9: schedule.name: …").
 BATON_API ConfiguredPlugins resolve_plugins(Config& config, const PluginLoader& loader);
 
 struct ConfiguredPlan {
@@ -31,7 +33,8 @@ struct ConfiguredPlan {
 };
 
 // The configured schedule (its plugin and params, schedule.stages_per_rank and
-// schedule.microbatches) compiled for `ranks` ranks. Throws like compile_schedule.
+// schedule.microbatches) compiled for `ranks` ranks. Throws like compile_schedule, and
+// ConfigError for schedule.name `auto` that was not resolved yet.
 BATON_API ConfiguredPlan compile_configured_plan(const Config& config,
                                                  const ConfiguredPlugins& plugins, int ranks);
 

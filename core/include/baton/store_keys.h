@@ -37,6 +37,9 @@ inline std::string heartbeat_done(int rank) {
 // The cuts rank 0 chose by measuring (model.cuts: balanced), for every rank to use.
 inline const char* const kBalancedCuts = "model/balanced_cuts";
 
+// The schedule rank 0 chose by measuring (schedule.name: auto), for every rank to run.
+inline const char* const kAutoSchedule = "schedule/auto_choice";
+
 // One rank's times (and, from the last stage, the loss) for one step, gathered by rank 0.
 inline std::string progress_prefix(int step) {
   return "progress/" + std::to_string(step) + "/";

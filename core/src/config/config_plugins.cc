@@ -8,12 +8,8 @@ namespace {
 std::shared_ptr<LoadedPlugin> resolve_one(Config& config, const PluginLoader& loader,
                                           const std::string& section, PluginKind kind) {
   const ParamValue& name = config.section(section).at("name");
-  if (kind == PluginKind::kSchedule && name.as_string() == "auto") {
-    throw ConfigError(name.origin().description +
-                      ": schedule.name: auto is understood by `baton tune CONFIG` only so far: "
-                      "it measures the model and prints the fastest schedule, stages per rank, "
-                      "microbatches and cuts; set those here to run it (docs/auto.md)");
-  }
+  // Chosen when the run starts (or by `baton tune`): no plugin of that name to load.
+  if (kind == PluginKind::kSchedule && name.as_string() == "auto") return nullptr;
   std::shared_ptr<LoadedPlugin> plugin;
   try {
     plugin = loader.load(kind, name.as_string());
@@ -44,6 +40,12 @@ ConfiguredPlugins resolve_plugins(Config& config, const PluginLoader& loader) {
 ConfiguredPlan compile_configured_plan(const Config& config, const ConfiguredPlugins& plugins,
                                        int ranks) {
   const ParamValues& section = config.section("schedule");
+  if (!plugins.schedule) {
+    throw ConfigError(section.at("name").origin().description +
+                      ": schedule.name: auto is chosen when a run starts (baton launch, baton "
+                      "run) or shown by `baton tune CONFIG`; this command needs a schedule "
+                      "plugin's name (docs/auto.md)");
+  }
   ConfiguredPlan configured;
   configured.shape = {ranks, static_cast<int>(section.get_int("stages_per_rank")),
                       static_cast<int>(section.get_int("microbatches"))};

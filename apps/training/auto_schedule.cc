@@ -1,0 +1,127 @@
+#include "auto_schedule.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "baton/config_plugins.h"
+#include "baton/error.h"
+#include "baton/files.h"
+#include "baton/store_keys.h"
+#include "model_profiler.h"
+#include "tuning/schedule_search.h"
+
+namespace baton_app {
+namespace {
+
+constexpr std::size_t kTableRows = 5;
+
+bool set_by_user(const baton::ParamValue& value) {
+  return value.origin().description != "default";
+}
+
+double optimizer_state_factor(const baton::Config& config) {
+  const baton::ParamValues& optimizer = config.section("optimizer");
+  const std::string name = optimizer.get_string("name");
+  if (name == "adam" || name == "adamw") return 2.0;
+  return optimizer.get_float("momentum") > 0 ? 1.0 : 0.0;
+}
+
+std::string choose(baton::Config& config, const AutoScheduleContext& context) {
+  const std::string choice_path = context.run_dir + "/schedule_choice.json";
+  if (context.resume && std::filesystem::exists(choice_path)) {
+    std::ifstream file(choice_path);
+    std::stringstream text;
+    text << file.rdbuf();
+    std::cout << "schedule: auto: keeping the choice in " << choice_path << " (--resume)"
+              << std::endl;
+    return text.str();
+  }
+  const std::string profile_path = context.run_dir + "/profile.json";
+  ModelProfile profile;
+  bool reused = false;
+  if (std::filesystem::exists(profile_path)) {
+    try {
+      profile = read_profile(profile_path, profile_fingerprint(config));
+      reused = true;
+    } catch (const baton::ConfigError& error) {
+      std::cout << "schedule: auto: " << error.what() << "; measuring again" << std::endl;
+    }
+  }
+  if (!reused) {
+    profile = profile_model(config, context.data_dir);
+    baton::make_folders(context.run_dir, "run");
+    write_profile(profile_path, profile);
+  }
+  const baton::ParamValues& schedule = config.section("schedule");
+  SearchSpace space;
+  space.ranks = context.ranks;
+  space.batch_size = profile.batch_size;
+  if (set_by_user(schedule.at("microbatches"))) {
+    space.microbatches = static_cast<int>(schedule.get_int("microbatches"));
+  }
+  if (set_by_user(schedule.at("stages_per_rank"))) {
+    space.stages_per_rank = static_cast<int>(schedule.get_int("stages_per_rank"));
+  }
+  space.memory_limit_bytes = schedule.get_float("memory_limit_mb") * 1024.0 * 1024.0;
+  space.optimizer_state_factor = optimizer_state_factor(config);
+  const SearchResult result = search_schedules(baton::plugin_loader_for(config), profile, space);
+  std::cout << "schedule: auto: " << (reused ? "reused the profile " : "measured the model into ")
+            << profile_path << "; the best of " << result.ranked.size() << " candidates:\n"
+            << format_search_table(result, kTableRows) << std::flush;
+  const Candidate& best = result.ranked.front();
+  const nlohmann::json chosen = {{"schedule", best.schedule},
+                                 {"stages_per_rank", best.stages_per_rank},
+                                 {"microbatches", best.microbatches},
+                                 {"bounds", best.bounds},
+                                 {"predicted_step_s", best.predicted_step_s}};
+  const std::string text = chosen.dump(2) + "\n";
+  baton::write_file_atomically(choice_path, text);
+  return text;
+}
+
+void apply(baton::Config& config, const std::string& text, const std::string& origin_text) {
+  const nlohmann::json chosen = nlohmann::json::parse(text, nullptr, false);
+  if (!chosen.is_object() || !chosen.contains("schedule") || !chosen.contains("bounds")) {
+    throw baton::ConfigError(origin_text + ": not a schedule choice; delete it to choose again");
+  }
+  const baton::ValueOrigin origin{"schedule: auto (" + origin_text + ")"};
+  auto& sections = config.mutable_sections();
+  sections["schedule"].set(
+      "name", baton::ParamValue(baton::ParamType::kString, chosen["schedule"].get<std::string>(),
+                                {}, origin));
+  for (const char* key : {"stages_per_rank", "microbatches"}) {
+    sections["schedule"].set(
+        key, baton::ParamValue(baton::ParamType::kInt, std::to_string(chosen[key].get<int>()), {},
+                               origin));
+  }
+  std::vector<std::string> cuts;
+  const std::vector<int> bounds = chosen["bounds"].get<std::vector<int>>();
+  for (std::size_t s = 1; s + 1 < bounds.size(); ++s) cuts.push_back(std::to_string(bounds[s]));
+  sections["model"].set(
+      "cuts", baton::ParamValue(baton::ParamType::kStringList, cuts_text(bounds), cuts, origin));
+}
+
+}  // namespace
+
+bool resolve_auto_schedule(baton::Config& config, const AutoScheduleContext& context) {
+  if (config.section("schedule").get_string("name") != "auto") return false;
+  std::string text;
+  if (context.rank == 0) {
+    text = choose(config, context);
+    if (context.store) {
+      context.store->set(baton::store_keys::kAutoSchedule,
+                         std::vector<std::uint8_t>(text.begin(), text.end()));
+    }
+  } else {
+    const auto bytes = context.store->get(baton::store_keys::kAutoSchedule, context.timeout);
+    text.assign(bytes.begin(), bytes.end());
+  }
+  apply(config, text, context.run_dir + "/schedule_choice.json");
+  return true;
+}
+
+}  // namespace baton_app

@@ -1,0 +1,85 @@
+// schedule.name: auto in a real launch (docs/auto.md): rank 0 measures the model and
+// chooses, every rank runs the choice — the same losses as that schedule, stages per rank,
+// microbatch count and cuts configured by hand — and --resume keeps the choice.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "launch_run.h"
+
+namespace {
+
+using testing::HasSubstr;
+
+const std::vector<std::string> kModel = {
+    "model.name=mlp",        "model.params.in_features=8",  "model.params.hidden=16",
+    "model.params.layers=4", "model.params.out_features=3", "data.source=synthetic",
+    "data.batch_size=8",     "trace.enabled=false",         "run.name=auto"};
+
+std::vector<std::string> with(std::vector<std::string> settings,
+                              const std::vector<std::string>& more) {
+  settings.insert(settings.end(), more.begin(), more.end());
+  return settings;
+}
+
+// "done: 3 steps in 0:00, loss 1.09861 -> 1.08"
+std::string losses_of(const std::string& output) {
+  std::smatch match;
+  if (!std::regex_search(output, match, std::regex("loss ([0-9.]+) -> ([0-9.]+)"))) return "";
+  return match[0];
+}
+
+TEST(AutoSchedule, EveryRankRunsRankZerosChoiceAndResumeKeepsIt) {
+  const std::string root = ::testing::TempDir() + "/auto-schedule";
+  std::filesystem::remove_all(root);
+  const auto chosen_run = baton_test::launch(
+      BATON_BINARY, 2,
+      with(kModel, {"schedule.name=auto", "run.steps=3", "run.output_dir=" + root}), "auto");
+  ASSERT_EQ(chosen_run.command.exit_code, 0) << chosen_run.command.output;
+  const std::string& out = chosen_run.command.output;
+  EXPECT_THAT(out, HasSubstr("[rank 0] schedule: auto: measured the model into " + root +
+                             "/auto/profile.json"));
+  EXPECT_THAT(out, HasSubstr("[rank 0] chosen: "));
+  EXPECT_THAT(out, testing::Not(HasSubstr("[rank 1] schedule: auto")));  // rank 0 decides
+
+  std::ifstream file(root + "/auto/schedule_choice.json");
+  ASSERT_TRUE(file) << "no schedule_choice.json";
+  std::stringstream text;
+  text << file.rdbuf();
+  const nlohmann::json choice = nlohmann::json::parse(text.str());
+  std::string cuts;
+  const auto bounds = choice["bounds"].get<std::vector<int>>();
+  for (std::size_t s = 1; s + 1 < bounds.size(); ++s) {
+    cuts += (cuts.empty() ? "" : ",") + std::to_string(bounds[s]);
+  }
+  // The same candidate configured by hand gives the same losses.
+  const auto by_hand = baton_test::launch(
+      BATON_BINARY, 2,
+      with(kModel,
+           {"schedule.name=" + choice["schedule"].get<std::string>(),
+            "schedule.stages_per_rank=" + std::to_string(choice["stages_per_rank"].get<int>()),
+            "schedule.microbatches=" + std::to_string(choice["microbatches"].get<int>()),
+            "model.cuts=[" + cuts + "]", "run.steps=3", "run.output_dir=" + root + "/by-hand"}),
+      "auto-by-hand");
+  ASSERT_EQ(by_hand.command.exit_code, 0) << by_hand.command.output;
+  EXPECT_FALSE(losses_of(out).empty()) << out;
+  EXPECT_EQ(losses_of(out), losses_of(by_hand.command.output));
+
+  // --resume keeps the choice (it does not measure again) and continues.
+  const auto resumed = baton_test::launch(
+      BATON_BINARY, 2,
+      with(kModel, {"schedule.name=auto", "run.steps=5", "run.output_dir=" + root}), "auto-resumed",
+      180, /*extra=*/"--resume");
+  ASSERT_EQ(resumed.command.exit_code, 0) << resumed.command.output;
+  EXPECT_THAT(resumed.command.output, HasSubstr("schedule: auto: keeping the choice in " + root +
+                                                "/auto/schedule_choice.json (--resume)"));
+  EXPECT_THAT(resumed.command.output, HasSubstr("resuming after step 3"));
+}
+
+}  // namespace
