@@ -31,17 +31,6 @@ struct TuneOptions {
   int top = 10;
 };
 
-bool set_by_user(const baton::ParamValue& value) {
-  return value.origin().description != "default";
-}
-
-double optimizer_state_factor(const baton::Config& config) {
-  const baton::ParamValues& optimizer = config.section("optimizer");
-  const std::string name = optimizer.get_string("name");
-  if (name == "adam" || name == "adamw") return 2.0;  // two moments per parameter
-  return optimizer.get_float("momentum") > 0 ? 1.0 : 0.0;
-}
-
 int run_tune(const TuneOptions& options) {
   baton::Config config = load_run_config(options.run);
   const RunSettings settings = read_run_settings(config);
@@ -73,25 +62,7 @@ int run_tune(const TuneOptions& options) {
             << profile.sizes.size() << " microbatch sizes, " << profile.sizes.front().units.size()
             << " units; transfers " << profile.transfer.source << ")\n";
 
-  const baton::ParamValues& schedule = config.section("schedule");
-  SearchSpace space;
-  space.ranks = world.world_size;
-  space.batch_size = profile.batch_size;
-  if (schedule.get_string("name") != "auto") space.schedules = {schedule.get_string("name")};
-  if (set_by_user(schedule.at("microbatches"))) {
-    space.microbatches = static_cast<int>(schedule.get_int("microbatches"));
-  }
-  if (set_by_user(schedule.at("stages_per_rank"))) {
-    space.stages_per_rank = static_cast<int>(schedule.get_int("stages_per_rank"));
-  }
-  const double limit_mb = schedule.get_float("memory_limit_mb");
-  if (!(limit_mb >= 0)) {
-    throw baton::ConfigError(schedule.at("memory_limit_mb").origin().description +
-                             ": schedule.memory_limit_mb must be 0 (no limit) or more, got " +
-                             schedule.at("memory_limit_mb").text());
-  }
-  space.memory_limit_bytes = limit_mb * 1024.0 * 1024.0;
-  space.optimizer_state_factor = optimizer_state_factor(config);
+  const SearchSpace space = search_space_from_config(config, world.world_size, profile.batch_size);
   const SearchResult result = search_schedules(baton::plugin_loader_for(config), profile, space);
   if (options.format == "json") {
     std::cout << format_search_json(result);

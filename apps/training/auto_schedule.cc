@@ -19,17 +19,6 @@ namespace {
 
 constexpr std::size_t kTableRows = 5;
 
-bool set_by_user(const baton::ParamValue& value) {
-  return value.origin().description != "default";
-}
-
-double optimizer_state_factor(const baton::Config& config) {
-  const baton::ParamValues& optimizer = config.section("optimizer");
-  const std::string name = optimizer.get_string("name");
-  if (name == "adam" || name == "adamw") return 2.0;
-  return optimizer.get_float("momentum") > 0 ? 1.0 : 0.0;
-}
-
 std::string choose(baton::Config& config, const AutoScheduleContext& context) {
   const std::string choice_path = context.run_dir + "/schedule_choice.json";
   if (context.resume && std::filesystem::exists(choice_path)) {
@@ -56,18 +45,8 @@ std::string choose(baton::Config& config, const AutoScheduleContext& context) {
     baton::make_folders(context.run_dir, "run");
     write_profile(profile_path, profile);
   }
-  const baton::ParamValues& schedule = config.section("schedule");
-  SearchSpace space;
-  space.ranks = context.ranks;
-  space.batch_size = profile.batch_size;
-  if (set_by_user(schedule.at("microbatches"))) {
-    space.microbatches = static_cast<int>(schedule.get_int("microbatches"));
-  }
-  if (set_by_user(schedule.at("stages_per_rank"))) {
-    space.stages_per_rank = static_cast<int>(schedule.get_int("stages_per_rank"));
-  }
-  space.memory_limit_bytes = schedule.get_float("memory_limit_mb") * 1024.0 * 1024.0;
-  space.optimizer_state_factor = optimizer_state_factor(config);
+  // rank 0 decides; it needs only the search space the configuration asks for.
+  const SearchSpace space = search_space_from_config(config, context.ranks, profile.batch_size);
   const SearchResult result = search_schedules(baton::plugin_loader_for(config), profile, space);
   std::cout << "schedule: auto: " << (reused ? "reused the profile " : "measured the model into ")
             << profile_path << "; the best of " << result.ranked.size() << " candidates:\n"

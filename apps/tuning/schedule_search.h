@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "baton/config.h"
 #include "baton/plan/simulate.h"
 #include "baton/plugin_loader.h"
 #include "model_profile.h"
@@ -50,6 +51,12 @@ struct SearchResult {
   std::vector<Refusal> refused;        // shapes a plugin (or the model) cannot run
   int simulated = 0;
 };
+
+// The search a configuration asks for: schedule.name (`auto`: every plugin), the
+// schedule.microbatches / stages_per_rank the configuration sets itself (not their
+// defaults), schedule.memory_limit_mb, and the optimizer's state per parameter byte.
+// Throws ConfigError for a negative memory limit, naming where it was set.
+SearchSpace search_space_from_config(const baton::Config& config, int ranks, int batch_size);
 
 // Simulator costs of one candidate: stage s runs units [bounds[s], bounds[s+1]).
 baton::SimulationCosts simulation_costs(const MicrobatchProfile& measured,

@@ -53,11 +53,14 @@ std::vector<SectionSpec> core_sections() {
       {"schedule",
        "The pipeline schedule plugin and its shape.",
        {
-           {"name", ParamType::kString, "1f1b", "Schedule plugin: a name or a path to a .so."},
+           {"name", ParamType::kString, "1f1b",
+            "Schedule plugin: a name or a path to a .so; auto: measure the model and run the "
+            "fastest candidate."},
            {"microbatches", ParamType::kInt, "4", "Microbatches per step."},
            {"stages_per_rank", ParamType::kInt, "1", "Model stages on each rank."},
            {"memory_limit_mb", ParamType::kFloat, "0",
-            "baton tune keeps plans whose simulated peak memory per rank is at most this "
+            "schedule: auto and baton tune keep plans whose simulated peak memory per rank "
+            "is at most this "
             "(MiB); 0: no limit."},
        },
        true},
