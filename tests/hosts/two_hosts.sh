@@ -84,7 +84,8 @@ wait "$pid0"; status0=$?
 stop0=$(date +%s.%N)
 wait "$pid1"; status1=$?
 stop1=$(date +%s.%N)
-echo "two-hosts: rank 0 exit $status0 after $(echo "$stop0 - $cut_at" | bc) s"
-echo "two-hosts: rank 1 exit $status1 after $(echo "$stop1 - $cut_at" | bc) s"
+seconds() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
+echo "two-hosts: rank 0 exit $status0 after $(seconds "$cut_at" "$stop0") s"
+echo "two-hosts: rank 1 exit $status1 after $(seconds "$cut_at" "$stop1") s"
 echo "--- rank 0"; tail -n 30 "$work/rank0.log"
 echo "--- rank 1"; tail -n 30 "$work/rank1.log"
