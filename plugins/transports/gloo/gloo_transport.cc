@@ -97,24 +97,29 @@ void GlooTransport::connect(const baton::TransportContext& ctx) {
     throw baton::TransportError(who + what + explain_gloo_error(error, -1));
   }
 
-  std::lock_guard<std::mutex> lock(mutex_);
-  rank_ = ctx.rank;
-  world_size_ = ctx.world_size;
-  timeout_ = ctx.timeout;
-  context_ = std::move(context);
-  links_.resize(static_cast<std::size_t>(world_size_));
-  for (int peer = 0; peer < world_size_; ++peer) {
-    if (peer == rank_) continue;
-    auto link = std::make_unique<PeerLink>();
-    for (std::size_t i = 0; i < kControlReceives; ++i) {
-      link->control_receives.push_back(
-          context_->createUnboundBuffer(&link->incoming[i], sizeof(ControlMessage)));
-      // gloo fills receives posted on one slot in the order they were posted.
-      link->control_receives.back()->recv(peer, kControlSlot);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    rank_ = ctx.rank;
+    world_size_ = ctx.world_size;
+    timeout_ = ctx.timeout;
+    context_ = std::move(context);
+    links_.resize(static_cast<std::size_t>(world_size_));
+    for (int peer = 0; peer < world_size_; ++peer) {
+      if (peer == rank_) continue;
+      auto link = std::make_unique<PeerLink>();
+      for (std::size_t i = 0; i < kControlReceives; ++i) {
+        link->control_receives.push_back(
+            context_->createUnboundBuffer(&link->incoming[i], sizeof(ControlMessage)));
+        // gloo fills receives posted on one slot in the order they were posted.
+        link->control_receives.back()->recv(peer, kControlSlot);
+      }
+      link->control_send = context_->createUnboundBuffer(&link->outgoing, sizeof(ControlMessage));
+      links_[peer] = std::move(link);
     }
-    link->control_send = context_->createUnboundBuffer(&link->outgoing, sizeof(ControlMessage));
-    links_[peer] = std::move(link);
   }
+  // Outside mutex_: a probe runs under the registry's lock and takes mutex_ (send_control),
+  // so taking the registry's lock while holding mutex_ would invert that order (TSan found
+  // it in the conformance suite).
   registry_->set_prober([this](const std::shared_ptr<Operation>& operation) { probe(operation); });
   for (int peer = 0; peer < world_size_; ++peer) {
     if (peer != rank_)
