@@ -55,6 +55,10 @@ GlooTransport::~GlooTransport() {
   }
   registry_->set_prober(nullptr);  // waits for a probe under way
   registry_->waiters.shutdown();
+  // The pairs close first: gloo's loop thread fails a pair's posted buffers when its peer
+  // hangs up, so a buffer destroyed while the pair is open races with it (TSan found this).
+  // Closing takes each pair's lock, after which the loop no longer touches its buffers.
+  if (context_) context_->closeConnections();
   // Buffers go before the context and the device they were created from. A Work that
   // outlives the transport keeps its own operation; its wait reports the shutdown.
   registry_->clear();
