@@ -9,7 +9,6 @@
 
 #include "baton/config.h"
 #include "baton/files.h"
-#include "baton/plan/balanced_cuts.h"
 #include "baton/plan/compile.h"
 #include "baton/plan/csv.h"
 #include "baton/plan/format.h"
@@ -130,12 +129,7 @@ baton::SimulationCosts costs_from_profile(const PlanOptions& options, std::strin
   }
   const MicrobatchProfile& measured =
       profile.at(profile.batch_size / microbatches, "--costs " + options.costs);
-  std::vector<double> unit_costs;
-  for (const UnitProfile& unit : measured.units) {
-    unit_costs.push_back(unit.forward_s + unit.backward_s);
-  }
-  const std::vector<int> bounds =
-      baton::balanced_boundaries(unit_costs, options.shape.num_stages());
+  const std::vector<int> bounds = balanced_cuts(measured, options.shape.num_stages());
   *described = "costs: profile " + options.costs + " (" + profile.model + ", microbatches of " +
                std::to_string(measured.microbatch_size) + ", cuts " + cuts_text(bounds) +
                "), in seconds\n";

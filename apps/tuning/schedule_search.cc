@@ -67,6 +67,10 @@ double optimizer_state_factor(const baton::Config& config) {
 
 }  // namespace
 
+std::vector<int> balanced_cuts(const MicrobatchProfile& measured, int num_stages) {
+  return baton::balanced_boundaries(unit_costs(measured), num_stages);
+}
+
 SearchSpace search_space_from_config(const baton::Config& config, int ranks, int batch_size) {
   const baton::ParamValues& schedule = config.section("schedule");
   SearchSpace space;
@@ -180,7 +184,7 @@ SearchResult search_schedules(const baton::PluginLoader& loader, const ModelProf
         candidate.schedule = plugin->name();
         candidate.stages_per_rank = stages_per_rank;
         candidate.microbatches = microbatches;
-        candidate.bounds = baton::balanced_boundaries(unit_costs(measured), stages);
+        candidate.bounds = balanced_cuts(measured, stages);
         const baton::CompiledPlan compiled =
             baton::compile_schedule(*schedule, shape, plugin->name());
         const baton::SimulationResult simulated =

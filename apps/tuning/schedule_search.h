@@ -58,6 +58,10 @@ struct SearchResult {
 // Throws ConfigError for a negative memory limit, naming where it was set.
 SearchSpace search_space_from_config(const baton::Config& config, int ranks, int batch_size);
 
+// Stage boundaries over the units, balanced on their measured compute (forward and full
+// backward) at this microbatch size: how the search cuts every candidate.
+std::vector<int> balanced_cuts(const MicrobatchProfile& measured, int num_stages);
+
 // Simulator costs of one candidate: stage s runs units [bounds[s], bounds[s+1]).
 baton::SimulationCosts simulation_costs(const MicrobatchProfile& measured,
                                         const std::vector<int>& bounds,
