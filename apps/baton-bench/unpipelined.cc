@@ -52,8 +52,10 @@ int run_unpipelined_rank(const UnpipelinedOptions& options) {
   set_up_compute(config, world);
 
   const auto seed = static_cast<std::uint64_t>(config.section("run").get_int("seed"));
-  baton_models::BuiltModel model = baton_models::build_configured_model(config, seed);
-  const auto batches = baton_models::make_batch_source(config, model, BATON_DATA_DIR);
+  baton_models::BuiltModel model =
+      baton_models::build_model(baton_models::read_model_settings(config), seed);
+  const auto batches = baton_models::make_batch_source(baton_models::read_data_settings(config),
+                                                       model, BATON_DATA_DIR);
   const int microbatches = static_cast<int>(config.section("schedule").get_int("microbatches"));
   std::vector<at::Tensor> params;
   for (int unit = 0; unit < model.chain->num_units(); ++unit) {

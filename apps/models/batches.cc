@@ -93,12 +93,11 @@ class FileBatches : public BatchSource {
 
 }  // namespace
 
-std::unique_ptr<BatchSource> make_batch_source(const baton::Config& config, const BuiltModel& model,
+std::unique_ptr<BatchSource> make_batch_source(const DataSettings& data, const BuiltModel& model,
                                                const std::string& data_dir) {
-  const baton::ParamValues& data = config.section("data");
-  const std::int64_t batch_size = data.get_int("batch_size");
-  const auto seed = static_cast<std::uint64_t>(config.section("run").get_int("seed"));
-  const baton::ParamValue& source = data.at("source");
+  const std::int64_t batch_size = data.batch_size;
+  const std::uint64_t seed = data.seed;
+  const baton::ParamValue& source = data.source;
   if (source.as_string() == "synthetic") {
     return std::make_unique<SyntheticBatches>(model, batch_size, seed);
   }
@@ -108,10 +107,10 @@ std::unique_ptr<BatchSource> make_batch_source(const baton::Config& config, cons
                                ": data.source 'text' feeds token windows, which only a language "
                                "model (model.name: gpt) takes; use data.source: synthetic");
     }
-    const baton::ParamValue& path = data.at("tokens");
+    const baton::ParamValue& path = data.tokens;
     const std::string file =
         path.as_string().empty() ? data_dir + "/declaration.txt" : path.as_string();
-    at::Tensor tokens = read_token_file(file, data.get_string("token_format"), "data.tokens");
+    at::Tensor tokens = read_token_file(file, data.token_format.as_string(), "data.tokens");
     const std::int64_t seq_len = model.sample_shape[0];
     if (tokens.size(0) < seq_len + 2) {
       throw baton::ConfigError(path.origin().description + ": data.tokens: '" + file + "' holds " +
@@ -133,8 +132,8 @@ std::unique_ptr<BatchSource> make_batch_source(const baton::Config& config, cons
     return std::make_unique<TextBatches>(tokens, batch_size, seq_len, seed);
   }
   if (source.as_string() == "files") {
-    const baton::ParamValue& inputs_path = data.at("inputs");
-    const baton::ParamValue& targets_path = data.at("targets");
+    const baton::ParamValue& inputs_path = data.inputs;
+    const baton::ParamValue& targets_path = data.targets;
     if (inputs_path.as_string().empty() || targets_path.as_string().empty()) {
       throw baton::ConfigError(source.origin().description +
                                ": data.source 'files' needs data.inputs and data.targets (.npy "

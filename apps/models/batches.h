@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "baton/config.h"
+#include "model_settings.h"
 #include "models.h"
 
 namespace baton_models {
@@ -27,8 +27,9 @@ class BatchSource {
   virtual Batch batch(int step) const = 0;
 };
 
-// From the `data` section. `data_dir` holds the shipped text (configs/data).
-std::unique_ptr<BatchSource> make_batch_source(const baton::Config& config, const BuiltModel& model,
+// From the `data` section (read_data_settings()). `data_dir` holds the shipped text
+// (configs/data).
+std::unique_ptr<BatchSource> make_batch_source(const DataSettings& data, const BuiltModel& model,
                                                const std::string& data_dir);
 
 }  // namespace baton_models

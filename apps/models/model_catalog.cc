@@ -2,6 +2,7 @@
 
 #include "baton/error.h"
 #include "losses.h"
+#include "model_specs.h"
 
 namespace baton_models {
 namespace {
@@ -22,19 +23,18 @@ const Builder kBuilders[] = {
 
 }  // namespace
 
-BuiltModel build_configured_model(baton::Config& config, std::uint64_t seed) {
-  const ModelSpec& spec = resolve_model_params(config);
-  const baton::ParamValues& params = config.plugin_params("model");
+BuiltModel build_model(const ModelSettings& settings, std::uint64_t seed) {
+  const std::string& name = find_model_spec(settings.name).name;
   BuiltModel model;
   bool found = false;
   for (const Builder& builder : kBuilders) {
-    if (std::string(builder.name) != spec.name) continue;
+    if (builder.name != name) continue;
     found = true;
-    model = builder.build == nullptr ? build_torchscript(config.section("model").at("path"), params)
-                                     : builder.build(params, seed);
+    model = builder.build == nullptr ? build_torchscript(settings.path, settings.params)
+                                     : builder.build(settings.params, seed);
   }
-  if (!found) throw baton::Error(std::string("model '") + spec.name + "' has no builder");
-  apply_configured_loss(config.section("model").at("loss"), &model);
+  if (!found) throw baton::Error("model '" + name + "' has no builder");
+  apply_configured_loss(settings.loss, &model);
   return model;
 }
 

@@ -1,17 +1,16 @@
-// Builds the configured model: its parameters checked against model_specs.h, then its
-// builder (MLP, GPT, identity) or the TorchScript file.
+// Builds the configured model: its builder (MLP, GPT, identity) or the TorchScript file, with
+// its loss.
 #pragma once
 
 #include <cstdint>
 
-#include "baton/config.h"
-#include "model_specs.h"
+#include "model_settings.h"
 #include "models.h"
 
 namespace baton_models {
 
-// Checks model.params (recording the result in `config`) and builds the model: the one
-// path `baton run` and the tests share.
-BuiltModel build_configured_model(baton::Config& config, std::uint64_t seed);
+// `settings` from read_model_settings() (parameters already checked): the one path
+// `baton run`, the profiler, the bench and the tests share.
+BuiltModel build_model(const ModelSettings& settings, std::uint64_t seed);
 
 }  // namespace baton_models

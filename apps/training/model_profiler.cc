@@ -169,8 +169,10 @@ std::string profile_fingerprint(const baton::Config& config) {
 }
 
 ModelProfile profile_model(baton::Config& config, const std::string& data_dir, int repeats) {
-  baton_models::BuiltModel model = baton_models::build_configured_model(config, /*seed=*/0);
-  const auto batches = baton_models::make_batch_source(config, model, data_dir);
+  baton_models::BuiltModel model =
+      baton_models::build_model(baton_models::read_model_settings(config), /*seed=*/0);
+  const auto batches =
+      baton_models::make_batch_source(baton_models::read_data_settings(config), model, data_dir);
   const std::vector<at::Tensor> inputs = batches->batch(1).inputs;
   model.chain->set_training(true);
   ModelProfile profile;

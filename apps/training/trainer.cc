@@ -448,8 +448,10 @@ void train(baton::Config& config, const TrainOptions& options) {
   FailureRecord failure_record(store.get(), world.rank);
   const FailureRecord::OnUnwind record_set_up_failures(failure_record);
   // The model, identical on every rank, cut into stages; this rank keeps its own.
-  baton_models::BuiltModel model = baton_models::build_configured_model(config, settings.seed);
-  const auto batches = baton_models::make_batch_source(config, model, options.data_dir);
+  baton_models::BuiltModel model =
+      baton_models::build_model(baton_models::read_model_settings(config), settings.seed);
+  const auto batches = baton_models::make_batch_source(baton_models::read_data_settings(config),
+                                                       model, options.data_dir);
   const std::vector<at::Tensor> first_inputs = batches->batch(1).inputs;
   const LocalStages local = cut_into_stages(config, model, configured, world, store, settings,
                                             first_inputs, options.resume);

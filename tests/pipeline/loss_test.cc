@@ -86,14 +86,17 @@ TEST(ConfiguredLoss, FileThatIsNotAModuleIsRefused) {
   const std::string path = ::testing::TempDir() + "/not_a_loss.pt";
   std::ofstream(path) << "not a zip archive";
   baton::Config config = config_for(path);
-  EXPECT_THROW(baton_models::build_configured_model(config, 5), baton::ConfigError);
+  EXPECT_THROW(baton_models::build_model(baton_models::read_model_settings(config), 5),
+               baton::ConfigError);
 }
 
 TEST(ConfiguredLoss, CrossEntropyKeepsClassTargets) {
   baton::Config config = config_for("cross_entropy");
-  auto model = baton_models::build_configured_model(config, 5);
+  auto model = baton_models::build_model(baton_models::read_model_settings(config), 5);
   EXPECT_FALSE(model.value_targets);
-  const auto batch = baton_models::make_batch_source(config, model, "")->batch(1);
+  const auto batch =
+      baton_models::make_batch_source(baton_models::read_data_settings(config), model, "")
+          ->batch(1);
   EXPECT_EQ(batch.targets.scalar_type(), torch::kLong);
 }
 

@@ -166,8 +166,9 @@ TEST_F(SdkExample, TrainsByNameFromYamlLikeTheUnpipelinedModel) {
   overrides.use_environment = false;
   baton::Config config = baton::load_config_file(yaml, overrides);
   const auto seed = static_cast<std::uint64_t>(config.section("run").get_int("seed"));
-  auto model = baton_models::build_configured_model(config, seed);
-  const auto batches = baton_models::make_batch_source(config, model, "");
+  auto model = baton_models::build_model(baton_models::read_model_settings(config), seed);
+  const auto batches =
+      baton_models::make_batch_source(baton_models::read_data_settings(config), model, "");
   auto* chain = dynamic_cast<baton::ModuleChain*>(model.chain.get());
   ASSERT_NE(chain, nullptr);
   torch::optim::SGD sgd(chain->root()->parameters(),

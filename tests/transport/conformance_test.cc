@@ -93,7 +93,7 @@ TEST_P(TransportConformance, WrongSizeIsFoundWhicheverSidePostsFirst) {
   expect_success("wrong_size_after_matches", 2);
 }
 
-TEST_P(TransportConformance, TimeoutNamesThePeerAndLeavesTransportUsable) {
+TEST_P(TransportConformance, TimeoutNamesThePeerAndAbortsTheTransport) {
   expect_success("timeout", 2);
 }
 

@@ -34,7 +34,8 @@ class BATON_API Work {
  public:
   virtual ~Work();
   // Blocks until the operation completes or `timeout` passes. Throws TransportError on
-  // failure, on timeout (naming peer, tag and size), or when the transport was aborted.
+  // failure, on timeout (naming peer, tag and size), or when the transport was aborted. A
+  // timeout aborts the transport with that reason (no operation is retried after one).
   virtual void wait(std::chrono::milliseconds timeout) = 0;
   // True when complete; false while pending; throws like wait() when it failed.
   virtual bool test() = 0;

@@ -2,5 +2,6 @@
 # share (the rendezvous stores are in ../store, in libbaton_plan). Included by core/CMakeLists.txt.
 set(BATON_TRANSPORT_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/interfaces.cc
+  ${CMAKE_CURRENT_LIST_DIR}/transfer_outcome.cc
   ${CMAKE_CURRENT_LIST_DIR}/transport_support.cc
 )

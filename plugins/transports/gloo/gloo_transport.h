@@ -25,6 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "baton/transfer_outcome.h"
 #include "baton/transport.h"
 #include "baton/transport_capabilities.h"
 #include "operation.h"
@@ -126,6 +127,9 @@ class GlooTransport : public baton::Transport, public baton::ReceivesMatchByTag 
   std::shared_ptr<gloo::transport::Device> device_;
   std::shared_ptr<gloo::rendezvous::Context> context_;
   std::shared_ptr<OperationRegistry> registry_ = std::make_shared<OperationRegistry>();
+  // What a Work's timed-out wait aborts (detached first thing in the destructor).
+  const std::shared_ptr<baton::TransportAbortHandle> abort_handle_ =
+      std::make_shared<baton::TransportAbortHandle>(this);
   int rank_ = -1;
   int world_size_ = 0;
   std::chrono::milliseconds timeout_{60000};

@@ -18,31 +18,11 @@ constexpr std::chrono::milliseconds kProbeGrace(2);
 
 Operation::Operation(int rank, baton::P2PDescription what, at::Tensor tensor,
                      std::uint64_t sequence, Clock::time_point probe_at)
-    : rank_(rank),
-      what_(what),
+    : TransferOutcome(rank, what),
       sequence_(sequence),
       probe_at_(probe_at),
       tensor_(std::move(tensor)),
       data_(what.bytes == 0 ? static_cast<void*>(&zero_byte_target) : tensor_.data_ptr()) {}
-
-std::string Operation::name() const {
-  return baton::rank_prefix(rank_) + what_.str();
-}
-
-void Operation::succeed() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (status_ != Status::kPending) return;
-  status_ = Status::kSucceeded;
-  done_.notify_all();
-}
-
-void Operation::fail(const std::string& message) {
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (status_ != Status::kPending) return;
-  status_ = Status::kFailed;
-  error_ = message;
-  done_.notify_all();
-}
 
 bool Operation::begin_reporting_mismatch() {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -54,11 +34,6 @@ bool Operation::begin_reporting_mismatch() {
 void Operation::set_phase(Phase phase) {
   std::lock_guard<std::mutex> lock(mutex_);
   phase_ = phase;
-}
-
-bool Operation::settled() {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return status_ != Status::kPending;
 }
 
 std::unique_ptr<gloo::transport::UnboundBuffer> Operation::take_reusable_payload() {
@@ -76,7 +51,7 @@ bool Operation::try_claim_locked() {
 void Operation::interrupt() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (payload == nullptr) return;  // given away for reuse: nobody waits for it any more
-  if (what_.direction == baton::P2PDirection::kSend) {
+  if (what().direction == baton::P2PDirection::kSend) {
     payload->abortWaitSend();
   } else {
     payload->abortWaitRecv();
@@ -86,11 +61,11 @@ void Operation::interrupt() {
 bool Operation::wait_in_gloo() {
   bool completed = false;
   try {
-    completed = what_.direction == baton::P2PDirection::kSend
+    completed = what().direction == baton::P2PDirection::kSend
                     ? payload->waitSend(nullptr, kNoDeadline)
                     : payload->waitRecv(nullptr, kNoDeadline);
   } catch (const std::exception& error) {
-    fail(name() + " failed: " + explain_gloo_error(error, what_.peer));
+    fail(name() + " failed: " + explain_gloo_error(error, what().peer));
     return true;
   }
   // An operation failed by abort() or a peer's failure stays failed: the first outcome wins.
@@ -126,19 +101,19 @@ bool Operation::wait_claimed(Clock::time_point deadline, OperationRegistry& regi
   }
 }
 
-void Operation::throw_outcome_locked(std::chrono::milliseconds timeout) const {
-  if (status_ == Status::kFailed) throw baton::TransportError(error_);
-  std::string message = name() + " timed out after " + baton::format_seconds(timeout);
-  const std::string peer = "rank " + std::to_string(what_.peer);
+std::string Operation::describe_timeout(std::chrono::milliseconds timeout) {
+  std::string message = timeout_message(timeout);
+  const std::string peer = "rank " + std::to_string(what().peer);
+  std::lock_guard<std::mutex> lock(mutex_);
   if (phase_ == Phase::kAwaitingChannel) {
     message += " (" + peer + " has sent nothing with this tag yet)";
-  } else if (what_.direction == baton::P2PDirection::kSend) {
+  } else if (what().direction == baton::P2PDirection::kSend) {
     message += " (" + peer + " has not posted a matching receive)";
   }
-  throw baton::TransportError(message);
+  return message;
 }
 
-void Operation::wait(std::chrono::milliseconds timeout, OperationRegistry& registry) {
+bool Operation::wait(std::chrono::milliseconds timeout, OperationRegistry& registry) {
   // A timeout too long to add to the clock means no deadline.
   const Clock::time_point now = Clock::now();
   const Clock::time_point deadline =
@@ -152,7 +127,8 @@ void Operation::wait(std::chrono::milliseconds timeout, OperationRegistry& regis
   } else {
     done_.wait_for(lock, timeout, [this] { return status_ != Status::kPending; });
   }
-  if (status_ != Status::kSucceeded) throw_outcome_locked(timeout);
+  if (status_ == Status::kFailed) throw baton::TransportError(error_);
+  return status_ == Status::kSucceeded;
 }
 
 void Operation::wait_in_background(OperationRegistry& registry,
@@ -272,7 +248,12 @@ GlooWork::~GlooWork() {
 }
 
 void GlooWork::wait(std::chrono::milliseconds timeout) {
-  operation_->wait(timeout, *registry_);
+  if (operation_->wait(timeout, *registry_)) return;
+  // The runtime ends a run at its first timeout: the transport aborts, so that everything
+  // else pending fails now naming why, and the peers hear of it (docs/writing-a-transport.md).
+  const std::string message = operation_->describe_timeout(timeout);
+  on_timeout_->abort(message);
+  throw baton::TransportError(message);
 }
 
 bool GlooWork::test() {

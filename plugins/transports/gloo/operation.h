@@ -13,9 +13,7 @@
 #include <ATen/core/Tensor.h>
 #include <gloo/transport/unbound_buffer.h>
 
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -25,8 +23,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "baton/transfer_outcome.h"
 #include "baton/transport.h"
-#include "baton/transport_support.h"
 #include "deadline_timer.h"
 #include "waiter_pool.h"
 
@@ -34,7 +32,7 @@ namespace baton_gloo {
 
 class OperationRegistry;
 
-class Operation : public std::enable_shared_from_this<Operation> {
+class Operation : public baton::TransferOutcome, public std::enable_shared_from_this<Operation> {
  public:
   using Clock = std::chrono::steady_clock;
 
@@ -47,25 +45,21 @@ class Operation : public std::enable_shared_from_this<Operation> {
   Operation(int rank, baton::P2PDescription what, at::Tensor tensor, std::uint64_t sequence,
             Clock::time_point probe_at);
 
-  const baton::P2PDescription& what() const { return what_; }
   std::uint64_t sequence() const { return sequence_; }
-  // "rank 1: recv from rank 0 (tag 0x10002, 4194304 bytes)"
-  std::string name() const;
   void* data() const { return data_; }
 
-  // The first outcome wins; later ones are ignored (an abort racing a completion).
-  void succeed();
-  void fail(const std::string& message);
   // True the first time: the caller reports this operation's size mismatch.
   bool begin_reporting_mismatch();
   void set_phase(Phase phase);
-  bool settled();
   // The gloo buffer, for another operation on the same memory, once this one succeeded
   // (gloo is done with it and its counters are back to zero); null otherwise.
   std::unique_ptr<gloo::transport::UnboundBuffer> take_reusable_payload();
 
-  // Blocks until done or `timeout`; throws TransportError on failure or timeout.
-  void wait(std::chrono::milliseconds timeout, OperationRegistry& registry);
+  // Blocks until done (true) or `timeout` (false); throws TransportError on failure.
+  bool wait(std::chrono::milliseconds timeout, OperationRegistry& registry);
+  // What a wait that timed out says: the operation, the timeout, and what the peer has not
+  // done yet when that is known.
+  std::string describe_timeout(std::chrono::milliseconds timeout);
   // True when done; throws when failed. Hands the gloo wait to the registry's waiter pool
   // when nobody waits.
   bool test(OperationRegistry& registry, const std::function<void()>& on_settled);
@@ -81,8 +75,6 @@ class Operation : public std::enable_shared_from_this<Operation> {
   std::unique_ptr<gloo::transport::UnboundBuffer> payload;
 
  private:
-  enum class Status { kPending, kSucceeded, kFailed };
-
   // With the claim held: waits in gloo without a deadline and records the outcome (true) or
   // returns false when interrupted with the operation still pending.
   bool wait_in_gloo();
@@ -90,23 +82,17 @@ class Operation : public std::enable_shared_from_this<Operation> {
   // sending the probe on the way when it is due.
   bool wait_claimed(Clock::time_point deadline, OperationRegistry& registry);
   bool try_claim_locked();
-  [[noreturn]] void throw_outcome_locked(std::chrono::milliseconds timeout) const;
 
-  const int rank_;
-  const baton::P2PDescription what_;
   const std::uint64_t sequence_;
   const Clock::time_point probe_at_;
   bool probed_ = false;      // only the claim holder touches it
   const at::Tensor tensor_;  // keeps the memory alive while gloo may touch it
   void* const data_;
 
-  std::mutex mutex_;
-  std::condition_variable done_;
-  Status status_ = Status::kPending;
+  // Guarded by TransferOutcome's mutex_, with the outcome.
   Phase phase_ = Phase::kPosted;
   bool claimed_ = false;  // a thread is in (or about to enter) gloo's wait
   bool reporting_mismatch_ = false;
-  std::string error_;
 };
 
 // The operations in flight, shared by the transport and its Works (a Work may outlive the
@@ -150,11 +136,14 @@ class OperationRegistry {
   Prober prober_;
 };
 
-// What isend()/irecv() return.
+// What isend()/irecv() return. A wait that times out aborts the transport with that reason.
 class GlooWork : public baton::Work {
  public:
-  GlooWork(std::shared_ptr<Operation> operation, std::shared_ptr<OperationRegistry> registry)
-      : operation_(std::move(operation)), registry_(std::move(registry)) {}
+  GlooWork(std::shared_ptr<Operation> operation, std::shared_ptr<OperationRegistry> registry,
+           std::shared_ptr<baton::TransportAbortHandle> on_timeout)
+      : operation_(std::move(operation)),
+        registry_(std::move(registry)),
+        on_timeout_(std::move(on_timeout)) {}
   ~GlooWork() override;
   void wait(std::chrono::milliseconds timeout) override;
   bool test() override;
@@ -164,6 +153,7 @@ class GlooWork : public baton::Work {
 
   std::shared_ptr<Operation> operation_;
   std::shared_ptr<OperationRegistry> registry_;
+  std::shared_ptr<baton::TransportAbortHandle> on_timeout_;
 };
 
 }  // namespace baton_gloo

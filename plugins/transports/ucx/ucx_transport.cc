@@ -49,6 +49,7 @@ UcxTransport::UcxTransport(const UcxOptions& options)
 }
 
 UcxTransport::~UcxTransport() {
+  abort_handle_->detach();
   {
     auto lock = engine_->caller_lock();
     closing_ = true;
@@ -328,7 +329,8 @@ std::unique_ptr<baton::Work> UcxTransport::post(const at::Tensor& tensor, int pe
     outstanding_.store(in_flight_.size());
   }
   if (pending) engine_->poke();
-  return std::make_unique<UcxWork>(std::move(operation), engine_, options_.wait_poll);
+  return std::make_unique<UcxWork>(std::move(operation), engine_, options_.wait_poll,
+                                   abort_handle_);
 }
 
 void UcxTransport::finish(Operation& operation, ucs_status_t status, std::size_t length) const {

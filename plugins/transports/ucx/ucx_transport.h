@@ -29,6 +29,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "baton/transfer_outcome.h"
 #include "baton/transport.h"
 #include "baton/transport_capabilities.h"
 #include "operation.h"
@@ -106,6 +107,9 @@ class UcxTransport : public baton::Transport, public baton::ReceivesMatchByTag {
   const UcxOptions options_;
   std::unique_ptr<Worker> worker_;
   std::shared_ptr<ProgressEngine> engine_;
+  // What a Work's timed-out wait aborts (detached first thing in the destructor).
+  const std::shared_ptr<baton::TransportAbortHandle> abort_handle_ =
+      std::make_shared<baton::TransportAbortHandle>(this);
   std::chrono::milliseconds teardown_timeout_{60000};
 
   // Guarded by the engine's mutex (caller_lock()), like every UCX call.

@@ -1,0 +1,37 @@
+// The `model` and `data` sections, read once at the edge: the model catalog and the batch
+// sources get these, never the whole configuration. Values keep their origins, so an error
+// found while building still names the file:line it came from. No LibTorch.
+#pragma once
+
+#include <cstdint>
+
+#include "baton/config.h"
+#include "baton/params.h"
+
+namespace baton_models {
+
+struct ModelSettings {
+  baton::ParamValue name;     // model.name
+  baton::ParamValue path;     // model.path (torchscript)
+  baton::ParamValue loss;     // model.loss
+  baton::ParamValues params;  // model.params, checked against the model's table, defaults in
+};
+
+struct DataSettings {
+  baton::ParamValue source;        // data.source: synthetic, text or files
+  baton::ParamValue tokens;        // data.tokens (text)
+  baton::ParamValue token_format;  // data.token_format (text)
+  baton::ParamValue inputs;        // data.inputs (files)
+  baton::ParamValue targets;       // data.targets (files)
+  std::int64_t batch_size = 0;     // data.batch_size
+  std::uint64_t seed = 0;          // run.seed: every rank draws the same batches
+};
+
+// Checks model.params against the configured model's table and its own checks (throws
+// baton::ConfigError) and records the resolved values in `config`, where `baton config` and
+// the run header show them.
+ModelSettings read_model_settings(baton::Config& config);
+
+DataSettings read_data_settings(const baton::Config& config);
+
+}  // namespace baton_models
