@@ -62,7 +62,10 @@ std::string render_chart_svg(const Chart& chart) {
   const double step = tick_step(y_max * 1.05);
   const double y_top = std::ceil(y_max * 1.05 / step) * step;
   const double plot_w = width - left - right, plot_h = height - top - bottom;
+  const double x_step = tick_step(x_max * 1.05);
+  const double x_right = std::ceil(x_max * 1.05 / x_step) * x_step;
   auto px = [&](double x) {
+    if (chart.linear_x) return left + plot_w * x / x_right;
     return left +
            plot_w * (std::log2(x) - std::log2(x_min)) / (std::log2(x_max) - std::log2(x_min));
   };
@@ -81,11 +84,15 @@ std::string render_chart_svg(const Chart& chart) {
         << number(y) << "</text>\n";
   }
   std::vector<double> xs;
-  for (const auto& series : chart.series) {
-    for (const auto& point : series.points) xs.push_back(point.first);
+  if (chart.linear_x) {
+    for (double x = 0; x <= x_right + 1e-9; x += x_step) xs.push_back(x);
+  } else {
+    for (const auto& series : chart.series) {
+      for (const auto& point : series.points) xs.push_back(point.first);
+    }
+    std::sort(xs.begin(), xs.end());
+    xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
   }
-  std::sort(xs.begin(), xs.end());
-  xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
   for (double x : xs) {
     svg << "<text x=\"" << px(x) << "\" y=\"" << top + plot_h + 18 << "\" text-anchor=\"middle\">"
         << number(x) << "</text>\n";
@@ -100,14 +107,16 @@ std::string render_chart_svg(const Chart& chart) {
   for (const auto& series : chart.series) {
     const char* color = kPalette[static_cast<std::size_t>(series.color) % 8];
     const std::string dash = series.dashed ? " stroke-dasharray=\"6 4\"" : "";
-    svg << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"2\"" << dash
-        << " points=\"";
-    for (const auto& point : series.points)
-      svg << px(point.first) << "," << py(point.second) << " ";
-    svg << "\"/>\n";
+    if (!series.points_only) {
+      svg << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"2\"" << dash
+          << " points=\"";
+      for (const auto& point : series.points)
+        svg << px(point.first) << "," << py(point.second) << " ";
+      svg << "\"/>\n";
+    }
     for (const auto& point : series.points) {
-      svg << "<circle cx=\"" << px(point.first) << "\" cy=\"" << py(point.second)
-          << "\" r=\"3\" fill=\"" << color << "\"/>\n";
+      svg << "<circle cx=\"" << px(point.first) << "\" cy=\"" << py(point.second) << "\" r=\""
+          << (series.points_only ? 5 : 3) << "\" fill=\"" << color << "\"/>\n";
     }
     const double ly = top + 10 + 18 * legend++;
     svg << "<line x1=\"" << left + plot_w + 12 << "\" x2=\"" << left + plot_w + 36 << "\" y1=\""

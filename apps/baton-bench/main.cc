@@ -12,6 +12,7 @@
 #include "sweep.h"
 #include "training/config_sections.h"
 #include "transport_bench.h"
+#include "tune_bench.h"
 #include "unpipelined.h"
 
 int main(int argc, char** argv) {
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
     baton_app::add_pipeline_bench(command_line);
     baton_app::add_sweep_bench(command_line);
     baton_app::add_plan_bench(command_line);
+    baton_app::add_tune_bench(command_line);
     baton_app::add_rank_command(command_line);
     baton_app::add_unpipelined_rank_command(command_line);
     return command_line.run(args);

@@ -42,22 +42,12 @@ int run_tune(const TuneOptions& options) {
 
   const std::string path =
       options.profile.empty() ? settings.run_dir + "/profile.json" : options.profile;
-  const std::string fingerprint = profile_fingerprint(config);
-  ModelProfile profile;
-  bool reused = false;
-  if (std::filesystem::exists(path)) {
-    try {
-      profile = read_profile(path, fingerprint);
-      reused = true;
-    } catch (const baton::ConfigError& error) {
-      std::cerr << "profile: " << error.what() << "; measuring again\n";
-    }
+  const CachedProfile cached = cached_or_measured_profile(config, path, BATON_DATA_DIR);
+  if (!cached.why_measured.empty()) {
+    std::cerr << "profile: " << cached.why_measured << "; measured again\n";
   }
-  if (!reused) {
-    profile = profile_model(config, BATON_DATA_DIR);
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-    write_profile(path, profile);
-  }
+  const ModelProfile& profile = cached.profile;
+  const bool reused = cached.reused;
   std::cerr << "profile: " << (reused ? "reused " : "measured and written to ") << path << " ("
             << profile.sizes.size() << " microbatch sizes, " << profile.sizes.front().units.size()
             << " units; transfers " << profile.transfer.source << ")\n";

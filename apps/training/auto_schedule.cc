@@ -1,9 +1,7 @@
 #include "auto_schedule.h"
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -11,6 +9,7 @@
 #include "baton/error.h"
 #include "baton/files.h"
 #include "baton/store_keys.h"
+#include "checkpoint.h"
 #include "model_profiler.h"
 #include "tuning/schedule_search.h"
 
@@ -22,29 +21,27 @@ constexpr std::size_t kTableRows = 5;
 std::string choose(baton::Config& config, const AutoScheduleContext& context) {
   const std::string choice_path = context.run_dir + "/schedule_choice.json";
   if (context.resume && std::filesystem::exists(choice_path)) {
-    std::ifstream file(choice_path);
-    std::stringstream text;
-    text << file.rdbuf();
     std::cout << "schedule: auto: keeping the choice in " << choice_path << " (--resume)"
               << std::endl;
-    return text.str();
+    return baton::read_file(choice_path, "schedule choice");
   }
-  const std::string profile_path = context.run_dir + "/profile.json";
-  ModelProfile profile;
-  bool reused = false;
-  if (std::filesystem::exists(profile_path)) {
-    try {
-      profile = read_profile(profile_path, profile_fingerprint(config));
-      reused = true;
-    } catch (const baton::ConfigError& error) {
-      std::cout << "schedule: auto: " << error.what() << "; measuring again" << std::endl;
+  if (context.resume && !context.checkpoint_dir.empty()) {
+    const std::string checkpoint = latest_checkpoint(context.checkpoint_dir);
+    const std::string recorded = checkpoint.empty() ? "" : schedule_choice_in(checkpoint);
+    if (!recorded.empty()) {
+      std::cout << "schedule: auto: keeping the choice recorded in " << checkpoint
+                << "/manifest.json (--resume)" << std::endl;
+      baton::write_file_atomically(choice_path, recorded);
+      return recorded;
     }
   }
-  if (!reused) {
-    profile = profile_model(config, context.data_dir);
-    baton::make_folders(context.run_dir, "run");
-    write_profile(profile_path, profile);
+  const std::string profile_path = context.run_dir + "/profile.json";
+  const CachedProfile cached = cached_or_measured_profile(config, profile_path, context.data_dir);
+  if (!cached.why_measured.empty()) {
+    std::cout << "schedule: auto: " << cached.why_measured << "; measured again" << std::endl;
   }
+  const ModelProfile& profile = cached.profile;
+  const bool reused = cached.reused;
   // rank 0 decides; it needs only the search space the configuration asks for.
   const SearchSpace space = search_space_from_config(config, context.ranks, profile.batch_size);
   const SearchResult result = search_schedules(baton::plugin_loader_for(config), profile, space);
@@ -86,8 +83,8 @@ void apply(baton::Config& config, const std::string& text, const std::string& or
 
 }  // namespace
 
-bool resolve_auto_schedule(baton::Config& config, const AutoScheduleContext& context) {
-  if (config.section("schedule").get_string("name") != "auto") return false;
+std::string resolve_auto_schedule(baton::Config& config, const AutoScheduleContext& context) {
+  if (config.section("schedule").get_string("name") != "auto") return "";
   std::string text;
   if (context.rank == 0) {
     text = choose(config, context);
@@ -100,7 +97,7 @@ bool resolve_auto_schedule(baton::Config& config, const AutoScheduleContext& con
     text.assign(bytes.begin(), bytes.end());
   }
   apply(config, text, context.run_dir + "/schedule_choice.json");
-  return true;
+  return text;
 }
 
 }  // namespace baton_app

@@ -2,7 +2,8 @@
 // run folder's profile), searches every schedule plugin, stages per rank and microbatch
 // count, prints the best candidates and writes its choice to <run dir>/schedule_choice.json;
 // every rank reads the choice through the store and runs it. On --resume the choice in the
-// run folder is kept, so a resumed run is the same pipeline.
+// run folder is kept (or, when the folder has none, the one the newest checkpoint's manifest
+// records), so a resumed run is the same pipeline.
 #pragma once
 
 #include <chrono>
@@ -20,13 +21,15 @@ struct AutoScheduleContext {
   std::shared_ptr<baton::Store> store;  // null: a single process
   std::chrono::milliseconds timeout{120000};
   std::string run_dir;
+  std::string checkpoint_dir;  // where --resume looks for a recorded choice
   std::string data_dir;
   bool resume = false;
 };
 
 // When schedule.name is `auto`, replaces schedule.name, stages_per_rank, microbatches and
-// model.cuts in `config` with the chosen candidate's (origin "schedule: auto (...)");
-// otherwise does nothing. Returns whether it chose.
-bool resolve_auto_schedule(baton::Config& config, const AutoScheduleContext& context);
+// model.cuts in `config` with the chosen candidate's (origin "schedule: auto (...)") and
+// returns the choice as JSON text (for the checkpoint manifest); otherwise does nothing and
+// returns "".
+std::string resolve_auto_schedule(baton::Config& config, const AutoScheduleContext& context);
 
 }  // namespace baton_app

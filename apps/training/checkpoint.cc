@@ -112,6 +112,17 @@ c10::Dict<c10::IValue, c10::IValue> load_checkpoint_parameters(const std::string
   return value.toGenericDict();
 }
 
+std::string schedule_choice_in(const std::string& folder) {
+  const std::string path = folder + "/manifest.json";
+  const nlohmann::json manifest =
+      nlohmann::json::parse(baton::read_file(path, "checkpoint manifest"), nullptr, false);
+  const auto found = manifest.is_object() ? manifest.find("schedule_choice") : manifest.end();
+  if (manifest.is_object() && found != manifest.end() && found->is_object()) {
+    return found->dump(2) + "\n";
+  }
+  return "";
+}
+
 int verify_checkpoint(const std::string& folder) {
   const Manifest manifest = read_manifest(folder + "/manifest.json");
   std::vector<std::string> expected;
@@ -216,6 +227,9 @@ std::string Checkpointer::save(int step, const std::string& schedule_name) {
     files.push_back("rank" + std::to_string(r) + ".optim");
   }
   manifest["files"] = files;
+  if (!settings_.schedule_choice.empty()) {
+    manifest["schedule_choice"] = nlohmann::json::parse(settings_.schedule_choice);
+  }
   baton::write_file_atomically(folder + "/manifest.json", manifest.dump(2) + "\n");
   return folder;
 }

@@ -28,6 +28,9 @@ struct CheckpointSettings {
   int every = 0;    // 0: only at the end
   bool enabled = true;
   std::string optimizer;  // optimizer.name: recorded, and a resume with another is refused
+  // schedule: auto's choice (the JSON of schedule_choice.json), recorded in the manifest so
+  // that a checkpoint carries the pipeline it was written by; empty for a named schedule.
+  std::string schedule_choice;
   // For tests (BATON_INJECT_FAILURE action=kill_in_checkpoint): the rank SIGKILLs itself in
   // the middle of this step's checkpoint, its parameters written and its optimizer state not.
   int kill_while_writing_step = -1;
@@ -37,6 +40,10 @@ struct CheckpointSettings {
 // newer one that is damaged (unreadable manifest, a file missing, empty or truncated) is
 // skipped with a warning naming what is wrong.
 std::string latest_checkpoint(const std::string& dir);
+
+// The schedule: auto choice recorded in checkpoint `folder`'s manifest (JSON text), or empty
+// when it has none (a named schedule, or a checkpoint from before choices were recorded).
+std::string schedule_choice_in(const std::string& folder);
 
 // Throws ConfigError naming the file and the problem when checkpoint `folder` is not
 // complete and sound: its manifest, and every file the manifest lists (present, and a

@@ -8,11 +8,17 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
+#include "baton/error.h"
+#include "baton/files.h"
 #include "baton/runtime/microbatch.h"
+#include "baton/runtime/split_backward.h"
 #include "models/batches.h"
 #include "models/model_catalog.h"
+#include "run_settings.h"
+#include "transfer_profiler.h"
 
 namespace baton_app {
 namespace {
@@ -87,35 +93,24 @@ MicrobatchProfile profile_size(baton::UnitChain& chain, const std::vector<at::Te
       if (!roots.empty()) torch::autograd::backward(roots, grads);
       const double backward_s = seconds_since(started);
 
+      // The split backward as the executor runs it (baton/runtime/split_backward.h): I from
+      // the outputs to the inputs, capturing what W needs; W from the weight roots, its
+      // gradients accumulated into .grad.
       const std::vector<at::Tensor> split_inputs = stage_inputs(values, unit > 0);
       std::vector<at::Tensor> split_outputs = chain.run_unit(unit, split_inputs);
-      std::vector<at::Tensor> split_roots, split_grads, wanted_inputs;
+      std::vector<at::Tensor> output_grads;
       for (const at::Tensor& output : split_outputs) {
-        if (output.requires_grad()) {
-          split_roots.push_back(output);
-          split_grads.push_back(at::ones_like(output));
-        }
-      }
-      for (const at::Tensor& input : split_inputs) {
-        if (input.requires_grad()) wanted_inputs.push_back(input);
+        output_grads.push_back(output.requires_grad() ? at::ones_like(output) : at::Tensor());
       }
       double input_grad_s = 0, weight_grad_s = 0;
-      if (!split_roots.empty()) {
-        if (!wanted_inputs.empty()) {
-          started = std::chrono::steady_clock::now();
-          torch::autograd::grad(split_roots, wanted_inputs, split_grads, /*retain_graph=*/true);
-          input_grad_s = seconds_since(started);
-        }
-        std::vector<at::Tensor> trainable;
-        for (const at::Tensor& param : params) {
-          if (param.requires_grad()) trainable.push_back(param);
-        }
-        if (!trainable.empty()) {
-          started = std::chrono::steady_clock::now();
-          torch::autograd::grad(split_roots, trainable, split_grads, /*retain_graph=*/false,
-                                /*create_graph=*/false, /*allow_unused=*/true);
-          weight_grad_s = seconds_since(started);
-        }
+      if (!roots.empty()) {
+        started = std::chrono::steady_clock::now();  // I includes classifying the graph
+        baton::SplitBackward split(split_outputs, split_inputs, params);
+        split.backward_input(output_grads);
+        input_grad_s = seconds_since(started);
+        started = std::chrono::steady_clock::now();
+        split.backward_weight();
+        weight_grad_s = seconds_since(started);
       }
       if (pass > 0) {  // the first pass warms the allocator and the thread pool up
         times.forward.push_back(forward_s);
@@ -152,14 +147,20 @@ std::string profile_fingerprint(const baton::Config& config) {
   for (const auto& [key, value] : config.section("model").all()) {
     text += (text.empty() ? "" : ",") + key + "=" + value.text();
   }
-  for (const auto& [key, value] : config.raw_params("model").entries) {
-    text += "," + key + "=";
-    if (!value.is_list) {
-      text += value.scalar;
-    } else {
-      for (const std::string& item : value.items) text += item + " ";
+  // The parameters as written (plugin parameters are checked later, by their plugin).
+  const auto append_raw = [&](const std::string& section) {
+    for (const auto& [key, value] : config.raw_params(section).entries) {
+      text += "," + key + "=";
+      if (!value.is_list) {
+        text += value.scalar;
+      } else {
+        for (const std::string& item : value.items) text += item + " ";
+      }
     }
-  }
+  };
+  append_raw("model");
+  text += ";transport=" + config.section("transport").get_string("name");
+  append_raw("transport");
   char host[256] = {0};
   ::gethostname(host, sizeof(host) - 1);
   text += ";batch=" + std::to_string(config.section("data").get_int("batch_size")) +
@@ -179,13 +180,36 @@ ModelProfile profile_model(baton::Config& config, const std::string& data_dir, i
   profile.model = config.section("model").get_string("name");
   profile.fingerprint = profile_fingerprint(config);
   profile.batch_size = static_cast<int>(config.section("data").get_int("batch_size"));
-  profile.transfer.source = "not measured (transfers cost nothing in the simulation)";
+  double largest_message = 0;
   for (int microbatches = profile.batch_size; microbatches >= 1; --microbatches) {
     if (profile.batch_size % microbatches != 0) continue;
     const auto split = baton::split_microbatches(inputs, microbatches, 0);
     profile.sizes.push_back(profile_size(*model.chain, split.at(0), repeats));
+    for (const UnitProfile& unit : profile.sizes.back().units) {
+      largest_message = std::max(largest_message, unit.output_bytes);
+    }
   }
+  profile.transfer = profile_transfers(config, largest_message, read_run_settings(config).timeout);
   return profile;
+}
+
+CachedProfile cached_or_measured_profile(baton::Config& config, const std::string& path,
+                                         const std::string& data_dir) {
+  CachedProfile cached;
+  if (std::filesystem::exists(path)) {
+    try {
+      cached.profile = read_profile(path, profile_fingerprint(config));
+      cached.reused = true;
+      return cached;
+    } catch (const baton::ConfigError& error) {
+      cached.why_measured = error.what();
+    }
+  }
+  cached.profile = profile_model(config, data_dir);
+  const std::string folder = std::filesystem::path(path).parent_path().string();
+  if (!folder.empty()) baton::make_folders(folder, "profile");
+  write_profile(path, cached.profile);
+  return cached;
 }
 
 }  // namespace baton_app

@@ -11,12 +11,24 @@
 
 namespace baton_app {
 
-// What the costs depend on: the model section, the batch, the compute threads and the
-// machine (host name, CPU count). A cached profile with another fingerprint is measured
-// again.
+// What the costs depend on: the model section, the batch, the compute threads, the
+// transport and its parameters, and the machine (host name, CPU count). A cached profile with
+// another fingerprint is measured again.
 std::string profile_fingerprint(const baton::Config& config);
 
-// `repeats` timed passes per unit (the median is kept), after one untimed pass.
+// `repeats` timed passes per unit (the median is kept), after one untimed pass; then the
+// configured transport's message costs (transfer_profiler.h).
 ModelProfile profile_model(baton::Config& config, const std::string& data_dir, int repeats = 3);
+
+struct CachedProfile {
+  ModelProfile profile;
+  bool reused = false;       // read from the file, not measured
+  std::string why_measured;  // why a file that was there could not be reused
+};
+
+// The profile at `path` when its fingerprint matches this configuration; otherwise measured
+// and written there (atomically). `baton tune` and `schedule: auto` share it.
+CachedProfile cached_or_measured_profile(baton::Config& config, const std::string& path,
+                                         const std::string& data_dir);
 
 }  // namespace baton_app

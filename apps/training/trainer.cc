@@ -426,6 +426,7 @@ void train(baton::Config& config, const TrainOptions& options) {
   // schedule.name: auto: the ranks meet first, so that rank 0 can measure the model and
   // every rank run what it chose (docs/auto.md).
   std::shared_ptr<baton::Store> store;
+  std::string schedule_choice;  // schedule: auto's, recorded in every checkpoint's manifest
   if (config.section("schedule").get_string("name") == "auto") {
     store = meet_the_other_ranks(config, world, settings);
     AutoScheduleContext context;
@@ -434,9 +435,10 @@ void train(baton::Config& config, const TrainOptions& options) {
     context.store = store;
     context.timeout = settings.timeout;
     context.run_dir = settings.run_dir;
+    context.checkpoint_dir = settings.checkpoint.dir;
     context.data_dir = options.data_dir;
     context.resume = options.resume;
-    resolve_auto_schedule(config, context);
+    schedule_choice = resolve_auto_schedule(config, context);
   }
   const baton::ConfiguredPlugins plugins = baton::resolve_plugins(config, loader);
   // The plan, checked before anything else happens.
@@ -472,6 +474,7 @@ void train(baton::Config& config, const TrainOptions& options) {
 
   CheckpointSettings checkpoint_settings = settings.checkpoint;
   checkpoint_settings.kill_while_writing_step = signal_at_step.kill_in_checkpoint_step;
+  checkpoint_settings.schedule_choice = schedule_choice;
   Checkpointer checkpointer(checkpoint_settings, world.rank, world.world_size, store,
                             settings.timeout, local.named_params, optimizer.get());
   int first_step = 1;

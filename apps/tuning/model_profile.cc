@@ -48,6 +48,7 @@ std::string profile_to_json(const ModelProfile& profile) {
   out["batch_size"] = profile.batch_size;
   out["transfer"] = {{"latency_s", profile.transfer.latency_s},
                      {"seconds_per_byte", profile.transfer.seconds_per_byte},
+                     {"send_overhead_s", profile.transfer.send_overhead_s},
                      {"source", profile.transfer.source}};
   out["sizes"] = nlohmann::json::array();
   for (const MicrobatchProfile& size : profile.sizes) {
@@ -87,6 +88,7 @@ ModelProfile profile_from_json(const std::string& text, const std::string& origi
   const nlohmann::json transfer = in.value("transfer", nlohmann::json::object());
   profile.transfer.latency_s = number(transfer, "latency_s", origin + ": transfer");
   profile.transfer.seconds_per_byte = number(transfer, "seconds_per_byte", origin + ": transfer");
+  profile.transfer.send_overhead_s = number(transfer, "send_overhead_s", origin + ": transfer");
   profile.transfer.source = transfer.value("source", "");
   const auto sizes = in.find("sizes");
   if (sizes == in.end() || !sizes->is_array() || sizes->empty()) {

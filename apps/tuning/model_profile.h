@@ -28,10 +28,12 @@ struct MicrobatchProfile {
   std::vector<UnitProfile> units;
 };
 
-// A transfer of n bytes between neighbouring ranks takes latency_s + n * seconds_per_byte.
+// A transfer of n bytes between neighbouring ranks takes latency_s + n * seconds_per_byte,
+// and posting it occupies its sender for send_overhead_s.
 struct TransferProfile {
   double latency_s = 0;
   double seconds_per_byte = 0;
+  double send_overhead_s = 0;
   std::string source;  // how it was found ("measured: gloo on loopback", "not measured")
 };
 

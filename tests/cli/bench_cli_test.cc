@@ -140,7 +140,7 @@ TEST(CliBench, BadOptionsAreUsageErrors) {
     EXPECT_EQ(result.exit_code, 2) << args << "\n" << result.output;
     EXPECT_THAT(result.output, HasSubstr(message)) << args;
   };
-  expect_usage("", "`baton bench` needs a command: transport, pipeline, sweep or plan");
+  expect_usage("", "`baton bench` needs a command: transport, pipeline, sweep, plan or tune");
   expect_usage("transprt --transport gloo",
                "unknown command 'transprt' (did you mean 'transport'?)");
   expect_usage("transport", "--transport is required");

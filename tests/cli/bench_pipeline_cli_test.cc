@@ -5,6 +5,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <set>
 #include <string>
 
@@ -149,6 +151,39 @@ TEST(CliBenchSweep, BadListsAreUsageErrors) {
   const auto counts = baton_test::run_command(kBaton + " bench sweep --microbatches 4,x 2>&1");
   EXPECT_EQ(counts.exit_code, 2);
   EXPECT_THAT(counts.output, HasSubstr("'x' is not a count"));
+}
+
+TEST(CliBenchTune, RunsTheTopCandidatesAndComparesThemWithTheirPredictions) {
+  const std::string out = ::testing::TempDir() + "/bench-tune-" + std::to_string(::getpid());
+  std::filesystem::remove_all(out);
+  const auto result = baton_test::run_command_stdout(
+      "cd '" + kSource + "' && timeout -k 5 200 " + kBaton +
+      " bench tune configs/bench-mlp-1f1b.yaml --set model.params.in_features=32"
+      " --set model.params.hidden=32 --set schedule.name=auto --set run.output_dir='" +
+      out + "' --top 3 --repeats 2 --steps 2 --warmup 1 --format json --timeout 150");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const nlohmann::json report = nlohmann::json::parse(result.output, nullptr, false);
+  ASSERT_TRUE(report.is_object()) << result.output;
+  ASSERT_EQ(report["candidates"].size(), 3u) << result.output;
+  double previous = 0;
+  for (const auto& candidate : report["candidates"]) {
+    // Ranked by prediction, each run twice for real.
+    EXPECT_GE(candidate["predicted_ms"].get<double>(), previous) << candidate.dump();
+    previous = candidate["predicted_ms"].get<double>();
+    ASSERT_EQ(candidate["runs_ms"].size(), 2u) << candidate.dump();
+    EXPECT_GT(candidate["measured_ms"].get<double>(), 0) << candidate.dump();
+    EXPECT_EQ(
+        candidate["measured_ms"].get<double>(),
+        std::min(candidate["runs_ms"][0].get<double>(), candidate["runs_ms"][1].get<double>()))
+        << candidate.dump();
+  }
+  const double correlation = report["rank_correlation"].get<double>();
+  EXPECT_GE(correlation, -1.0);
+  EXPECT_LE(correlation, 1.0);
+  EXPECT_GE(report["auto_over_best"].get<double>(), 0.0);
+  EXPECT_THAT(report["transfers"].get<std::string>(), testing::StartsWith("measured: gloo"));
+  EXPECT_TRUE(std::filesystem::exists(report["picture"].get<std::string>())) << result.output;
+  std::filesystem::remove_all(out);
 }
 
 }  // namespace

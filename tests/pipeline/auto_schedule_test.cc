@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "launch_run.h"
+#include "training/checkpoint.h"
 
 namespace {
 
@@ -53,6 +54,15 @@ TEST(AutoSchedule, EveryRankRunsRankZerosChoiceAndResumeKeepsIt) {
   std::stringstream text;
   text << file.rdbuf();
   const nlohmann::json choice = nlohmann::json::parse(text.str());
+  // The checkpoint carries the choice, and the profile the transport's measured costs.
+  const std::string checkpoint = baton_app::latest_checkpoint(root + "/auto/checkpoints");
+  ASSERT_FALSE(checkpoint.empty());
+  EXPECT_EQ(nlohmann::json::parse(baton_app::schedule_choice_in(checkpoint)), choice);
+  std::ifstream profile_file(root + "/auto/profile.json");
+  const nlohmann::json profile = nlohmann::json::parse(profile_file);
+  EXPECT_THAT(profile["transfer"]["source"].get<std::string>(),
+              testing::StartsWith("measured: gloo between two ranks"));
+  EXPECT_GT(profile["transfer"]["latency_s"].get<double>(), 0);
   std::string cuts;
   const auto bounds = choice["bounds"].get<std::vector<int>>();
   for (std::size_t s = 1; s + 1 < bounds.size(); ++s) {
@@ -80,6 +90,18 @@ TEST(AutoSchedule, EveryRankRunsRankZerosChoiceAndResumeKeepsIt) {
   EXPECT_THAT(resumed.command.output, HasSubstr("schedule: auto: keeping the choice in " + root +
                                                 "/auto/schedule_choice.json (--resume)"));
   EXPECT_THAT(resumed.command.output, HasSubstr("resuming after step 3"));
+
+  // Without the run folder's file, the newest checkpoint's manifest still says what ran.
+  std::filesystem::remove(root + "/auto/schedule_choice.json");
+  const auto from_manifest = baton_test::launch(
+      BATON_BINARY, 2,
+      with(kModel, {"schedule.name=auto", "run.steps=6", "run.output_dir=" + root}),
+      "auto-from-manifest", 180, /*extra=*/"--resume");
+  ASSERT_EQ(from_manifest.command.exit_code, 0) << from_manifest.command.output;
+  EXPECT_THAT(from_manifest.command.output,
+              HasSubstr("schedule: auto: keeping the choice recorded in " + root +
+                        "/auto/checkpoints/step-000005/manifest.json (--resume)"));
+  EXPECT_THAT(from_manifest.command.output, HasSubstr("resuming after step 5"));
 }
 
 }  // namespace

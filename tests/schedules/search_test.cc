@@ -15,6 +15,7 @@
 #include "baton/plugin_loader.h"
 #include "baton/schedule.h"
 #include "tuning/model_profile.h"
+#include "tuning/rank_correlation.h"
 #include "tuning/schedule_search.h"
 
 namespace {
@@ -230,6 +231,20 @@ TEST(ModelProfile, RoundTripsAndRefusesDamagedOrForeignFiles) {
   }
   EXPECT_THROW(read.at(3, "test"), baton::ConfigError);
   std::filesystem::remove_all(dir);
+}
+
+// The figure `baton bench tune` judges the search by; known values worked by hand.
+TEST(RankCorrelation, OrdersAlikeReversedAndTied) {
+  using baton_app::rank_correlation;
+  EXPECT_DOUBLE_EQ(rank_correlation({1, 2, 3, 4}, {10, 20, 30, 40}), 1.0);
+  EXPECT_DOUBLE_EQ(rank_correlation({1, 2, 3, 4}, {9, 7, 5, 1}), -1.0);
+  // Ranks (1, 2, 3, 4) against (2, 1, 4, 3): d^2 sums to 4, so 1 - 6*4/(4*15) = 0.6.
+  EXPECT_NEAR(rank_correlation({1, 2, 3, 4}, {5, 4, 8, 7}), 0.6, 1e-12);
+  // Ties share their mean rank: (1, 2.5, 2.5, 4) against (1, 2, 3, 4): 0.9487 (Pearson of ranks).
+  EXPECT_NEAR(rank_correlation({1, 5, 5, 9}, {1, 2, 3, 4}), 0.9486832980505138, 1e-12);
+  EXPECT_EQ(rank_correlation({1}, {1}), 0.0);
+  EXPECT_EQ(rank_correlation({1, 2}, {1, 2, 3}), 0.0);
+  EXPECT_EQ(rank_correlation({3, 3, 3}, {1, 2, 3}), 0.0);
 }
 
 }  // namespace

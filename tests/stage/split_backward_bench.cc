@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "split_backward.h"
+#include "baton/runtime/split_backward.h"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "split_backward.h"
+#include "baton/runtime/split_backward.h"
 
 namespace {
 

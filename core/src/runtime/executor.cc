@@ -9,7 +9,7 @@
 #include <deque>
 #include <optional>
 
-#include "../stage/split_backward.h"
+#include "baton/runtime/split_backward.h"
 #include "baton/error.h"
 #include "baton/log.h"
 #include "baton/runtime/microbatch.h"

@@ -1,0 +1,239 @@
+#include "tune_bench.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "baton/config_plugins.h"
+#include "baton/error.h"
+#include "baton/files.h"
+#include "chart.h"
+#include "number_format.h"
+#include "pipeline_analysis.h"
+#include "pipeline_runs.h"
+#include "training/compute_setup.h"
+#include "training/model_profiler.h"
+#include "training/run_settings.h"
+#include "training/world_env.h"
+#include "tuning/rank_correlation.h"
+#include "tuning/schedule_search.h"
+
+namespace baton_app {
+namespace {
+
+struct TuneBenchOptions {
+  PipelineBenchSettings settings;
+  int top = 10;
+  int repeats = 3;
+  std::string out;  // empty: <run dir>/bench-tune
+  std::string format = "table";
+};
+
+struct Measured {
+  Candidate candidate;
+  // The fastest of its runs: on a shared machine noise only ever slows a run down, so the
+  // least disturbed run is the closest to what the plan costs.
+  double measured_ms = 0;
+  std::vector<double> runs_ms;
+};
+
+// The candidate trained for real: its median step interval on rank 0, in milliseconds.
+double run_candidate(const PipelineBenchSettings& base, const Candidate& candidate,
+                     BenchClock::time_point deadline) {
+  PipelineBenchSettings settings = base;
+  for (const std::string& set :
+       {"schedule.name=" + candidate.schedule,
+        "schedule.stages_per_rank=" + std::to_string(candidate.stages_per_rank),
+        "schedule.microbatches=" + std::to_string(candidate.microbatches),
+        "model.cuts=" + cuts_text(candidate.bounds)}) {
+    settings.sets.push_back(set);
+  }
+  baton::Config config = load_bench_config(settings);
+  const baton::ConfiguredPlugins plugins =
+      baton::resolve_plugins(config, baton::plugin_loader_for(config));
+  const baton::CompiledPlan plan = baton::compile_configured_plan(config, plugins, base.ranks).plan;
+  const ScratchFolder scratch;
+  const auto records = run_pipeline_ranks(settings, scratch, deadline);
+  PipelineFigures figures;
+  analyse_pipeline(records, settings.warmup, plan.lowered, &figures);
+  return figures.real_ms;
+}
+
+std::vector<double> rounded_all(std::vector<double> values, int decimals) {
+  for (double& value : values) value = rounded(value, decimals);
+  return values;
+}
+
+std::string label(const Candidate& candidate) {
+  return candidate.schedule + " " + std::to_string(candidate.stages_per_rank) + "/rank " +
+         std::to_string(candidate.microbatches) + " mb " + cuts_text(candidate.bounds);
+}
+
+void write_picture(const std::vector<Measured>& runs, const std::string& path) {
+  Chart chart;
+  chart.title = "schedule: auto — predicted against measured step time";
+  chart.x_label = "predicted step (ms)";
+  chart.y_label = "measured step (ms)";
+  chart.linear_x = true;
+  double top = 0;
+  std::vector<std::string> schedules;
+  for (const Measured& run : runs) {
+    if (std::find(schedules.begin(), schedules.end(), run.candidate.schedule) == schedules.end())
+      schedules.push_back(run.candidate.schedule);
+    top = std::max({top, run.measured_ms, run.candidate.predicted_step_s * 1000});
+  }
+  for (std::size_t s = 0; s < schedules.size(); ++s) {
+    ChartSeries series;
+    series.name = schedules[s];
+    series.color = static_cast<int>(s);
+    series.points_only = true;
+    for (const Measured& run : runs) {
+      if (run.candidate.schedule != schedules[s]) continue;
+      series.points.emplace_back(run.candidate.predicted_step_s * 1000, run.measured_ms);
+    }
+    chart.series.push_back(series);
+  }
+  ChartSeries diagonal;
+  diagonal.name = "measured = predicted";
+  diagonal.color = 7;
+  diagonal.dashed = true;
+  diagonal.points = {{0, 0}, {top, top}};
+  chart.series.push_back(diagonal);
+  baton::write_file_atomically(path, render_chart_svg(chart));
+}
+
+int run_tune_bench(const TuneBenchOptions& options) {
+  PipelineBenchSettings base = options.settings;
+  const auto deadline = BenchClock::now() + std::chrono::seconds(base.timeout_s);
+  baton::Config config = load_bench_config(base);
+  base.ranks = static_cast<int>(config.section("world").get_int("ranks"));
+  if (base.ranks < 2) {
+    throw baton::ConfigError("bench tune needs at least 2 ranks (world.ranks is " +
+                             std::to_string(base.ranks) + ")");
+  }
+  const RunSettings run = read_run_settings(config);
+  // The profile is measured with the threads each rank will have, as `baton tune` does.
+  WorldInfo world;
+  world.world_size = base.ranks;
+  world.local_world_size = base.ranks;
+  set_up_compute(config, world);
+  const std::string profile_path = run.run_dir + "/profile.json";
+  const CachedProfile cached = cached_or_measured_profile(config, profile_path, BATON_DATA_DIR);
+  std::cerr << "bench tune: "
+            << (cached.reused ? "reused the profile " : "measured the model into ") << profile_path
+            << " (transfers " << cached.profile.transfer.source << ")\n";
+  const SearchSpace space = search_space_from_config(config, base.ranks, cached.profile.batch_size);
+  const SearchResult result =
+      search_schedules(baton::plugin_loader_for(config), cached.profile, space);
+  const std::size_t count = std::min(result.ranked.size(), static_cast<std::size_t>(options.top));
+
+  std::vector<Measured> runs;
+  for (std::size_t i = 0; i < count; ++i) runs.push_back({result.ranked[i], 0, {}});
+  // Rounds over all candidates rather than one candidate's runs back to back: a slow spell of
+  // the machine then costs every candidate one run, not one candidate all of its runs.
+  for (int round = 1; round <= options.repeats; ++round) {
+    for (std::size_t i = 0; i < count; ++i) {
+      std::cerr << "bench tune: round " << round << "/" << options.repeats << ", " << i + 1 << "/"
+                << count << ": " << label(runs[i].candidate) << std::endl;
+      runs[i].runs_ms.push_back(run_candidate(base, runs[i].candidate, deadline));
+    }
+  }
+  for (Measured& one : runs) {
+    one.measured_ms = *std::min_element(one.runs_ms.begin(), one.runs_ms.end());
+  }
+  std::vector<double> predicted, measured;
+  for (const Measured& one : runs) {
+    predicted.push_back(one.candidate.predicted_step_s * 1000);
+    measured.push_back(one.measured_ms);
+  }
+  const double correlation = rank_correlation(predicted, measured);
+  const std::size_t best = static_cast<std::size_t>(
+      std::min_element(measured.begin(), measured.end()) - measured.begin());
+  const double gap = measured[best] > 0 ? measured[0] / measured[best] - 1 : 0;
+  const std::string out = options.out.empty() ? run.run_dir + "/bench-tune" : options.out;
+  baton::make_folders(out, "bench tune");
+  const std::string picture = out + "/predicted_vs_measured.svg";
+  write_picture(runs, picture);
+
+  if (options.format == "json") {
+    nlohmann::ordered_json candidates = nlohmann::ordered_json::array();
+    for (const Measured& one : runs) {
+      candidates.push_back({{"schedule", one.candidate.schedule},
+                            {"stages_per_rank", one.candidate.stages_per_rank},
+                            {"microbatches", one.candidate.microbatches},
+                            {"bounds", one.candidate.bounds},
+                            {"predicted_ms", rounded(one.candidate.predicted_step_s * 1000, 3)},
+                            {"measured_ms", rounded(one.measured_ms, 3)},
+                            {"runs_ms", rounded_all(one.runs_ms, 3)}});
+    }
+    const nlohmann::ordered_json report = {{"candidates", candidates},
+                                           {"rank_correlation", rounded(correlation, 3)},
+                                           {"auto_index", 0},
+                                           {"best_measured_index", best},
+                                           {"auto_over_best", rounded(gap, 4)},
+                                           {"searched", result.ranked.size()},
+                                           {"transfers", cached.profile.transfer.source},
+                                           {"picture", picture}};
+    std::cout << report.dump(2) << "\n";
+    return 0;
+  }
+  std::ostringstream text;
+  text << "bench tune: the top " << count << " of " << result.ranked.size()
+       << " candidates, each trained for real on " << base.ranks << " ranks, " << options.repeats
+       << " runs of " << base.steps << " steps after " << base.warmup
+       << " warm-up (the median step of each run; the fastest run counts)\n\n";
+  char line[200];
+  std::snprintf(line, sizeof(line), "%-4s %-18s %9s %12s %-16s %12s %12s %9s\n", "#", "schedule",
+                "stages/rk", "microbatches", "cuts", "predicted ms", "measured ms", "meas/pred");
+  text << line;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const Measured& one = runs[i];
+    const double predicted_ms = one.candidate.predicted_step_s * 1000;
+    const std::string mark = std::to_string(i + 1) + (i == 0 ? "a" : "") + (i == best ? "*" : "");
+    std::snprintf(line, sizeof(line), "%-4s %-18s %9d %12d %-16s %12.3f %12.3f %9.2f\n",
+                  mark.c_str(), one.candidate.schedule.c_str(), one.candidate.stages_per_rank,
+                  one.candidate.microbatches, cuts_text(one.candidate.bounds).c_str(), predicted_ms,
+                  one.measured_ms, predicted_ms > 0 ? one.measured_ms / predicted_ms : 0.0);
+    text << line;
+  }
+  text << "\n(a: auto's choice, the first predicted; *: the fastest measured)\n"
+       << "rank correlation, predicted against measured (Spearman): " << fixed(correlation, 3)
+       << "\nauto's choice measured " << fixed(measured[0], 3) << " ms; the best measured ("
+       << label(runs[best].candidate) << ") " << fixed(measured[best], 3) << " ms: auto is "
+       << fixed(gap * 100, 1) << "% slower\n"
+       << "picture: " << picture << "\n";
+  std::cout << text.str();
+  return 0;
+}
+
+}  // namespace
+
+void add_tune_bench(CommandLine& command_line) {
+  auto options = std::make_shared<TuneBenchOptions>();
+  options->settings.steps = 10;
+  options->settings.warmup = 3;
+  options->settings.timeout_s = 1800;
+  CLI::App& tune = command_line.add_command(
+      command_line.root(), "tune",
+      "the schedule search's top candidates, each trained for real: predicted against "
+      "measured step time, their rank correlation, and how far auto's choice is from the best",
+      [options] { return run_tune_bench(*options); });
+  add_bench_settings_options(tune, options->settings);
+  tune.add_option("--top", options->top, "how many of the best predicted candidates to run")
+      ->check(CLI::Range(1, 100))
+      ->capture_default_str();
+  tune.add_option("--repeats", options->repeats,
+                  "runs per candidate, in rounds; the fastest counts")
+      ->check(CLI::Range(1, 20))
+      ->capture_default_str();
+  tune.add_option("--out", options->out, "where the picture goes (default: <run dir>/bench-tune)")
+      ->type_name("DIR");
+  add_format_option(tune, options->format, {"table", "json"}, "table or json");
+}
+
+}  // namespace baton_app

@@ -1,0 +1,19 @@
+// `baton bench tune [CONFIG] [--set k=v]... [--top N] [--steps N] [--warmup W] [--out DIR]
+//                   [--format table|json] [--timeout S]`
+//
+// Whether `schedule: auto` chooses well: the search of `baton tune` (the measured profile,
+// every schedule plugin × stages per rank × microbatch count the configuration leaves open),
+// then each of its top N candidates trained for real (local ranks, the configured
+// transport), in rounds, the fastest of each candidate's runs counting. It prints predicted
+// against measured step time per candidate, their rank
+// correlation (Spearman), and how far auto's choice (the first predicted) is from the best
+// measured candidate; with an SVG of predicted against measured (docs/auto.md).
+#pragma once
+
+#include "command_line.h"
+
+namespace baton_app {
+
+void add_tune_bench(CommandLine& command_line);
+
+}  // namespace baton_app

@@ -1,0 +1,139 @@
+#include "transfer_profiler.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <exception>
+#include <filesystem>
+#include <future>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <ATen/ATen.h>
+
+#include "baton/config_plugins.h"
+#include "baton/error.h"
+#include "baton/runtime/transfer_probe.h"
+#include "baton/stores.h"
+#include "baton/transport.h"
+
+namespace baton_app {
+namespace {
+
+constexpr std::int64_t kSmallBytes = 64;
+constexpr int kSmallRoundTrips = 50;
+constexpr double kLargeFloorBytes = 64 << 10;  // below this, latency is all there is
+constexpr double kLargeCeilingBytes = 64 << 20;
+
+// One-way seconds for a small and a large message, and what posting a large send costs
+// its sender, on rank 0 of the pair.
+struct ProbeTimes {
+  double small_s = 0;
+  double large_s = 0;
+  double post_s = 0;
+};
+
+// The CPU time isend() of `bytes` takes on rank 0 when the receive is already posted, as in
+// a pipeline (receives are posted at the start of a step): the median of `sends`.
+double time_send_posts(baton::Transport& transport, int me, std::int64_t bytes, int sends,
+                       std::chrono::milliseconds timeout) {
+  constexpr std::uint64_t kData = 1, kReady = 2;
+  const at::Tensor data = at::ones({bytes}, at::kByte);
+  const at::Tensor ready = at::zeros({1}, at::kByte);
+  if (me == 1) {
+    auto receive = transport.irecv(data, 0, kData);
+    for (int i = 0; i < sends; ++i) {
+      transport.isend(ready, 0, kReady)->wait(timeout);  // the receive for send i is posted
+      receive->wait(timeout);
+      if (i + 1 < sends) receive = transport.irecv(data, 0, kData);
+    }
+    return 0;
+  }
+  std::vector<double> posts;
+  for (int i = 0; i < sends; ++i) {
+    transport.irecv(ready, 1, kReady)->wait(timeout);
+    const auto started = std::chrono::steady_clock::now();
+    auto send = transport.isend(data, 1, kData);
+    posts.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    send->wait(timeout);
+  }
+  std::sort(posts.begin(), posts.end());
+  return posts[posts.size() / 2];
+}
+
+ProbeTimes probe_pair(baton::Config& config, std::int64_t large_bytes,
+                      std::chrono::milliseconds timeout) {
+  const baton::ConfiguredPlugins plugins =
+      baton::resolve_plugins(config, baton::plugin_loader_for(config));
+  const baton::Viability viability = plugins.transport->viability();
+  if (!viability.viable) throw baton::PluginError("cannot run here: " + viability.reason);
+  const std::filesystem::path scratch = std::filesystem::temp_directory_path() /
+                                        ("baton-transfer-probe-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(scratch);
+  auto store = std::make_shared<baton::FileStore>(scratch.string());
+  // Large messages take longer per round trip: fewer of them, at least a few.
+  const int large_round_trips =
+      static_cast<int>(std::clamp<std::int64_t>((256 << 20) / large_bytes, 4, 20));
+  auto rank = [&](int me) {
+    auto transport =
+        plugins.transport->create_shared<baton::Transport>(config.plugin_params("transport"));
+    transport->connect({me, 2, store, timeout});
+    ProbeTimes times;
+    times.small_s = baton::probe_one_way_seconds(*transport, 1 - me, me == 0, kSmallBytes,
+                                                 kSmallRoundTrips, timeout);
+    times.large_s = baton::probe_one_way_seconds(*transport, 1 - me, me == 0, large_bytes,
+                                                 large_round_trips, timeout);
+    times.post_s = time_send_posts(*transport, me, large_bytes, large_round_trips, timeout);
+    return times;
+  };
+  auto peer = std::async(std::launch::async, rank, 1);
+  ProbeTimes times;
+  std::exception_ptr failure;
+  try {
+    times = rank(0);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  try {
+    peer.get();  // bounded: every wait in it has the timeout
+  } catch (...) {
+    if (!failure) failure = std::current_exception();
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(scratch, ignored);
+  if (failure) std::rethrow_exception(failure);
+  return times;
+}
+
+}  // namespace
+
+TransferProfile profile_transfers(baton::Config& config, double largest_message_bytes,
+                                  std::chrono::milliseconds timeout) {
+  const std::string name = config.section("transport").get_string("name");
+  const auto large_bytes = static_cast<std::int64_t>(
+      std::clamp(largest_message_bytes, kLargeFloorBytes, kLargeCeilingBytes));
+  TransferProfile profile;
+  try {
+    const ProbeTimes times = probe_pair(config, large_bytes, timeout);
+    profile.latency_s = times.small_s;
+    profile.seconds_per_byte = std::max(
+        0.0, (times.large_s - times.small_s) / static_cast<double>(large_bytes - kSmallBytes));
+    profile.send_overhead_s = times.post_s;
+    std::ostringstream source;
+    source << "measured: " << name << " between two ranks on this machine (one way: " << kSmallBytes
+           << " B " << times.small_s * 1e6 << " us, " << large_bytes << " B " << times.large_s * 1e6
+           << " us; posting a send " << times.post_s * 1e6 << " us)";
+    profile.source = source.str();
+  } catch (const std::exception& error) {
+    profile.source = "not measured (" + name + ": " + error.what() +
+                     "); transfers cost nothing in the simulation";
+    std::cerr << "profile: transfers " << profile.source << "\n";
+  }
+  return profile;
+}
+
+}  // namespace baton_app

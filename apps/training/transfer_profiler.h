@@ -1,0 +1,22 @@
+// What a message between neighbouring ranks costs over the configured transport, for the
+// schedule search: two instances of the transport in this process, ranks 0 and 1 of a world
+// of two, meeting through a file store in a scratch folder, ping-pong a small and a large
+// message; the one-way times are fitted as latency + bytes × seconds_per_byte. That is the
+// cost between two ranks on this machine (what `baton launch` runs), not across hosts.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+#include "baton/config.h"
+#include "tuning/model_profile.h"
+
+namespace baton_app {
+
+// `largest_message_bytes`: the biggest activation a stage may send (the fit's second point).
+// A transport that cannot run here, or a probe that fails, is recorded in `source` with why,
+// at zero cost (the search then ignores transfers), and said on stderr.
+TransferProfile profile_transfers(baton::Config& config, double largest_message_bytes,
+                                  std::chrono::milliseconds timeout);
+
+}  // namespace baton_app
