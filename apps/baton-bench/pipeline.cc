@@ -14,7 +14,7 @@
 #include "baton/validator.h"
 #include "pipeline_analysis.h"
 #include "pipeline_runs.h"
-#include "scratch.h"
+#include "scratch_folder.h"
 
 namespace baton_app {
 namespace {

@@ -45,19 +45,12 @@ double median_of(std::vector<double> values) {
   return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
 }
 
-void analyse_pipeline(const std::vector<PipelineRecord>& records, int warmup,
-                      const baton::Plan& plan, PipelineFigures* figures) {
-  figures->ranks = static_cast<int>(records.size());
-  figures->stages = plan.num_stages;
-  figures->microbatches = plan.num_microbatches;
-  figures->schedule = plan.schedule_name;
-
-  // Real: the interval between rank 0's step starts is what the whole pipeline sustains.
+double real_step_ms(const std::vector<PipelineRecord>& records, int warmup) {
+  // The interval between rank 0's step starts is what the whole pipeline sustains.
   std::vector<double> intervals;
   const auto& first = records.at(0).steps;
   for (std::size_t i = 0; i < first.size(); ++i) {
     if (first[i].step <= warmup) continue;
-    ++figures->measured_steps;
     if (i + 1 < first.size()) intervals.push_back(first[i + 1].started_s - first[i].started_s);
   }
   if (intervals.empty()) {
@@ -65,7 +58,20 @@ void analyse_pipeline(const std::vector<PipelineRecord>& records, int warmup,
       if (step.step > warmup) intervals.push_back(step.seconds);
     }
   }
-  figures->real_ms = median_of(intervals) * 1000;
+  return median_of(intervals) * 1000;
+}
+
+void analyse_pipeline(const std::vector<PipelineRecord>& records, int warmup,
+                      const baton::Plan& plan, PipelineFigures* figures) {
+  figures->ranks = static_cast<int>(records.size());
+  figures->stages = plan.num_stages;
+  figures->microbatches = plan.num_microbatches;
+  figures->schedule = plan.schedule_name;
+
+  for (const RecordedStep& step : records.at(0).steps) {
+    if (step.step > warmup) ++figures->measured_steps;
+  }
+  figures->real_ms = real_step_ms(records, warmup);
 
   std::map<std::pair<int, std::string>, std::vector<double>> costs;
   std::vector<double> send_posts;

@@ -53,6 +53,10 @@ struct PipelineFigures {
 
 double median_of(std::vector<double> values);
 
+// The real step: the median interval between rank 0's step starts after `warmup` (its
+// median step time when it ran only one), in milliseconds.
+double real_step_ms(const std::vector<PipelineRecord>& records, int warmup);
+
 // `records`: one per rank; steps up to `warmup` are left out. `plan`: the lowered plan.
 void analyse_pipeline(const std::vector<PipelineRecord>& records, int warmup,
                       const baton::Plan& plan, PipelineFigures* figures);

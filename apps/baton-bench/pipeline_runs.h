@@ -10,7 +10,7 @@
 #include "baton/config.h"
 #include "command_line.h"
 #include "process_group.h"
-#include "scratch.h"
+#include "scratch_folder.h"
 #include "training/pipeline_record.h"
 
 namespace baton_app {

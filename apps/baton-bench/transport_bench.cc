@@ -17,7 +17,7 @@
 #include "process_group.h"
 #include "rank.h"
 #include "report.h"
-#include "scratch.h"
+#include "scratch_folder.h"
 #include "sizes.h"
 
 namespace baton_app {

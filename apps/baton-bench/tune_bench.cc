@@ -53,15 +53,8 @@ double run_candidate(const PipelineBenchSettings& base, const Candidate& candida
         "model.cuts=" + cuts_text(candidate.bounds)}) {
     settings.sets.push_back(set);
   }
-  baton::Config config = load_bench_config(settings);
-  const baton::ConfiguredPlugins plugins =
-      baton::resolve_plugins(config, baton::plugin_loader_for(config));
-  const baton::CompiledPlan plan = baton::compile_configured_plan(config, plugins, base.ranks).plan;
   const ScratchFolder scratch;
-  const auto records = run_pipeline_ranks(settings, scratch, deadline);
-  PipelineFigures figures;
-  analyse_pipeline(records, settings.warmup, plan.lowered, &figures);
-  return figures.real_ms;
+  return real_step_ms(run_pipeline_ranks(settings, scratch, deadline), settings.warmup);
 }
 
 std::vector<double> rounded_all(std::vector<double> values, int decimals) {

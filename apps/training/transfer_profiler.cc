@@ -1,10 +1,7 @@
 #include "transfer_profiler.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <exception>
-#include <filesystem>
 #include <future>
 #include <iostream>
 #include <memory>
@@ -19,6 +16,7 @@
 #include "baton/runtime/transfer_probe.h"
 #include "baton/stores.h"
 #include "baton/transport.h"
+#include "scratch_folder.h"
 
 namespace baton_app {
 namespace {
@@ -71,10 +69,8 @@ ProbeTimes probe_pair(baton::Config& config, std::int64_t large_bytes,
       baton::resolve_plugins(config, baton::plugin_loader_for(config));
   const baton::Viability viability = plugins.transport->viability();
   if (!viability.viable) throw baton::PluginError("cannot run here: " + viability.reason);
-  const std::filesystem::path scratch = std::filesystem::temp_directory_path() /
-                                        ("baton-transfer-probe-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(scratch);
-  auto store = std::make_shared<baton::FileStore>(scratch.string());
+  const ScratchFolder scratch("baton-transfer-probe");
+  auto store = std::make_shared<baton::FileStore>(scratch.path());
   // Large messages take longer per round trip: fewer of them, at least a few.
   const int large_round_trips =
       static_cast<int>(std::clamp<std::int64_t>((256 << 20) / large_bytes, 4, 20));
@@ -103,8 +99,6 @@ ProbeTimes probe_pair(baton::Config& config, std::int64_t large_bytes,
   } catch (...) {
     if (!failure) failure = std::current_exception();
   }
-  std::error_code ignored;
-  std::filesystem::remove_all(scratch, ignored);
   if (failure) std::rethrow_exception(failure);
   return times;
 }

@@ -60,6 +60,9 @@ class BATON_API TransportAbortHandle {
   explicit TransportAbortHandle(Transport* transport) : transport_(transport) {}
   // Aborts the transport with `reason`, unless it is gone.
   void abort(const std::string& reason);
+  // What a Work's wait does when it times out: aborts the transport with `message` (the
+  // operation and its timeout), then throws TransportError(message).
+  [[noreturn]] void abort_on_timeout(const std::string& message);
   // From the transport's destructor: later abort() calls do nothing; one under way finishes
   // first.
   void detach();

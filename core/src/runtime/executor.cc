@@ -9,10 +9,10 @@
 #include <deque>
 #include <optional>
 
-#include "baton/runtime/split_backward.h"
 #include "baton/error.h"
 #include "baton/log.h"
 #include "baton/runtime/microbatch.h"
+#include "baton/runtime/split_backward.h"
 #include "baton/step_error.h"
 #include "baton/transport_capabilities.h"
 #include "baton/wait_notice.h"

@@ -52,6 +52,13 @@ void TransportAbortHandle::abort(const std::string& reason) {
   if (transport_ != nullptr) transport_->abort(reason);
 }
 
+void TransportAbortHandle::abort_on_timeout(const std::string& message) {
+  // The runtime ends a run at its first timeout: the transport aborts, so that everything
+  // else pending fails now naming why, and the peers hear of it (docs/writing-a-transport.md).
+  abort(message);
+  throw TransportError(message);
+}
+
 void TransportAbortHandle::detach() {
   std::lock_guard<std::mutex> lock(mutex_);
   transport_ = nullptr;

@@ -249,11 +249,7 @@ GlooWork::~GlooWork() {
 
 void GlooWork::wait(std::chrono::milliseconds timeout) {
   if (operation_->wait(timeout, *registry_)) return;
-  // The runtime ends a run at its first timeout: the transport aborts, so that everything
-  // else pending fails now naming why, and the peers hear of it (docs/writing-a-transport.md).
-  const std::string message = operation_->describe_timeout(timeout);
-  on_timeout_->abort(message);
-  throw baton::TransportError(message);
+  on_timeout_->abort_on_timeout(operation_->describe_timeout(timeout));
 }
 
 bool GlooWork::test() {

@@ -18,22 +18,19 @@ Operation::Operation(int rank, baton::P2PDescription what, at::Tensor tensor)
       tensor_(std::move(tensor)),
       data_(what.bytes == 0 ? static_cast<void*>(&zero_byte_target) : tensor_.data_ptr()) {}
 
-void Operation::wait(std::chrono::milliseconds timeout) {
-  if (!wait_for(timeout)) throw baton::TransportError(timeout_message(timeout));
-}
-
 void UcxWork::wait(std::chrono::milliseconds timeout) {
   if (operation_->test()) return;
   if (std::shared_ptr<ProgressEngine> engine = engine_.lock()) {
     const auto budget = std::min<std::chrono::microseconds>(poll_budget_, timeout);
-    if (budget.count() > 0 && engine->poll_until([this] { return operation_->settled(); }, budget))
-      return operation_->wait(timeout);  // settled: returns or throws at once
+    if (budget.count() > 0 &&
+        engine->poll_until([this] { return operation_->settled(); }, budget)) {
+      operation_->test();  // settled: throws when it failed
+      return;
+    }
     engine->poke();
   }
   if (operation_->wait_for(timeout)) return;
-  const std::string message = operation_->timeout_message(timeout);
-  on_timeout_->abort(message);
-  throw baton::TransportError(message);
+  on_timeout_->abort_on_timeout(operation_->timeout_message(timeout));
 }
 
 }  // namespace baton_ucx

@@ -24,9 +24,6 @@ class Operation : public baton::TransferOutcome {
   void* data() const { return data_; }
   bool is_cuda() const { return tensor_.is_cuda(); }
 
-  // Blocks until done or `timeout`; throws TransportError on failure or timeout.
-  void wait(std::chrono::milliseconds timeout);
-
  private:
   const at::Tensor tensor_;
   void* const data_;

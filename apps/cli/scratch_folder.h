@@ -1,5 +1,5 @@
-// A fresh temporary folder for one bench run (rendezvous stores, the measuring rank's
-// figures, ucx_perftest output), removed with everything in it when the run ends.
+// A fresh temporary folder (a bench run's rendezvous stores and figures, the transfer
+// probe's store), removed with everything in it when it goes out of scope.
 #pragma once
 
 #include <string>
@@ -8,8 +8,8 @@ namespace baton_app {
 
 class ScratchFolder {
  public:
-  // Creates $TMPDIR/baton-bench-XXXXXX (or /tmp/…). Throws baton::Error when it cannot.
-  ScratchFolder();
+  // Creates $TMPDIR/<prefix>-XXXXXX (or /tmp/…). Throws baton::Error when it cannot.
+  explicit ScratchFolder(const std::string& prefix = "baton-bench");
   ~ScratchFolder();
   ScratchFolder(const ScratchFolder&) = delete;
   ScratchFolder& operator=(const ScratchFolder&) = delete;

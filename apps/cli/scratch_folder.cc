@@ -1,4 +1,4 @@
-#include "scratch.h"
+#include "scratch_folder.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,13 +12,12 @@
 
 namespace baton_app {
 
-ScratchFolder::ScratchFolder() {
+ScratchFolder::ScratchFolder(const std::string& prefix) {
   const char* base = std::getenv("TMPDIR");
   std::string pattern =
-      std::string(base != nullptr && *base ? base : "/tmp") + "/baton-bench-XXXXXX";
+      std::string(base != nullptr && *base ? base : "/tmp") + "/" + prefix + "-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) {
-    throw baton::Error("bench: cannot create a temporary folder " + pattern + ": " +
-                       std::strerror(errno));
+    throw baton::Error("cannot create a temporary folder " + pattern + ": " + std::strerror(errno));
   }
   path_ = pattern;
 }
@@ -31,7 +30,7 @@ ScratchFolder::~ScratchFolder() {
 std::string ScratchFolder::make_subfolder(const std::string& name) const {
   const std::string path = path_ + "/" + name;
   if (::mkdir(path.c_str(), 0700) != 0) {
-    throw baton::Error("bench: cannot create " + path + ": " + std::strerror(errno));
+    throw baton::Error("cannot create " + path + ": " + std::strerror(errno));
   }
   return path;
 }
