@@ -191,8 +191,11 @@ std::vector<std::string> rank_arguments(const RunOptions& run, int world_size) {
 int launch(const RunOptions& run, int world_size) {
   const std::vector<std::string> run_args = rank_arguments(run, world_size);
   // The configuration is checked once here, before any rank starts (each rank reads it
-  // again, with its own environment).
-  const baton::Config config = load_run_config(run);
+  // again, with its own environment), with the world size the ranks will be given: checks
+  // such as world.data_parallel's and model.cuts' depend on it.
+  RunOptions checked = run;
+  checked.sets.insert(checked.sets.begin(), "world.ranks=" + std::to_string(world_size));
+  const baton::Config config = load_run_config(checked);
   // The store lives in the launcher, on loopback, for as long as the ranks run: on
   // world.port when the configuration sets one, else on a free port.
   const baton::ParamValue& port = config.section("world").at("port");

@@ -12,6 +12,7 @@
 #include "baton/plan/compile.h"
 #include "baton/plan/csv.h"
 #include "baton/plan/format.h"
+#include "baton/plan/gradient_reduction.h"
 #include "baton/plan/shape_limits.h"
 #include "baton/plan/simulate.h"
 #include "baton/plugin_loader.h"
@@ -49,10 +50,13 @@ baton::SimulationCosts parse_costs(const std::string& text) {
       costs.transfer_time = value;
     } else if (key == "send") {
       costs.send_overhead = value;
+    } else if (key == "reduce") {
+      costs.reduce_grad = value;
     } else {
       throw UsageError("--costs: unknown cost '" + key + "'" +
-                       baton::did_you_mean(key, {"F", "B", "I", "W", "comm", "send"}) +
-                       "; costs are F, B, I, W, comm (transfer time), send (sender overhead)");
+                       baton::did_you_mean(key, {"F", "B", "I", "W", "comm", "send", "reduce"}) +
+                       "; costs are F, B, I, W, comm (transfer time), send (sender overhead), "
+                       "reduce (a stage's gradient all-reduce, with --data-parallel)");
     }
   }
   return costs;
@@ -71,6 +75,7 @@ struct PlanOptions {
   std::string format = "table";
   std::string out;
   std::vector<std::string> plugin_path;
+  int data_parallel = 1;
 };
 
 SelectedSchedule select_schedule(const PlanOptions& options, const baton::PluginLoader& loader) {
@@ -107,6 +112,10 @@ std::string render(const std::string& format, const baton::CompiledPlan& compile
       out << " (peak memory " << std::setprecision(1) << stats.peak_memory_bytes() / (1 << 20)
           << " MiB)";
     }
+    if (stats.reduce_time > 0) {
+      out << ", gradient all-reduce " << std::setprecision(3) << stats.reduce_time << " ("
+          << stats.exposed_reduce_time << " exposed)";
+    }
     out << "\n";
   }
   return out.str();
@@ -133,7 +142,8 @@ baton::SimulationCosts costs_from_profile(const PlanOptions& options, std::strin
   *described = "costs: profile " + options.costs + " (" + profile.model + ", microbatches of " +
                std::to_string(measured.microbatch_size) + ", cuts " + cuts_text(bounds) +
                "), in seconds\n";
-  return simulation_costs(measured, bounds, profile.transfer, /*optimizer_state_factor=*/2.0);
+  return simulation_costs(measured, bounds, profile.transfer, /*optimizer_state_factor=*/2.0,
+                          options.data_parallel);
 }
 
 int run_plan(const PlanOptions& options) {
@@ -148,8 +158,10 @@ int run_plan(const PlanOptions& options) {
       baton::resolve_params(selected.params, descriptor.params, descriptor.num_params,
                             "schedule plugin '" + selected.plugin->name() + "'");
   const auto schedule = selected.plugin->create_as<baton::Schedule>(params);
-  const baton::CompiledPlan compiled =
+  baton::CompiledPlan compiled =
       baton::compile_schedule(*schedule, options.shape, selected.plugin->name());
+  // Every replica runs this plan; each stage's gradients are reduced across them.
+  if (options.data_parallel > 1) compiled = baton::with_gradient_reduction(compiled);
   const baton::SimulationResult result = baton::simulate(compiled.lowered, costs);
 
   std::string text = render(options.format, compiled, result);
@@ -187,6 +199,11 @@ void add_plan_command(CommandLine& command_line) {
   plan.add_option("--microbatches", options->shape.microbatches, "microbatches per step")
       ->required()
       ->check(integer_in(1, baton::kMaxMicrobatches));
+  plan.add_option("--data-parallel", options->data_parallel,
+                  "replicas of the pipeline (world.data_parallel): each stage's gradients are "
+                  "all-reduced across them after its last backward (REDUCE_GRAD)")
+      ->capture_default_str()
+      ->check(integer_in(1, baton::kMaxRanks));
   add_repeatable_option(plan, "--param", options->params,
                         "a schedule parameter (schedule.params.KEY)");
   plan.add_option("--costs", options->costs,

@@ -15,6 +15,7 @@ namespace {
 
 struct Row {
   std::string kind, name, version, viable, path, note;
+  std::string all_reduce = "-";  // transports: yes/no (world.data_parallel needs yes)
 };
 
 std::vector<Row> collect_rows(const baton::PluginLoader& loader) {
@@ -35,6 +36,10 @@ std::vector<Row> collect_rows(const baton::PluginLoader& loader) {
       row.name = descriptor.name;
       row.version = descriptor.version ? descriptor.version : "?";
       row.viable = viability.viable ? "yes" : "no";
+      if (descriptor.kind == baton::PluginKind::kTransport) {
+        row.all_reduce =
+            baton::plugin_capabilities(descriptor) & baton::kCapabilityAllReduce ? "yes" : "no";
+      }
       row.note = viability.viable ? (descriptor.description ? descriptor.description : "")
                                   : viability.reason;
     }
@@ -53,11 +58,12 @@ void print_table(const std::vector<Row>& rows, const baton::PluginLoader& loader
             << "  " << std::setw(name_width) << "NAME"
             << "  " << std::setw(version_width) << "VERSION"
             << "  " << std::setw(7) << "VIABLE"
+            << "  " << std::setw(10) << "ALL-REDUCE"
             << "  PATH\n";
   for (const auto& row : rows) {
     std::cout << std::setw(10) << row.kind << "  " << std::setw(name_width) << row.name << "  "
               << std::setw(version_width) << row.version << "  " << std::setw(7) << row.viable
-              << "  " << row.path << "\n";
+              << "  " << std::setw(10) << row.all_reduce << "  " << row.path << "\n";
     if (!row.note.empty()) std::cout << std::string(12, ' ') << row.note << "\n";
   }
   if (rows.empty()) std::cout << "(no plugins found)\n";
@@ -72,6 +78,7 @@ void print_json(const std::vector<Row>& rows) {
                     {"name", row.name},
                     {"version", row.version},
                     {"status", row.viable},
+                    {"all_reduce", row.all_reduce},
                     {"path", row.path},
                     {"note", row.note}});
   }

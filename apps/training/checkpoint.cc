@@ -189,6 +189,7 @@ bool Checkpointer::due(int step, int last_step) const {
 }
 
 std::string Checkpointer::save(int step, const std::string& schedule_name) {
+  if (!settings_.writes) return std::string();
   const std::string folder = step_folder(settings_.dir, step);
   try {
     baton::make_folders(folder, "checkpoint");
@@ -216,11 +217,10 @@ std::string Checkpointer::save(int step, const std::string& schedule_name) {
     wait_for_count(*store_, written_key, world_size_, timeout_,
                    "rank 0: checkpoint of step " + std::to_string(step));
   }
-  nlohmann::ordered_json manifest = {{"format", kManifestFormat},
-                                     {"step", step},
-                                     {"world_size", world_size_},
-                                     {"schedule", schedule_name},
-                                     {"optimizer", settings_.optimizer}};
+  nlohmann::ordered_json manifest = {
+      {"format", kManifestFormat}, {"step", step},
+      {"world_size", world_size_}, {"data_parallel", settings_.data_parallel},
+      {"schedule", schedule_name}, {"optimizer", settings_.optimizer}};
   nlohmann::ordered_json files = nlohmann::ordered_json::array();
   for (int r = 0; r < world_size_; ++r) {
     files.push_back("rank" + std::to_string(r) + ".pt");
@@ -246,9 +246,11 @@ Checkpointer::Restored Checkpointer::restore_latest() {
   const long step = manifest.step;
   const long world = manifest.world_size;
   if (world != world_size_) {
-    throw baton::ConfigError("--resume: checkpoint '" + folder + "' was written by " +
-                             std::to_string(world) + " ranks; this run has " +
-                             std::to_string(world_size_));
+    throw baton::ConfigError(
+        "--resume: checkpoint '" + folder + "' was written by a pipeline of " +
+        std::to_string(world) + " ranks; this run's pipeline has " + std::to_string(world_size_) +
+        " (world.ranks / world.data_parallel); resume with a pipeline of " + std::to_string(world) +
+        " ranks (any world.data_parallel), or start a new run");
   }
   if (!manifest.optimizer.empty() && manifest.optimizer != settings_.optimizer) {
     throw baton::ConfigError(

@@ -31,6 +31,10 @@ struct CheckpointSettings {
   // schedule: auto's choice (the JSON of schedule_choice.json), recorded in the manifest so
   // that a checkpoint carries the pipeline it was written by; empty for a named schedule.
   std::string schedule_choice;
+  // Data parallelism: only replica 0 writes (the replicas hold the same parameters and
+  // optimizer state); `data_parallel` is recorded in the manifest. Every replica restores.
+  bool writes = true;
+  int data_parallel = 1;
   // For tests (BATON_INJECT_FAILURE action=kill_in_checkpoint): the rank SIGKILLs itself in
   // the middle of this step's checkpoint, its parameters written and its optimizer state not.
   int kill_while_writing_step = -1;
@@ -56,6 +60,7 @@ c10::Dict<c10::IValue, c10::IValue> load_checkpoint_parameters(const std::string
 
 class Checkpointer {
  public:
+  // `rank` and `world_size` are the pipeline's (with data parallelism, one replica's).
   Checkpointer(CheckpointSettings settings, int rank, int world_size,
                std::shared_ptr<baton::Store> store, std::chrono::milliseconds timeout,
                std::vector<std::pair<std::string, at::Tensor>> named_params,
@@ -64,7 +69,8 @@ class Checkpointer {
   // Whether step `step` of `last_step` ends with a checkpoint.
   bool due(int step, int last_step) const;
   // Writes this rank's files for `step`; rank 0 then writes the manifest. Collective: every
-  // rank calls it after the same step. Returns the checkpoint's folder.
+  // rank calls it after the same step. Returns the checkpoint's folder (empty on a rank that
+  // does not write: CheckpointSettings::writes).
   std::string save(int step, const std::string& schedule_name);
   // Loads this rank's parameters and optimizer state from the newest complete checkpoint.
   // Throws ConfigError when there is none or it does not match this run (world size, this

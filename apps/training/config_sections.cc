@@ -84,13 +84,15 @@ void check_cuts(const baton::Config& config) {
     }
     previous = static_cast<long>(index);
   }
-  const std::int64_t stages = config.section("world").get_int("ranks") *
+  const std::int64_t stages = config.section("world").get_int("ranks") /
+                              config.section("world").get_int("data_parallel") *
                               config.section("schedule").get_int("stages_per_rank");
   if (static_cast<std::int64_t>(items.size()) != stages - 1) {
     throw baton::ConfigError(setting.origin().description + ": model.cuts " + setting.text() +
                              " has " + std::to_string(items.size()) + " cuts; " +
-                             std::to_string(stages) + " stages (world.ranks x " +
-                             "schedule.stages_per_rank) need " + std::to_string(stages - 1));
+                             std::to_string(stages) + " stages (world.ranks / " +
+                             "world.data_parallel x schedule.stages_per_rank) need " +
+                             std::to_string(stages - 1));
   }
 }
 
@@ -101,6 +103,19 @@ void check_batch(const baton::Config& config) {
                              std::to_string(1 << 24) + ", got " + batch.text());
   }
   const std::int64_t microbatches = config.section("schedule").get_int("microbatches");
+  const std::int64_t replicas = config.section("world").get_int("data_parallel");
+  if (replicas > 1) {
+    // Each replica takes batch_size / D rows and splits them into the microbatches.
+    if (batch.as_int() % (replicas * microbatches) == 0) return;
+    throw baton::ConfigError(
+        batch.origin().description + ": data.batch_size " + batch.text() + " does not split into " +
+        std::to_string(replicas) + " replicas (world.data_parallel) x " +
+        std::to_string(microbatches) + " microbatches (schedule.microbatches) of equal size; " +
+        "use a batch_size that is a multiple of " + std::to_string(replicas * microbatches) + " (" +
+        std::to_string(replicas * microbatches *
+                       std::max<std::int64_t>(1, batch.as_int() / (replicas * microbatches))) +
+        ", for example)");
+  }
   if (batch.as_int() % microbatches == 0) return;
   std::string workable;
   for (std::int64_t m = 1; m <= batch.as_int() && m <= 1024; ++m) {

@@ -51,7 +51,7 @@ Progress::Progress(const ProgressSettings& settings, const WorldInfo& world,
       store_(std::move(store)),
       steps_(steps),
       log_every_(settings.log_every),
-      last_stage_here_(plan.stage_to_rank.back() == world.rank),
+      last_stage_here_(plan.stage_to_rank.back() == world.pipeline_rank),
       terminal_(::isatty(STDOUT_FILENO) != 0),
       header_(std::move(header_json)) {
   if (world_.rank == 0) {

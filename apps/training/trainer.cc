@@ -245,7 +245,7 @@ LocalStages cut_into_stages(const baton::Config& config, baton_models::BuiltMode
       baton::split_microbatches(inputs, shape.microbatches, 0).at(0), context);
   const baton::Plan& plan = configured.plan.lowered;
   for (int s = 0; s < shape.num_stages(); ++s) {
-    if (plan.stage_to_rank[s] != world.rank) continue;
+    if (plan.stage_to_rank[s] != world.pipeline_rank) continue;
     local.stages.push_back(
         baton::make_chain_stage(model.chain, s, local.bounds[s], local.bounds[s + 1]));
     for (const auto& named : local.stages.back()->named_parameters()) {
@@ -337,16 +337,20 @@ class FailureRecord {
 };
 
 // The ranks this rank exchanges tensors with: those holding the stage before or after one
-// of its own.
-std::vector<int> pipeline_neighbours(const baton::Plan& plan, int rank) {
+// of its own in its pipeline, and its replicas in the others (they reduce gradients together).
+std::vector<int> pipeline_neighbours(const baton::Plan& plan, const WorldInfo& world) {
+  const int rank = world.pipeline_rank;
   std::vector<int> neighbours;
+  for (int replica = 0; replica < world.replicas; ++replica) {
+    if (replica != world.replica) neighbours.push_back(replica * world.pipeline_ranks + rank);
+  }
   const int stages = static_cast<int>(plan.stage_to_rank.size());
   for (int stage = 0; stage < stages; ++stage) {
     if (plan.stage_to_rank[stage] != rank) continue;
     for (const int other : {stage - 1, stage + 1}) {
       if (other < 0 || other >= stages) continue;
-      const int peer = plan.stage_to_rank[other];
-      if (peer != rank &&
+      const int peer = world.rank_in_replica(plan.stage_to_rank[other]);
+      if (plan.stage_to_rank[other] != rank &&
           std::find(neighbours.begin(), neighbours.end(), peer) == neighbours.end()) {
         neighbours.push_back(peer);
       }
@@ -409,12 +413,49 @@ void probe_transfer(const TrainOptions& options, baton::Transport* transport,
   if (rank == 0) options.on_transfer_probe(bytes, seconds);
 }
 
+// This replica's part of a global batch: rows [replica x B/D, (replica + 1) x B/D) of every
+// input and of the targets (the configuration checked that D divides B).
+std::vector<at::Tensor> replica_slice(const std::vector<at::Tensor>& tensors,
+                                      const WorldInfo& world) {
+  if (world.replicas == 1) return tensors;
+  std::vector<at::Tensor> slices;
+  for (const at::Tensor& tensor : tensors) {
+    if (!tensor.defined()) {
+      slices.push_back(tensor);
+      continue;
+    }
+    const std::int64_t rows = tensor.size(0) / world.replicas;
+    slices.push_back(tensor.narrow(0, world.replica * rows, rows));
+  }
+  return slices;
+}
+
+at::Tensor replica_slice(const at::Tensor& tensor, const WorldInfo& world) {
+  return replica_slice(std::vector<at::Tensor>{tensor}, world).front();
+}
+
+// Printed once by rank 0 when there are replicas: who is who.
+std::string describe_layout(const WorldInfo& world) {
+  std::string text = "layout: " + std::to_string(world.replicas) + " replicas x " +
+                     std::to_string(world.pipeline_ranks) + " pipeline ranks (rank = replica x " +
+                     std::to_string(world.pipeline_ranks) + " + pipeline rank):";
+  for (int replica = 0; replica < world.replicas; ++replica) {
+    text += " replica " + std::to_string(replica) + " = ranks " +
+            std::to_string(replica * world.pipeline_ranks) + ".." +
+            std::to_string((replica + 1) * world.pipeline_ranks - 1) +
+            (replica + 1 < world.replicas ? ";" : "");
+  }
+  return text;
+}
+
 }  // namespace
 
 void train(baton::Config& config, const TrainOptions& options) {
-  const WorldInfo world = world_from_environment();
+  const WorldInfo world = with_data_parallel(
+      world_from_environment(), static_cast<int>(config.section("world").get_int("data_parallel")));
   set_up_logging(config, world);
   check_world_size(config, world);
+  if (world.rank == 0 && world.replicas > 1) std::cout << describe_layout(world) << std::endl;
   const RunSettings settings = read_run_settings(config);
   // Before any tensor work: LibTorch's pools are sized once.
   const ComputeSetup compute = set_up_compute(config, world);
@@ -454,7 +495,8 @@ void train(baton::Config& config, const TrainOptions& options) {
       baton_models::build_model(baton_models::read_model_settings(config), settings.seed);
   const auto batches = baton_models::make_batch_source(baton_models::read_data_settings(config),
                                                        model, options.data_dir);
-  const std::vector<at::Tensor> first_inputs = batches->batch(1).inputs;
+  const std::vector<at::Tensor> global_first_inputs = batches->batch(1).inputs;
+  const std::vector<at::Tensor> first_inputs = replica_slice(global_first_inputs, world);
   const LocalStages local = cut_into_stages(config, model, configured, world, store, settings,
                                             first_inputs, options.resume);
   const std::shared_ptr<baton::Transport> transport =
@@ -465,9 +507,11 @@ void train(baton::Config& config, const TrainOptions& options) {
   executor_options.timeout = settings.timeout;
   executor_options.record_timeline = settings.trace.enabled || options.record_timeline;
   executor_options.sample_heap = options.sample_heap;
+  executor_options.replica = world.replica;
+  executor_options.replicas = world.replicas;
   InjectedSignal signal_at_step;
   inject_failure_from_environment(world.rank, &executor_options, &signal_at_step);
-  baton::PipelineExecutor executor(world.rank, plan, local.stages, transport,
+  baton::PipelineExecutor executor(world.pipeline_rank, plan, local.stages, transport,
                                    make_validators(config, loader), model.loss, executor_options);
   auto optimizer = make_optimizer(config, local.params);
   for (auto& stage : local.stages) stage->set_training(true);
@@ -475,7 +519,11 @@ void train(baton::Config& config, const TrainOptions& options) {
   CheckpointSettings checkpoint_settings = settings.checkpoint;
   checkpoint_settings.kill_while_writing_step = signal_at_step.kill_in_checkpoint_step;
   checkpoint_settings.schedule_choice = schedule_choice;
-  Checkpointer checkpointer(checkpoint_settings, world.rank, world.world_size, store,
+  // Replica 0 writes the checkpoints (the replicas hold the same parameters); every replica
+  // reads its pipeline rank's files.
+  checkpoint_settings.writes = world.replica == 0;
+  checkpoint_settings.data_parallel = world.replicas;
+  Checkpointer checkpointer(checkpoint_settings, world.pipeline_rank, world.pipeline_ranks, store,
                             settings.timeout, local.named_params, optimizer.get());
   int first_step = 1;
   if (options.resume) {
@@ -488,6 +536,7 @@ void train(baton::Config& config, const TrainOptions& options) {
   }
   nlohmann::ordered_json header = {{"run", settings.name},
                                    {"ranks", world.world_size},
+                                   {"data_parallel", world.replicas},
                                    {"schedule", plugins.schedule->name()},
                                    {"microbatches", configured.shape.microbatches},
                                    {"cuts", format_cuts(local.bounds)}};
@@ -504,16 +553,18 @@ void train(baton::Config& config, const TrainOptions& options) {
   std::int64_t buffers_after_first_step = 0;
   // A rank keeps only the part of each batch its stages use: inputs for the first stage,
   // targets for the last.
-  baton_models::BatchPrefetcher prefetcher(*batches, plan.stage_to_rank.front() == world.rank,
-                                           plan.stage_to_rank.back() == world.rank);
-  const std::int64_t samples_per_step = first_inputs.at(0).size(0);
+  baton_models::BatchPrefetcher prefetcher(*batches,
+                                           plan.stage_to_rank.front() == world.pipeline_rank,
+                                           plan.stage_to_rank.back() == world.pipeline_rank);
+  const std::int64_t samples_per_step = global_first_inputs.at(0).size(0);
   // Integer inputs are token ids: a language model's throughput is tokens/s.
-  const std::int64_t tokens_per_step =
-      at::isFloatingType(first_inputs.at(0).scalar_type()) ? 0 : first_inputs.at(0).numel();
+  const std::int64_t tokens_per_step = at::isFloatingType(global_first_inputs.at(0).scalar_type())
+                                           ? 0
+                                           : global_first_inputs.at(0).numel();
   // A neighbour that hangs stops the run at the heartbeat period, naming it, instead of at
   // world.timeout_s: aborting the transport fails this rank's pending transfers at once.
   auto heartbeat =
-      std::make_unique<Heartbeat>(store, world.rank, pipeline_neighbours(plan, world.rank),
+      std::make_unique<Heartbeat>(store, world.rank, pipeline_neighbours(plan, world),
                                   settings.heartbeat, [transport](const std::string& why) {
                                     if (transport) transport->abort(why);
                                   });
@@ -537,7 +588,8 @@ void train(baton::Config& config, const TrainOptions& options) {
       const double wall_start_us = std::chrono::duration<double, std::micro>(
                                        std::chrono::system_clock::now().time_since_epoch())
                                        .count();
-      const baton::StepResult result = executor.run_step(batch.inputs, batch.targets);
+      const baton::StepResult result = executor.run_step(replica_slice(batch.inputs, world),
+                                                         replica_slice(batch.targets, world));
       trace.add_step(step, wall_start_us, result);
       if (step == 1) {
         buffers_after_first_step = executor.recv_buffers().allocations();
@@ -559,7 +611,9 @@ void train(baton::Config& config, const TrainOptions& options) {
       }
     }
     heartbeat.reset();  // done training: a neighbour that finishes later must not think it hung
-    probe_transfer(options, transport.get(), executor, plan, world.rank, settings.timeout);
+    if (world.replicas == 1) {
+      probe_transfer(options, transport.get(), executor, plan, world.rank, settings.timeout);
+    }
     trace_path = trace.finish(plan);
   } catch (const baton::Error& error) {
     failure_record.record();

@@ -43,6 +43,19 @@ void check_rank(const WorldInfo& world, const char* rank_name) {
 
 }  // namespace
 
+WorldInfo with_data_parallel(WorldInfo world, int replicas) {
+  if (replicas < 1 || world.world_size % replicas != 0) {
+    throw baton::ConfigError("world.data_parallel " + std::to_string(replicas) +
+                             " does not divide the " + std::to_string(world.world_size) +
+                             " ranks into pipelines of equal size");
+  }
+  world.replicas = replicas;
+  world.pipeline_ranks = world.world_size / replicas;
+  world.replica = world.rank / world.pipeline_ranks;
+  world.pipeline_rank = world.rank % world.pipeline_ranks;
+  return world;
+}
+
 WorldInfo world_from_environment() {
   WorldInfo world;
   if (get(kLaunchRank)) {
@@ -84,7 +97,7 @@ WorldInfo world_from_environment() {
     check_rank(world, "OMPI_COMM_WORLD_RANK");
   }
   if (get(kStoreToken)) world.store_token = get(kStoreToken);
-  return world;
+  return with_data_parallel(world, 1);
 }
 
 }  // namespace baton_app

@@ -18,7 +18,23 @@ struct WorldInfo {
   std::string run_id;  // empty: derived from the configuration
   // The secret every rank presents to the store (BATON_STORE_TOKEN); empty: the run id.
   std::string store_token;
+  // The layout (world.data_parallel, docs/runtime.md): `replicas` copies of a pipeline of
+  // `pipeline_ranks` ranks, one pipeline's ranks adjacent, so rank = replica x pipeline_ranks
+  // + pipeline_rank. One replica of the whole world until with_data_parallel() says more.
+  int replicas = 1;
+  int replica = 0;
+  int pipeline_ranks = 1;
+  int pipeline_rank = 0;
+
+  // The transport rank of `pipeline_rank` in this rank's replica.
+  int rank_in_replica(int pipeline_rank_in) const {
+    return replica * pipeline_ranks + pipeline_rank_in;
+  }
 };
+
+// `world` laid out as `replicas` pipelines (world_size must be a multiple; the configuration
+// checks it).
+WorldInfo with_data_parallel(WorldInfo world, int replicas);
 
 // Names of the variables baton's launcher sets for its ranks.
 extern const char* const kLaunchRank;

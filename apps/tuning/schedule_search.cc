@@ -10,6 +10,7 @@
 #include "baton/error.h"
 #include "baton/plan/balanced_cuts.h"
 #include "baton/plan/compile.h"
+#include "baton/plan/gradient_reduction.h"
 #include "baton/schedule.h"
 
 namespace baton_app {
@@ -74,8 +75,11 @@ std::vector<int> balanced_cuts(const MicrobatchProfile& measured, int num_stages
 SearchSpace search_space_from_config(const baton::Config& config, int ranks, int batch_size) {
   const baton::ParamValues& schedule = config.section("schedule");
   SearchSpace space;
-  space.ranks = ranks;
-  space.batch_size = batch_size;
+  // With data parallelism every replica is a pipeline of ranks / D on batch_size / D rows
+  // (the configuration checked both divide).
+  space.data_parallel = static_cast<int>(config.section("world").get_int("data_parallel"));
+  space.ranks = ranks / space.data_parallel;
+  space.batch_size = batch_size / space.data_parallel;
   if (schedule.get_string("name") != "auto") space.schedules = {schedule.get_string("name")};
   if (set_by_user(schedule.at("microbatches"))) {
     space.microbatches = static_cast<int>(schedule.get_int("microbatches"));
@@ -97,7 +101,7 @@ SearchSpace search_space_from_config(const baton::Config& config, int ranks, int
 baton::SimulationCosts simulation_costs(const MicrobatchProfile& measured,
                                         const std::vector<int>& bounds,
                                         const TransferProfile& transfer,
-                                        double optimizer_state_factor) {
+                                        double optimizer_state_factor, int data_parallel) {
   baton::SimulationCosts costs;
   costs.transfer_time = transfer.latency_s;
   costs.send_overhead = transfer.send_overhead_s;
@@ -123,6 +127,15 @@ baton::SimulationCosts simulation_costs(const MicrobatchProfile& measured,
         bounds[s] == 0 ? measured.input_bytes
                        : measured.units[static_cast<std::size_t>(bounds[s] - 1)].output_bytes;
     stage.backward_transfer = input_bytes * transfer.seconds_per_byte;
+    if (data_parallel > 1) {
+      double gradient_bytes = 0;
+      for (int u = bounds[s]; u < bounds[s + 1]; ++u) {
+        gradient_bytes += measured.units[static_cast<std::size_t>(u)].parameter_bytes;
+      }
+      const double steps = 2.0 * (data_parallel - 1);
+      stage.reduce_grad =
+          steps * (transfer.latency_s + gradient_bytes / data_parallel * transfer.seconds_per_byte);
+    }
   }
   return costs;
 }
@@ -186,12 +199,12 @@ SearchResult search_schedules(const baton::PluginLoader& loader, const ModelProf
         candidate.stages_per_rank = stages_per_rank;
         candidate.microbatches = microbatches;
         candidate.bounds = balanced_cuts(measured, stages);
-        const baton::CompiledPlan compiled =
-            baton::compile_schedule(*schedule, shape, plugin->name());
+        baton::CompiledPlan compiled = baton::compile_schedule(*schedule, shape, plugin->name());
+        if (space.data_parallel > 1) compiled = baton::with_gradient_reduction(compiled);
         const baton::SimulationResult simulated =
             baton::simulate(compiled.lowered,
                             simulation_costs(measured, candidate.bounds, profile.transfer,
-                                             space.optimizer_state_factor),
+                                             space.optimizer_state_factor, space.data_parallel),
                             totals_only);
         ++result.simulated;
         candidate.predicted_step_s = simulated.makespan;

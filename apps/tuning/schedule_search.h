@@ -25,6 +25,9 @@ struct SearchSpace {
   int stages_per_rank = 0;            // fixed by the user; 0: 1 .. units / ranks (at most 8)
   double memory_limit_bytes = 0;      // per rank; 0: no limit
   double optimizer_state_factor = 2;  // optimizer state per parameter byte (adam 2, sgd 0-1)
+  // Replicas of the pipeline (world.data_parallel): each plan reduces its gradients across
+  // them (REDUCE_GRAD), costed as a ring all-reduce over the profiled transfer costs.
+  int data_parallel = 1;
 };
 
 struct Candidate {
@@ -56,6 +59,8 @@ struct SearchResult {
 // schedule.microbatches / stages_per_rank the configuration sets itself (not their
 // defaults), schedule.memory_limit_mb, and the optimizer's state per parameter byte.
 // Throws ConfigError for a negative memory limit, naming where it was set.
+// `ranks` and `batch_size` are the whole world's: with world.data_parallel D the space is one
+// replica's pipeline (ranks / D, batch_size / D), its plans reducing across D replicas.
 SearchSpace search_space_from_config(const baton::Config& config, int ranks, int batch_size);
 
 // Stage boundaries over the units, balanced on their measured compute (forward and full
@@ -63,10 +68,12 @@ SearchSpace search_space_from_config(const baton::Config& config, int ranks, int
 std::vector<int> balanced_cuts(const MicrobatchProfile& measured, int num_stages);
 
 // Simulator costs of one candidate: stage s runs units [bounds[s], bounds[s+1]).
+// With `data_parallel` D > 1 each stage's REDUCE_GRAD costs a ring all-reduce of its
+// gradients: 2(D-1) messages of 1/D of them each way.
 baton::SimulationCosts simulation_costs(const MicrobatchProfile& measured,
                                         const std::vector<int>& bounds,
                                         const TransferProfile& transfer,
-                                        double optimizer_state_factor);
+                                        double optimizer_state_factor, int data_parallel = 1);
 
 // Throws ConfigError when nothing can run (naming why each shape was refused) or when
 // nothing fits the memory limit (naming the smallest candidate's need).

@@ -340,7 +340,9 @@ TEST(ConfigChecks, ValuesThatFailedOnlyAtLaunchAreRefusedWhenRead) {
       {"data.source=nosuch", "data.source must be one of synthetic, files, text, got 'nosuch'"},
       {"model.cuts=[-1]", "must be increasing and at least 1; -1 is not"},
       {"model.cuts=[3, 2]", "must be increasing and at least 1; 2 is not"},
-      {"model.cuts=[2, 5]", "has 2 cuts; 2 stages (world.ranks x schedule.stages_per_rank) need 1"},
+      {"model.cuts=[2, 5]",
+       "has 2 cuts; 2 stages (world.ranks / world.data_parallel x schedule.stages_per_rank) need "
+       "1"},
       {"model.cuts=[balnced]", "did you mean 'balanced'?"},
       {"data.batch_size=4", "data.batch_size 4 does not split into schedule.microbatches 8"},
       {"checkpoint.every=-1", "checkpoint.every must be at least 0"},
@@ -357,6 +359,28 @@ TEST(ConfigChecks, ValuesThatFailedOnlyAtLaunchAreRefusedWhenRead) {
     EXPECT_THAT(message, HasSubstr(expected)) << assignment;
     EXPECT_THAT(message, HasSubstr("--set " + assignment)) << assignment << ": origin missing";
   }
+}
+
+// world.data_parallel: the ranks must split into equal pipelines, the batch into the replicas'
+// microbatches, and the transport must be able to all-reduce (checked with the plugins).
+TEST(ConfigChecks, DataParallelLayoutsThatCannotWorkAreRefused) {
+  std::string message =
+      config_error_of([] { load("world: {ranks: 4}\n", {"world.data_parallel=3"}); });
+  EXPECT_THAT(message, HasSubstr("--set world.data_parallel=3: world.data_parallel is 3 but "
+                                 "world.ranks is 4, which does not split into 3 pipelines"));
+  EXPECT_THAT(message, HasSubstr("set world.ranks to a multiple of 3"));
+  message = config_error_of([] {
+    load("world: {ranks: 4, data_parallel: 2}\ndata: {batch_size: 12}\n",
+         {"schedule.microbatches=4"});
+  });
+  EXPECT_THAT(message, HasSubstr("data.batch_size 12 does not split into 2 replicas "
+                                 "(world.data_parallel) x 4 microbatches"));
+  EXPECT_THAT(message, HasSubstr("a multiple of 8"));
+  EXPECT_THAT(config_error_of([] { load("", {"world.data_parallel=0"}); }),
+              HasSubstr("world.data_parallel must be at least 1"));
+  // Four ranks as two pipelines of two, with a batch that splits: accepted.
+  EXPECT_NO_THROW(load("world: {ranks: 4, data_parallel: 2}\ndata: {batch_size: 16}\n",
+                       {"schedule.microbatches=4"}));
 }
 
 TEST(ConfigChecks, APlanTooLargeToHoldIsRefusedNamingTheProduct) {

@@ -19,32 +19,41 @@ constexpr int kSteps = 3;
 struct Case {
   std::string schedule;
   int stages_per_rank;
-  int ranks;
+  int ranks;  // in all: data_parallel x the pipeline's
   std::string transport;
+  int data_parallel = 1;
 };
 
 std::string case_name(const testing::TestParamInfo<Case>& info) {
-  return info.param.schedule + "_" + std::to_string(info.param.ranks) + "ranks_" +
-         info.param.transport;
+  const Case& c = info.param;
+  if (c.data_parallel > 1) {
+    return c.schedule + "_pp" + std::to_string(c.ranks / c.data_parallel) + "_dp" +
+           std::to_string(c.data_parallel) + "_" + c.transport;
+  }
+  return c.schedule + "_" + std::to_string(c.ranks) + "ranks_" + c.transport;
 }
 
 // CTest names the cases by this, not by the struct's bytes.
 void PrintTo(const Case& c, std::ostream* out) {
   *out << c.schedule << " on " << c.ranks << " ranks over " << c.transport;
+  if (c.data_parallel > 1) *out << " (" << c.data_parallel << " replicas)";
 }
 
-// The run's configuration, given to the launch (as --set) and to the reference.
+// The run's configuration, given to the launch (as --set) and to the reference. With
+// replicas, each takes 8 rows of the global batch: the reference trains on all of them.
 std::vector<std::string> settings_for(const Case& c) {
-  const int stages = c.ranks * c.stages_per_rank;
+  const int stages = c.ranks / c.data_parallel * c.stages_per_rank;
+  const int batch = c.data_parallel > 1 ? 8 * c.data_parallel : 16;
   return {"model.name=mlp",
           "model.params.in_features=12",
           "model.params.hidden=16",
           "model.params.layers=" + std::to_string(stages),  // input + layers + head units
           "model.params.out_features=5",
           "data.source=synthetic",
-          "data.batch_size=16",
+          "data.batch_size=" + std::to_string(batch),
+          "world.data_parallel=" + std::to_string(c.data_parallel),
           "schedule.name=" + c.schedule,
-          "schedule.microbatches=8",
+          "schedule.microbatches=" + std::to_string(c.data_parallel > 1 ? 4 : 8),
           "schedule.stages_per_rank=" + std::to_string(c.stages_per_rank),
           "transport.name=" + c.transport,
           "optimizer.name=sgd",
@@ -97,6 +106,26 @@ std::vector<Case> all_cases() {
 
 INSTANTIATE_TEST_SUITE_P(EverySchedule, PipelineEquivalence, testing::ValuesIn(all_cases()),
                          case_name);
+
+// Pipelines x data parallelism: every schedule as two replicas of a 2-rank pipeline (4
+// ranks), over both CPU transports, and 1F1B as three replicas (6 ranks). Each replica must
+// match plain PyTorch on the whole global batch by itself.
+std::vector<Case> data_parallel_cases() {
+  const std::vector<std::pair<std::string, int>> schedules = {
+      {"gpipe", 1},      {"1f1b", 1}, {"zero_bubble", 1}, {"interleaved_1f1b", 2},
+      {"looped_bfs", 2}, {"zbv", 2},  {"dualpipev", 2}};
+  std::vector<Case> cases;
+  for (const std::string transport : {"gloo", "ucx"}) {
+    for (const auto& [schedule, stages_per_rank] : schedules) {
+      cases.push_back({schedule, stages_per_rank, 4, transport, 2});
+    }
+  }
+  cases.push_back({"1f1b", 1, 6, "gloo", 3});
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(DataParallel, PipelineEquivalence,
+                         testing::ValuesIn(data_parallel_cases()), case_name);
 
 // Models, data sources, losses and optimizers beyond the schedule matrix above, each checked
 // against plain PyTorch the same way.

@@ -15,6 +15,10 @@ optimizer for every step on the whole batch, and compares with what the ranks du
   * every parameter's gradient after step 1;
   * every parameter after the last step.
 
+With world.data_parallel D in the settings the ranks are D replicas of a pipeline (rank =
+replica x ranks/D + pipeline rank): the reference still trains one model on the whole batch,
+and every replica, on its own, must start from the same parameters and match all of the above.
+
 Exit status 0 when everything matches within rtol/atol, 1 with a report otherwise, 2 when
 the settings ask for something this reference does not implement.
 """
@@ -47,6 +51,7 @@ DEFAULTS = {
     "optimizer.weight_decay": 0.0,
     "run.steps": 20,
     "run.seed": 0,
+    "world.data_parallel": 1,
 }
 
 
@@ -340,6 +345,37 @@ def compare(report, what, actual, expected, rtol, atol):
         report.fail("%s: max difference %.3g (rtol %g, atol %g)" % (what, worst, rtol, atol))
 
 
+def check_pipeline(report, label, dumps, expected_names, losses, first_grads, params, args):
+    """One pipeline's dumps against the reference: losses, first gradients, final parameters."""
+    reporting = [rank for rank, dump in enumerate(dumps) if "loss" in dump]
+    if len(reporting) != 1:
+        report.fail("%sthe loss is reported by ranks %s; exactly one rank holds the last stage"
+                    % (label, reporting))
+    else:
+        got = dumps[reporting[0]]["loss"]
+        compare(report, "%sthe losses of steps 1..%d" % (label, len(losses)), got,
+                torch.tensor(losses, dtype=torch.double), args.rtol, 0.0)
+    grads = gather(dumps, "grad.", report)
+    finals = gather(dumps, "param.", report)
+    for name in expected_names:
+        if name not in first_grads:
+            continue
+        if name not in grads:
+            report.fail("%sgrad.%s: no rank dumped it" % (label, name))
+        else:
+            compare(report, "%sgradient of %s after step 1" % (label, name), grads[name],
+                    first_grads[name], args.rtol, args.atol)
+    for name in expected_names:
+        if name not in finals:
+            report.fail("%sparam.%s: no rank dumped it" % (label, name))
+        else:
+            compare(report, "%s%s after step %d" % (label, name, len(losses)), finals[name],
+                    params[name].detach(), args.rtol, args.atol)
+    extra = sorted(set(grads) - set(first_grads)) + sorted(set(finals) - set(params))
+    if extra:
+        report.fail("%sthe ranks dumped parameters the model does not have: %s" % (label, extra))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--dumps", required=True)
@@ -350,6 +386,12 @@ def main():
     args = parser.parse_args()
     s = parse_settings(args.settings)
     torch.set_num_threads(1)
+
+    replicas = s["world.data_parallel"]
+    if not isinstance(replicas, int) or replicas < 1 or args.ranks % replicas:
+        print("%d ranks do not make world.data_parallel=%s replicas" % (args.ranks, replicas))
+        return 1
+    width = args.ranks // replicas  # one pipeline's ranks
 
     report = Report()
     dumps = []
@@ -362,7 +404,7 @@ def main():
 
     try:
         model = build_model(s)
-        initial = gather(dumps, "initial.", report)
+        initial = gather(dumps[:width], "initial.", report)
         expected_names = sorted(name for name, _ in model.named_parameters())
         if sorted(initial) != expected_names:
             report.fail("the ranks hold parameters %s; the model has %s" %
@@ -389,33 +431,14 @@ def main():
         print("torch_reference.py does not implement " + str(error))
         return 2
 
-    reporting = [rank for rank, dump in enumerate(dumps) if "loss" in dump]
-    if len(reporting) != 1:
-        report.fail("the loss is reported by ranks %s; exactly one rank holds the last stage"
-                    % reporting)
-    else:
-        got = dumps[reporting[0]]["loss"]
-        compare(report, "the losses of steps 1..%d" % len(losses), got,
-                torch.tensor(losses, dtype=torch.double), args.rtol, 0.0)
-    grads = gather(dumps, "grad.", report)
-    finals = gather(dumps, "param.", report)
-    for name in expected_names:
-        if name not in first_grads:
-            continue
-        if name not in grads:
-            report.fail("grad.%s: no rank dumped it" % name)
-        else:
-            compare(report, "gradient of %s after step 1" % name, grads[name], first_grads[name],
-                    args.rtol, args.atol)
-    for name in expected_names:
-        if name not in finals:
-            report.fail("param.%s: no rank dumped it" % name)
-        else:
-            compare(report, "%s after step %d" % (name, len(losses)), finals[name],
-                    params[name].detach(), args.rtol, args.atol)
-    extra = sorted(set(grads) - set(first_grads)) + sorted(set(finals) - set(params))
-    if extra:
-        report.fail("the ranks dumped parameters the model does not have: %s" % extra)
+    for replica in range(replicas):
+        group = dumps[replica * width:(replica + 1) * width]
+        label = "replica %d: " % replica if replicas > 1 else ""
+        if replica > 0:
+            for name, value in gather(group, "initial.", report).items():
+                if name not in initial or not torch.equal(value, initial[name]):
+                    report.fail("%sinitial.%s differs from replica 0's" % (label, name))
+        check_pipeline(report, label, group, expected_names, losses, first_grads, params, args)
 
     print("torch reference: %d parameters, %d steps, losses %s"
           % (len(expected_names), len(losses), " ".join("%.6f" % l for l in losses)))

@@ -9,9 +9,11 @@
 #include <fstream>
 
 #include "baton/config.h"
+#include "baton/config_plugins.h"
 #include "baton/error.h"
 #include "baton/plugin_loader.h"
 #include "baton/schedule.h"
+#include "plugin_for_test.h"
 #include "run_command.h"
 
 namespace {
@@ -129,6 +131,58 @@ TEST(PluginLoader, RefusesWrongAbiMajorNamingBothVersions) {
   EXPECT_THAT(message,
               HasSubstr("built for baton ABI " + std::to_string(BATON_ABI_MAJOR + 1) + "."));
   EXPECT_THAT(message, HasSubstr("this baton is ABI " + std::to_string(BATON_ABI_MAJOR) + "."));
+}
+
+// ABI 1.1 appended `capabilities`: a plugin built against 1.0 loads and can do nothing extra
+// (the loader does not read past its descriptor; the bits behind it here are garbage on
+// purpose), while a descriptor shorter than 1.0's is refused.
+TEST(PluginLoader, LoadsAnAbi10PluginWithoutCapabilities) {
+  const auto plugin =
+      baton::load_plugin_file(path_of(PluginKind::kSchedule, "test-abi-1-0"), nullptr);
+  EXPECT_EQ(baton::plugin_capabilities(plugin->descriptor()), 0u);
+}
+
+TEST(PluginLoader, RefusesADescriptorShorterThanAbi10) {
+  const std::string message = error_of([] {
+    baton::load_plugin_file(path_of(PluginKind::kSchedule, "test-short-descriptor"), nullptr);
+  });
+  EXPECT_THAT(message, HasSubstr("descriptor is "));
+  EXPECT_THAT(message, HasSubstr("needs at least"));
+}
+
+TEST(PluginLoader, BuiltInTransportsDeclareTheyCanAllReduce) {
+  for (const char* name : {"gloo", "ucx", "nccl"}) {
+    // Only the descriptor is read: nccl's declares it without a GPU.
+    const baton_test::PluginForTest found =
+        baton_test::plugin_for_test(PluginKind::kTransport, name);
+    if (!found.failure.empty() && found.plugin == nullptr) ADD_FAILURE() << found.failure;
+    if (found.plugin == nullptr) continue;  // not built here
+    EXPECT_NE(baton::plugin_capabilities(found.plugin->descriptor()) & baton::kCapabilityAllReduce,
+              0u)
+        << name;
+  }
+  EXPECT_EQ(baton::plugin_capabilities(
+                baton::load_plugin_file(path_of(PluginKind::kSchedule, "test-good"), nullptr)
+                    ->descriptor()),
+            0u);
+}
+
+// world.data_parallel needs a transport that declares kCapabilityAllReduce; the refusal names
+// the key, where it was set, the transport and what to do.
+TEST(PluginLoader, DataParallelRefusesATransportThatCannotAllReduce) {
+  baton::ConfigOverrides overrides;
+  overrides.set = {"world.ranks=4", "world.data_parallel=2",
+                   "transport.name=" + path_of(PluginKind::kTransport, "test-other-good")};
+  baton::Config config = baton::load_config_text("", "test", overrides);
+  std::string message = "no error";
+  try {
+    baton::resolve_plugins(config, baton::plugin_loader_for(config));
+  } catch (const baton::ConfigError& error) {
+    message = error.what();
+  }
+  EXPECT_THAT(message, HasSubstr("--set world.data_parallel=2: world.data_parallel is 2, but "
+                                 "transport 'test-other-good' cannot all-reduce"));
+  EXPECT_THAT(message, HasSubstr("or world.data_parallel: 1"));
 }
 
 TEST(PluginLoader, RefusesWrongKind) {

@@ -110,6 +110,33 @@ TEST_P(TransportConformance, AbortFailsPendingAndFutureOpsFast) {
   expect_success("abort", 2);
 }
 
+// All-reduce (baton/all_reduce.h): every built-in transport can reduce.
+TEST_P(TransportConformance, AllReduceSumsExactlyAtEverySizeAndDtype) {
+  expect_success("all_reduce_sizes", 2);
+  expect_success("all_reduce_sizes", 3);
+}
+
+TEST_P(TransportConformance, AllReduceInSeveralGroupsAtOnce) {
+  expect_success("all_reduce_groups", 4);
+}
+
+TEST_P(TransportConformance, AllReduceWithAKilledMemberFailsTheOthersFast) {
+  const JobResult result = run("all_reduce_peer_killed", 3);
+  ASSERT_EQ(result.ranks.size(), 3u);
+  for (int rank = 0; rank < 2; ++rank) {
+    EXPECT_TRUE(result.ranks[rank].exited && result.ranks[rank].exit_code == 0) << result.report();
+  }
+  EXPECT_TRUE(!result.ranks[2].hung && result.ranks[2].signal == SIGKILL) << result.report();
+}
+
+TEST_P(TransportConformance, AllReduceTimeoutNamesItAndAbortsTheTransport) {
+  expect_success("all_reduce_timeout", 2);
+}
+
+TEST_P(TransportConformance, AllReduceRejectsBadGroupsAndTensors) {
+  expect_success("all_reduce_rejects", 2);
+}
+
 INSTANTIATE_TEST_SUITE_P(Transports, TransportConformance, ::testing::Values("gloo", "ucx", "nccl"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;

@@ -33,6 +33,13 @@ void scenario_timeout(RankContext& ctx);
 void scenario_peer_killed(RankContext& ctx);
 void scenario_abort(RankContext& ctx);
 
+// All-reduce (scenarios_all_reduce.cc).
+void scenario_all_reduce_sizes(RankContext& ctx);
+void scenario_all_reduce_groups(RankContext& ctx);
+void scenario_all_reduce_peer_killed(RankContext& ctx);
+void scenario_all_reduce_timeout(RankContext& ctx);
+void scenario_all_reduce_rejects(RankContext& ctx);
+
 // gloo only (scenarios_gloo.cc).
 void scenario_gloo_in_flight_limit(RankContext& ctx);
 

@@ -21,6 +21,7 @@ struct ConfiguredPlugins {
 BATON_API PluginLoader plugin_loader_for(const Config& config);
 
 // Loads schedule.name and transport.name and stores their checked parameters in `config`
+// (and refuses world.data_parallel > 1 with a transport that cannot all-reduce)
 // (Config::plugin_params). schedule.name `auto` loads nothing (ConfiguredPlugins::schedule
 // stays null): the run chooses the schedule when it starts (docs/auto.md). Throws PluginError or
 // ConfigError; a plugin that cannot be found is reported with the origin of the name
@@ -28,14 +29,17 @@ BATON_API PluginLoader plugin_loader_for(const Config& config);
 BATON_API ConfiguredPlugins resolve_plugins(Config& config, const PluginLoader& loader);
 
 struct ConfiguredPlan {
-  ScheduleShape shape;
-  CompiledPlan plan;
+  ScheduleShape shape;  // one pipeline's
+  CompiledPlan plan;    // with REDUCE_GRAD when data_parallel > 1
+  int data_parallel = 1;
 };
 
 // The configured schedule (its plugin and params, schedule.stages_per_rank and
-// schedule.microbatches) compiled for `ranks` ranks. Throws like compile_schedule, and
-// ConfigError for schedule.name `auto` that was not resolved yet.
+// schedule.microbatches) compiled for a world of `world_ranks` ranks: world.data_parallel
+// replicas of a pipeline of world_ranks / world.data_parallel ranks, whose plan then reduces
+// the gradients (REDUCE_GRAD). Throws like compile_schedule, and ConfigError for
+// schedule.name `auto` that was not resolved yet.
 BATON_API ConfiguredPlan compile_configured_plan(const Config& config,
-                                                 const ConfiguredPlugins& plugins, int ranks);
+                                                 const ConfiguredPlugins& plugins, int world_ranks);
 
 }  // namespace baton

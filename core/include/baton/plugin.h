@@ -24,7 +24,7 @@
 #include "baton/params.h"
 
 #define BATON_ABI_MAJOR 1
-#define BATON_ABI_MINOR 0
+#define BATON_ABI_MINOR 1
 
 #define BATON_PLUGIN_ENTRY_POINT baton_plugin_info
 #define BATON_PLUGIN_ENTRY_POINT_NAME "baton_plugin_info"
@@ -70,6 +70,14 @@ class BATON_API PluginObject {
   virtual ~PluginObject();  // defined in the core: one typeinfo for dynamic_cast
 };
 
+// What a plugin can do beyond its kind's interface, declared in its descriptor so that
+// `baton plugins` and `baton config check` know without loading its implementation.
+enum PluginCapability : std::uint32_t {
+  // A transport whose object is also a baton::AllReduceTransport (baton/all_reduce.h): it can
+  // run world.data_parallel > 1.
+  kCapabilityAllReduce = 1u << 0,
+};
+
 // The descriptor. Leading fields up to `kind` are frozen across every ABI version.
 struct PluginDescriptor {
   std::uint32_t struct_size;  // sizeof(PluginDescriptor) in the plugin's build
@@ -88,28 +96,39 @@ struct PluginDescriptor {
   // Creates the object implementing the kind's interface; `params` were validated against
   // the table above. May throw baton::Error (or anything); the loader wraps it.
   std::unique_ptr<PluginObject> (*create)(const ParamValues& params);
+  // ABI 1.1: PluginCapability bits. Read it with plugin_capabilities(): a 1.0 descriptor
+  // ends before it.
+  std::uint32_t capabilities;
 };
+
+// The descriptor's capabilities; 0 for a descriptor from before they existed (ABI 1.0).
+BATON_API std::uint32_t plugin_capabilities(const PluginDescriptor& descriptor);
 
 }  // namespace baton
 
 // Declares the plugin's entry point. Use once per shared library:
 //   BATON_PLUGIN(baton::PluginKind::kSchedule, "1f1b", "1.0.0", "One forward, one backward",
 //                kParams /* or nullptr */, &viability /* or nullptr */, &create);
-#define BATON_PLUGIN(KIND, NAME, VERSION, DESCRIPTION, PARAMS, VIABILITY, CREATE)        \
-  extern "C" __attribute__((visibility("default"))) const ::baton::PluginDescriptor*     \
-  BATON_PLUGIN_ENTRY_POINT() {                                                           \
-    static const ::baton::PluginDescriptor descriptor{sizeof(::baton::PluginDescriptor), \
-                                                      BATON_ABI_MAJOR,                   \
-                                                      BATON_ABI_MINOR,                   \
-                                                      KIND,                              \
-                                                      NAME,                              \
-                                                      VERSION,                           \
-                                                      DESCRIPTION,                       \
-                                                      BATON_PLUGIN_TORCH_VERSION,        \
-                                                      BATON_CXX11_ABI,                   \
-                                                      PARAMS,                            \
-                                                      ::baton::param_table_size(PARAMS), \
-                                                      VIABILITY,                         \
-                                                      CREATE};                           \
-    return &descriptor;                                                                  \
+// BATON_PLUGIN_WITH_CAPABILITIES adds PluginCapability bits (baton::kCapabilityAllReduce).
+#define BATON_PLUGIN(KIND, NAME, VERSION, DESCRIPTION, PARAMS, VIABILITY, CREATE) \
+  BATON_PLUGIN_WITH_CAPABILITIES(KIND, NAME, VERSION, DESCRIPTION, PARAMS, VIABILITY, CREATE, 0u)
+#define BATON_PLUGIN_WITH_CAPABILITIES(KIND, NAME, VERSION, DESCRIPTION, PARAMS, VIABILITY,      \
+                                       CREATE, CAPABILITIES)                                     \
+  extern "C" __attribute__((visibility("default"))) const ::baton::PluginDescriptor*             \
+  BATON_PLUGIN_ENTRY_POINT() {                                                                   \
+    static const ::baton::PluginDescriptor descriptor{sizeof(::baton::PluginDescriptor),         \
+                                                      BATON_ABI_MAJOR,                           \
+                                                      BATON_ABI_MINOR,                           \
+                                                      KIND,                                      \
+                                                      NAME,                                      \
+                                                      VERSION,                                   \
+                                                      DESCRIPTION,                               \
+                                                      BATON_PLUGIN_TORCH_VERSION,                \
+                                                      BATON_CXX11_ABI,                           \
+                                                      PARAMS,                                    \
+                                                      ::baton::param_table_size(PARAMS),         \
+                                                      VIABILITY,                                 \
+                                                      CREATE,                                    \
+                                                      static_cast<std::uint32_t>(CAPABILITIES)}; \
+    return &descriptor;                                                                          \
   }

@@ -32,8 +32,11 @@ class BATON_API StepError : public Error {
   std::string cause_;
 };
 
-// Builds the StepError for `plan` (the lowered plan this rank runs).
+// Builds the StepError for `plan` (the lowered plan this rank runs; `rank` is its column).
+// With data parallelism (`replicas` > 1) the message names the process's rank, the replica
+// and the pipeline rank: "rank 3 (replica 1 of 2, pipeline rank 1)".
 BATON_API StepError annotate_step_error(const Plan& plan, int rank, int training_step, int timestep,
-                                        const std::string& cause);
+                                        const std::string& cause, int replica = 0,
+                                        int replicas = 1);
 
 }  // namespace baton

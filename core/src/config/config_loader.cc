@@ -341,10 +341,20 @@ void check_ranges(const Config& config) {
   };
   positive("run", "steps");
   positive("world", "ranks");
+  positive("world", "data_parallel");
   positive("schedule", "microbatches");
   positive("schedule", "stages_per_rank");
   positive("run", "log_every");
   at_most("world", "ranks", kMaxRanks, "");
+  const ParamValue& replicas = config.section("world").at("data_parallel");
+  const ParamValue& ranks = config.section("world").at("ranks");
+  if (ranks.as_int() % replicas.as_int() != 0) {
+    throw ConfigError(
+        replicas.origin().description + ": world.data_parallel is " + replicas.text() +
+        " but world.ranks is " + ranks.text() + ", which does not split into " + replicas.text() +
+        " pipelines of equal size; set world.ranks to a multiple of " + replicas.text() + " (" +
+        std::to_string(replicas.as_int() * 2) + " for pipelines of 2 ranks, for example)");
+  }
   at_most("schedule", "stages_per_rank", kMaxStagesPerRank, "");
   at_most("schedule", "microbatches", kMaxMicrobatches, "");
   const std::int64_t actions = config.section("world").get_int("ranks") *

@@ -1,6 +1,7 @@
 #include "baton/config_plugins.h"
 
 #include "baton/error.h"
+#include "baton/plan/gradient_reduction.h"
 
 namespace baton {
 namespace {
@@ -34,11 +35,20 @@ ConfiguredPlugins resolve_plugins(Config& config, const PluginLoader& loader) {
   ConfiguredPlugins plugins;
   plugins.schedule = resolve_one(config, loader, "schedule", PluginKind::kSchedule);
   plugins.transport = resolve_one(config, loader, "transport", PluginKind::kTransport);
+  const ParamValue& replicas = config.section("world").at("data_parallel");
+  if (replicas.as_int() > 1 &&
+      (plugin_capabilities(plugins.transport->descriptor()) & kCapabilityAllReduce) == 0) {
+    throw ConfigError(replicas.origin().description + ": world.data_parallel is " +
+                      replicas.text() + ", but transport '" + plugins.transport->name() +
+                      "' cannot all-reduce the replicas' gradients (its descriptor does not "
+                      "declare kCapabilityAllReduce; `baton plugins` lists those that do: gloo, "
+                      "ucx, nccl); use one of them, or world.data_parallel: 1");
+  }
   return plugins;
 }
 
 ConfiguredPlan compile_configured_plan(const Config& config, const ConfiguredPlugins& plugins,
-                                       int ranks) {
+                                       int world_ranks) {
   const ParamValues& section = config.section("schedule");
   if (!plugins.schedule) {
     throw ConfigError(section.at("name").origin().description +
@@ -46,11 +56,15 @@ ConfiguredPlan compile_configured_plan(const Config& config, const ConfiguredPlu
                       "run) or shown by `baton tune CONFIG`; this command needs a schedule "
                       "plugin's name (docs/auto.md)");
   }
+  // world.data_parallel replicas run the same plan, each on its own pipeline of ranks.
+  const int replicas = static_cast<int>(config.section("world").get_int("data_parallel"));
   ConfiguredPlan configured;
-  configured.shape = {ranks, static_cast<int>(section.get_int("stages_per_rank")),
+  configured.data_parallel = replicas;
+  configured.shape = {world_ranks / replicas, static_cast<int>(section.get_int("stages_per_rank")),
                       static_cast<int>(section.get_int("microbatches"))};
   auto schedule = plugins.schedule->create_as<Schedule>(config.plugin_params("schedule"));
   configured.plan = compile_schedule(*schedule, configured.shape, plugins.schedule->name());
+  if (replicas > 1) configured.plan = with_gradient_reduction(configured.plan);
   return configured;
 }
 

@@ -34,7 +34,12 @@ std::vector<SectionSpec> core_sections() {
       {"world",
        "The ranks and how they find each other.",
        {
-           {"ranks", ParamType::kInt, "2", "Number of ranks (processes)."},
+           {"ranks", ParamType::kInt, "2",
+            "Number of ranks (processes): world.data_parallel x the ranks of one pipeline."},
+           {"data_parallel", ParamType::kInt, "1",
+            "Replicas of the pipeline, each on its own slice of data.batch_size, their "
+            "gradients averaged (all-reduced) every step; rank = replica x pipeline ranks + "
+            "pipeline rank. The transport must be able to all-reduce (baton plugins)."},
            {"rendezvous", ParamType::kString, "tcp",
             "Key-value store for rendezvous: tcp (baton's store, hosted by the launcher or rank 0 "
             "on world.address only) or file."},

@@ -34,7 +34,9 @@ TraceEvent event_of(const TimelineEntry& entry) {
   const Action& action = entry.action;
   TraceEvent event;
   event.rank = entry.rank;
-  event.lane = is_comm(action.type) ? TraceLane::kComms : TraceLane::kCompute;
+  // A gradient all-reduce runs beside the compute, like a transfer.
+  event.lane = is_comm(action.type) || action.type == ActionType::kReduceGrad ? TraceLane::kComms
+                                                                              : TraceLane::kCompute;
   event.name = to_string(action);
   event.category = category(action.type);
   event.start_us = entry.start * kMicrosecondsPerCostUnit;

@@ -139,6 +139,7 @@ void check_costs(const SimulationCosts& costs) {
   check_cost(costs.backward_weight, "backward_weight");
   check_cost(costs.send_overhead, "send_overhead");
   check_cost(costs.transfer_time, "transfer_time");
+  check_cost(costs.reduce_grad, "reduce_grad");
   for (std::size_t index = 0; index < costs.stages.size(); ++index) {
     const StageCosts& stage = costs.stages[index];
     const std::string prefix = "of stage " + std::to_string(index) + ": ";
@@ -150,6 +151,7 @@ void check_costs(const SimulationCosts& costs) {
     check_cost(stage.backward_transfer, prefix + "backward_transfer");
     check_cost(stage.activation_bytes, prefix + "activation_bytes");
     check_cost(stage.static_bytes, prefix + "static_bytes");
+    check_cost(stage.reduce_grad, prefix + "reduce_grad");
   }
 }
 
@@ -163,6 +165,7 @@ class Replayer {
         rank_time_(plan.rank_steps.size(), 0.0),
         live_activations_(plan.rank_steps.size(), 0),
         live_bytes_(plan.rank_steps.size(), 0.0),
+        reduce_free_(plan.rank_steps.size(), 0.0),
         stage_costs_(static_cast<std::size_t>(std::max(plan.num_stages, 0))),
         events_(static_cast<std::size_t>(kNumSlots) * stage_costs_.size() *
                 static_cast<std::size_t>(std::max(plan.num_microbatches, 0))),
@@ -170,8 +173,8 @@ class Replayer {
     result_.schedule_name = plan.schedule_name;
     result_.num_ranks = static_cast<int>(plan.rank_steps.size());
     result_.ranks.resize(plan.rank_steps.size());
-    const StageCosts uniform{costs.forward, costs.backward, costs.backward_input,
-                             costs.backward_weight};
+    StageCosts uniform{costs.forward, costs.backward, costs.backward_input, costs.backward_weight};
+    uniform.reduce_grad = costs.reduce_grad;
     for (std::size_t stage = 0; stage < stage_costs_.size(); ++stage) {
       stage_costs_[stage] = stage < costs.stages.size() ? costs.stages[stage] : uniform;
       const int rank = rank_of(static_cast<int>(stage));
@@ -357,6 +360,18 @@ class Replayer {
       }
     }
 
+    if (slot->type == ActionType::kReduceGrad) {
+      // Posted at the rank's current time; runs after the rank's earlier reductions.
+      const StageCosts* stage = costs_of(slot->stage);
+      const double start = std::max(rank_time_[rank], reduce_free_[rank]);
+      const double end = start + (stage ? stage->reduce_grad : costs_.reduce_grad);
+      reduce_free_[rank] = end;
+      result_.ranks[rank].reduce_time += end - start;
+      if (options_.timeline) result_.timeline.push_back({rank, step, *slot, start, end});
+      result_.makespan = std::max(result_.makespan, end);
+      ++next_step_[rank];
+      return true;
+    }
     const bool is_recv =
         slot->type == ActionType::kRecvForward || slot->type == ActionType::kRecvBackward;
     double duration = 0.0;
@@ -404,6 +419,10 @@ class Replayer {
 
   void summarize() {
     double total_idle = 0.0;
+    for (std::size_t rank = 0; rank < result_.ranks.size(); ++rank) {
+      RankStatistics& stats = result_.ranks[rank];
+      stats.exposed_reduce_time = std::max(0.0, reduce_free_[rank] - rank_time_[rank]);
+    }
     for (RankStatistics& stats : result_.ranks) {
       stats.idle_time = result_.makespan - stats.busy_time;
       stats.bubble_fraction = result_.makespan > 0 ? stats.idle_time / result_.makespan : 0.0;
@@ -496,6 +515,7 @@ class Replayer {
   std::vector<double> rank_time_;
   std::vector<int> live_activations_;
   std::vector<double> live_bytes_;
+  std::vector<double> reduce_free_;      // per rank: when its last reduction posted so far ends
   std::vector<StageCosts> stage_costs_;  // per stage: its own, or the uniform figures
   struct Event {
     double finished_at = kNotFinished;

@@ -84,6 +84,7 @@ class PlanChecker {
     collect();
     check_counts();
     check_rank_order();
+    check_gradient_reductions();
     if (plan_.has_comms()) check_comms();
     // Earliest step first: that is where a reader of the table starts looking.
     std::stable_sort(issues_.begin(), issues_.end(), [](const PlanIssue& a, const PlanIssue& b) {
@@ -169,6 +170,7 @@ class PlanChecker {
   }
 
   void collect() {
+    reductions_.assign(static_cast<size_t>(stages()), {});
     for (std::vector<Occurrences>& table : occurrences_) {
       table.assign(static_cast<size_t>(stages()) * microbatches(), {});
     }
@@ -207,6 +209,13 @@ class PlanChecker {
                      std::to_string(rank_of(action.stage)) + " (placement " +
                      std::string(placement_name(plan_.placement)) + ")");
       // Still counted below, so a misplaced action does not also show up as a missing one.
+    }
+    if (action.type == ActionType::kReduceGrad) {
+      Occurrences& found = reductions_[static_cast<size_t>(action.stage)];
+      if (found.count == 0) found.first = where;
+      if (found.count == 1) found.second = where;
+      ++found.count;
+      return;
     }
     const int kind = kind_of(action.type);
     if (kind >= 0) {
@@ -333,6 +342,47 @@ class PlanChecker {
     }
   }
 
+  // REDUCE_GRAD (data parallelism): once per stage, after every backward of the stage (the
+  // gradients it reduces are complete only then), and on every stage or none (a stage left
+  // out would step its optimizer on its replica's gradients alone).
+  void check_gradient_reductions() {
+    int reduced = -1, unreduced = -1;
+    for (int stage = 0; stage < stages(); ++stage) {
+      const Occurrences& found = reductions_[static_cast<size_t>(stage)];
+      if (found.count == 0) {
+        if (unreduced < 0) unreduced = stage;
+        continue;
+      }
+      if (reduced < 0) reduced = stage;
+      const std::string text = std::to_string(stage) + "REDUCE_GRAD";
+      if (found.count > 1) {
+        add(found.second, text + " appears " + std::to_string(found.count) + " times (" +
+                              at(found.first) + " and " + at(found.second) +
+                              "); a stage reduces its gradients once per step");
+        continue;
+      }
+      for (int microbatch = 0; microbatch < microbatches(); ++microbatch) {
+        for (int kind : {kB, kW}) {
+          const Occurrences& backward = occurrences(kind, stage, microbatch);
+          if (backward.count == 0 || backward.first.rank != found.first.rank) continue;
+          if (backward.first.step < found.first.step) continue;
+          add(found.first, text + " runs before " + action_text(stage, kind, microbatch) +
+                               " (step " + std::to_string(backward.first.step) +
+                               "); the gradients are reduced after the stage's last backward");
+          microbatch = microbatches();
+          break;
+        }
+      }
+    }
+    if (reduced >= 0 && unreduced >= 0) {
+      add(rank_of(unreduced), -1,
+          "stage " + std::to_string(unreduced) + " never reduces its gradients (expected " +
+              std::to_string(unreduced) + "REDUCE_GRAD on rank " +
+              std::to_string(rank_of(unreduced)) + ", as stage " + std::to_string(reduced) +
+              " does); with data parallelism every stage reduces, or none");
+    }
+  }
+
   // One comm kind's own rules: no duplicates, a real cross-rank boundary, and the right order
   // against the compute that produces (SEND) or consumes (RECV) its data.
   void check_comm_kind(int kind) {
@@ -417,6 +467,7 @@ class PlanChecker {
   const Plan& plan_;
   std::vector<PlanIssue> issues_;
   std::vector<Occurrences> occurrences_[kNumKinds];
+  std::vector<Occurrences> reductions_;  // REDUCE_GRAD, per stage
 };
 
 std::string location(const PlanIssue& issue) {

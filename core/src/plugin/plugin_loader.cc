@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <set>
 
@@ -54,11 +55,14 @@ const PluginDescriptor* checked_descriptor(void* handle, const std::string& path
                       std::to_string(BATON_ABI_MAJOR) + "." + std::to_string(BATON_ABI_MINOR) +
                       "; rebuild the plugin against this baton's SDK");
   }
-  if (descriptor->struct_size < sizeof(PluginDescriptor)) {
-    throw PluginError(
-        path + ": descriptor is " + std::to_string(descriptor->struct_size) + " bytes, ABI " +
-        std::to_string(BATON_ABI_MAJOR) + "." + std::to_string(BATON_ABI_MINOR) + " needs " +
-        std::to_string(sizeof(PluginDescriptor)) + "; rebuild the plugin against this baton's SDK");
+  // ABI 1.0's descriptor ends before `capabilities`; later minors append fields, read only
+  // when the plugin's descriptor holds them.
+  constexpr std::size_t kFirstMinorSize = offsetof(PluginDescriptor, capabilities);
+  if (descriptor->struct_size < kFirstMinorSize) {
+    throw PluginError(path + ": descriptor is " + std::to_string(descriptor->struct_size) +
+                      " bytes, ABI " + std::to_string(BATON_ABI_MAJOR) + ".0 needs at least " +
+                      std::to_string(kFirstMinorSize) +
+                      "; rebuild the plugin against this baton's SDK");
   }
   if (descriptor->name == nullptr || descriptor->name[0] == '\0' || descriptor->create == nullptr) {
     throw PluginError(path + ": descriptor has no name or no factory");

@@ -9,8 +9,10 @@
 #include <deque>
 #include <optional>
 
+#include "baton/all_reduce.h"
 #include "baton/error.h"
 #include "baton/log.h"
+#include "baton/plan/gradient_reduction.h"
 #include "baton/runtime/microbatch.h"
 #include "baton/runtime/split_backward.h"
 #include "baton/step_error.h"
@@ -52,6 +54,22 @@ struct PendingRecv {
   std::string description;
 };
 
+// Data parallelism: some of a stage's gradients, of one dtype, gathered in one preallocated
+// flat tensor that is all-reduced as a whole (one message per bucket, not per parameter).
+struct GradientBucket {
+  std::vector<at::Tensor> params;
+  std::vector<std::int64_t> offsets;  // of each parameter's gradient in `flat`
+  at::Tensor flat;
+};
+
+// A bucket's all-reduce under way, and the plan step that posted it (for errors).
+struct PendingReduction {
+  GradientBucket* bucket;
+  std::unique_ptr<Work> work;
+  int stage;
+  int timestep;
+};
+
 }  // namespace
 
 struct PipelineExecutor::Impl {
@@ -74,6 +92,22 @@ struct PipelineExecutor::Impl {
   int training_step = 0;
   std::chrono::steady_clock::time_point step_start;
   double wait_in_action = 0.0;  // seconds the current compute action spent waiting for data
+
+  // Data parallelism (ExecutorOptions::replica, replicas).
+  AllReduceTransport* reducer = nullptr;  // set in setup() when there are replicas
+  int reduce_group = -1;
+  std::map<int, std::vector<GradientBucket>> buckets;  // by stage
+  std::vector<PendingReduction> reductions;            // this step's
+  int current_timestep = 0;
+
+  // The transport's rank of plan rank `pipeline_rank` in this replica.
+  int peer_rank(int pipeline_rank) const {
+    return options.replica * plan.num_ranks + pipeline_rank;
+  }
+  StepError step_error(int timestep, const std::string& cause) const {
+    return annotate_step_error(plan, rank, training_step, timestep, cause, options.replica,
+                               options.replicas);
+  }
 
   double since_step_start() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
@@ -159,7 +193,7 @@ struct PipelineExecutor::Impl {
           for (const auto& tensor : state(s, mb).outputs) {
             at::Tensor data = tensor.detach().contiguous();
             sends.push_back({data, nullptr});
-            ops.push_back({P2PDirection::kSend, data, rank_of(s + 1),
+            ops.push_back({P2PDirection::kSend, data, peer_rank(rank_of(s + 1)),
                            comm_tag(s, mb, FlowDirection::kForward)});
           }
           break;
@@ -179,7 +213,7 @@ struct PipelineExecutor::Impl {
                     ? grads[i].contiguous()
                     : at::zeros(metas[i].shape, at::TensorOptions().dtype(metas[i].dtype));
             sends.push_back({grad, nullptr});
-            ops.push_back({P2PDirection::kSend, grad, rank_of(s - 1),
+            ops.push_back({P2PDirection::kSend, grad, peer_rank(rank_of(s - 1)),
                            comm_tag(s - 1, mb, FlowDirection::kBackward)});
           }
           // Held by the send from here on. Keeping per-microbatch tensors to the end of the
@@ -195,7 +229,7 @@ struct PipelineExecutor::Impl {
               forward ? FlowDirection::kForward : FlowDirection::kBackward;
           if (pending_recvs.count({s, mb, static_cast<int>(direction)})) break;  // posted early
           const auto& targets = buffers.get(s, mb, direction);
-          const int peer = forward ? rank_of(s - 1) : rank_of(s + 1);
+          const int peer = peer_rank(forward ? rank_of(s - 1) : rank_of(s + 1));
           for (const auto& buffer : targets) {
             ops.push_back(
                 {P2PDirection::kRecv, buffer, peer, comm_tag(forward ? s - 1 : s, mb, direction)});
@@ -237,8 +271,8 @@ struct PipelineExecutor::Impl {
       const int sender = self.forward ? self.stage - 1 : self.stage + 1;
       return std::string(self.forward ? "the activations" : "the gradients") + " of stage " +
              std::to_string(sender) + ", microbatch " + std::to_string(self.microbatch) +
-             " from rank " + std::to_string(self.impl->rank_of(sender)) + " (training step " +
-             std::to_string(self.impl->training_step) + ")";
+             " from rank " + std::to_string(self.impl->peer_rank(self.impl->rank_of(sender))) +
+             " (training step " + std::to_string(self.impl->training_step) + ")";
     }
   };
 
@@ -439,6 +473,93 @@ struct PipelineExecutor::Impl {
     while (!sends.empty() && sends.front().work && sends.front().work->test()) sends.pop_front();
   }
 
+  // ---- data parallelism ------------------------------------------------------------------
+
+  // Buckets of each local stage's parameters: in their order, a new bucket at a change of
+  // dtype or when the next gradient would pass bucket_bytes (a larger one gets its own).
+  void allocate_gradient_buckets() {
+    for (auto& entry : stages) {
+      std::vector<GradientBucket>& stage_buckets = buckets[entry.first];
+      std::int64_t bytes = 0;
+      for (const auto& named : entry.second->named_parameters()) {
+        const at::Tensor& param = named.second;
+        const std::int64_t param_bytes =
+            param.numel() * static_cast<std::int64_t>(param.element_size());
+        if (stage_buckets.empty() ||
+            stage_buckets.back().params.front().scalar_type() != param.scalar_type() ||
+            bytes + param_bytes > options.bucket_bytes) {
+          stage_buckets.emplace_back();
+          bytes = 0;
+        }
+        GradientBucket& bucket = stage_buckets.back();
+        bucket.offsets.push_back(
+            bucket.params.empty() ? 0 : bucket.offsets.back() + bucket.params.back().numel());
+        bucket.params.push_back(param);
+        bytes += param_bytes;
+      }
+      for (GradientBucket& bucket : stage_buckets) {
+        const at::Tensor& last = bucket.params.back();
+        bucket.flat = at::empty({bucket.offsets.back() + last.numel()}, last.options());
+      }
+    }
+  }
+
+  // Copies stage s's gradients into its buckets and starts their all-reduces.
+  void post_gradient_reduction(int s) {
+    if (options.replicas <= 1) return;  // one replica: its gradients are the sum already
+    if (reducer == nullptr) throw Error("the plan reduces gradients but setup() joined no group");
+    for (GradientBucket& bucket : buckets.at(s)) {
+      for (std::size_t i = 0; i < bucket.params.size(); ++i) {
+        const at::Tensor& grad = bucket.params[i].grad();
+        at::Tensor slot = bucket.flat.narrow(0, bucket.offsets[i], bucket.params[i].numel());
+        // A parameter the loss does not reach has no gradient on any replica: zeros keep the
+        // buckets the same everywhere, and it keeps no gradient afterwards.
+        if (grad.defined()) {
+          slot.copy_(grad.reshape({-1}));
+        } else {
+          slot.zero_();
+        }
+      }
+      reductions.push_back(
+          {&bucket, reducer->iallreduce(reduce_group, {bucket.flat}), s, current_timestep});
+    }
+  }
+
+  // Waits for the step's all-reduces and hands each parameter its gradient averaged over the
+  // replicas; with the last stage here, the loss too.
+  void finish_gradient_reductions() {
+    if (reductions.empty()) return;
+    const double waiting_since = since_step_start();
+    for (PendingReduction& pending : reductions) {
+      try {
+        const WaitNotice notice("runtime", "the gradient all-reduce of stage " +
+                                               std::to_string(pending.stage) + " across " +
+                                               std::to_string(options.replicas) + " replicas");
+        pending.work->wait(options.timeout);
+      } catch (const std::exception& error) {
+        throw step_error(pending.timestep,
+                         "the all-reduce of stage " + std::to_string(pending.stage) +
+                             "'s gradients across the replicas failed: " + error.what());
+      }
+    }
+    const double waited_until = since_step_start();
+    result.exposed_reduce_seconds = waited_until - waiting_since;
+    record(ActionSpan::Kind::kCommWait, options.record_timeline ? "wait REDUCE_GRAD" : "",
+           waiting_since, waited_until);
+    const double scale = 1.0 / options.replicas;
+    for (PendingReduction& pending : reductions) {
+      GradientBucket& bucket = *pending.bucket;
+      bucket.flat.mul_(scale);
+      for (std::size_t i = 0; i < bucket.params.size(); ++i) {
+        at::Tensor grad = bucket.params[i].mutable_grad();
+        if (!grad.defined()) continue;
+        grad.copy_(
+            bucket.flat.narrow(0, bucket.offsets[i], bucket.params[i].numel()).view(grad.sizes()));
+      }
+    }
+    reductions.clear();
+  }
+
   void run_action(const Action& action) {
     switch (action.type) {
       case ActionType::kForward:
@@ -456,10 +577,12 @@ struct PipelineExecutor::Impl {
       case ActionType::kOverlapForwardBackward:
         for (const auto& sub : action.sub_actions) run_action(sub);
         break;
+      case ActionType::kReduceGrad:
+        post_gradient_reduction(action.stage);
+        break;
       case ActionType::kUnshard:
       case ActionType::kReshard:
-      case ActionType::kReduceGrad:
-        break;  // parameters are never sharded here: nothing to gather or reduce
+        break;  // parameters are never sharded here: nothing to gather
       default:
         throw Error("cannot run action " + to_string(action));
     }
@@ -482,8 +605,8 @@ struct PipelineExecutor::Impl {
     } catch (const StepError&) {
       throw;
     } catch (const std::exception& error) {
-      throw annotate_step_error(plan, rank, training_step, static_cast<int>(t),
-                                std::string("posting the step's receives: ") + error.what());
+      throw step_error(static_cast<int>(t),
+                       std::string("posting the step's receives: ") + error.what());
     }
   }
 
@@ -523,6 +646,16 @@ struct PipelineExecutor::Impl {
           continue;
         }
         if (!options.inject_action.empty()) inject_failure_at(to_string(*steps[t]));
+        current_timestep = static_cast<int>(t);
+        if (steps[t]->type == ActionType::kReduceGrad) {
+          const double posted_at = since_step_start();
+          run_action(*steps[t]);
+          record(ActionSpan::Kind::kCommPost,
+                 options.record_timeline ? to_string(*steps[t]) : std::string(), posted_at,
+                 since_step_start());
+          ++t;
+          continue;
+        }
         const double started = since_step_start();
         wait_in_action = 0.0;
         run_action(*steps[t]);
@@ -538,7 +671,7 @@ struct PipelineExecutor::Impl {
       } catch (const StepError&) {
         throw;
       } catch (const std::exception& error) {
-        throw annotate_step_error(plan, rank, training_step, static_cast<int>(t), error.what());
+        throw step_error(static_cast<int>(t), error.what());
       }
     }
     // Every send must complete before the step ends: the peer relies on it.
@@ -564,9 +697,9 @@ struct PipelineExecutor::Impl {
                     std::to_string(std::get<1>(key)) + ")");
       }
     } catch (const std::exception& error) {
-      throw annotate_step_error(plan, rank, training_step, end > 0 ? end - 1 : 0,
-                                std::string("finishing the step: ") + error.what());
+      throw step_error(end > 0 ? end - 1 : 0, std::string("finishing the step: ") + error.what());
     }
+    finish_gradient_reductions();
   }
 };
 
@@ -605,6 +738,11 @@ PipelineExecutor::PipelineExecutor(int rank, Plan lowered_plan,
                   " in the plan, but no stage object was given for it");
     }
   }
+  if (options.replicas < 1 || options.replica < 0 || options.replica >= options.replicas) {
+    throw Error("replica " + std::to_string(options.replica) + " of " +
+                std::to_string(options.replicas) + " does not exist");
+  }
+  if (options.bucket_bytes < 1) throw Error("gradient buckets need at least one byte");
   s.transport = std::move(transport);
   s.receives_match_by_tag = dynamic_cast<const ReceivesMatchByTag*>(s.transport.get()) != nullptr;
   s.validators = std::move(validators);
@@ -623,7 +761,8 @@ void PipelineExecutor::setup(const std::vector<at::Tensor>& inputs) {
     for (const auto& tensor : microbatches[0])
       first_inputs.push_back(TensorMeta::of(tensor.contiguous()));
   }
-  HandshakeContext context{s.rank, s.plan, s.transport.get(), s.options.timeout, {}};
+  HandshakeContext context{s.rank,         s.plan, s.transport.get(), s.options.timeout,
+                           s.peer_rank(0), {}};
   for (auto& entry : s.stages) {
     const int index = entry.first;
     const WaitNotice notice("runtime", "the neighbours of stage " + std::to_string(index) +
@@ -649,6 +788,36 @@ void PipelineExecutor::setup(const std::vector<at::Tensor>& inputs) {
       s.buffers.allocate(slot->stage, slot->microbatch, FlowDirection::kBackward, grads);
     }
   }
+  if (s.options.replicas > 1 && reduces_gradients(s.plan)) {
+    s.reducer = dynamic_cast<AllReduceTransport*>(s.transport.get());
+    if (s.reducer == nullptr) {
+      throw Error("the plan reduces gradients across " + std::to_string(s.options.replicas) +
+                  " replicas, but the transport cannot all-reduce (it is no "
+                  "baton::AllReduceTransport); use gloo, ucx or nccl, or one replica");
+    }
+    // The replicas of this pipeline rank: one per replica, the same column of each.
+    std::vector<int> group;
+    for (int replica = 0; replica < s.options.replicas; ++replica) {
+      group.push_back(replica * s.plan.num_ranks + s.rank);
+    }
+    {
+      const WaitNotice notice("runtime", "the other replicas of pipeline rank " +
+                                             std::to_string(s.rank) + " to join group " +
+                                             format_group(group));
+      s.reduce_group = s.reducer->join_group(group);
+    }
+    s.allocate_gradient_buckets();
+    std::int64_t bucket_count = 0, bucket_bytes = 0;
+    for (const auto& entry : s.buckets) {
+      for (const GradientBucket& bucket : entry.second) {
+        ++bucket_count;
+        bucket_bytes += bucket.flat.numel() * static_cast<std::int64_t>(bucket.flat.element_size());
+      }
+    }
+    BATON_LOG_INFO("runtime", "gradients reduced with group " << format_group(group) << " in "
+                                                              << bucket_count << " buckets ("
+                                                              << bucket_bytes / 1024 << " KiB)");
+  }
   BATON_LOG_INFO("runtime", "stage shapes agreed with the neighbours of "
                                 << s.stages.size() << " stage" << (s.stages.size() == 1 ? "" : "s")
                                 << "; " << s.buffers.allocations() << " receive buffers ("
@@ -664,6 +833,7 @@ StepResult PipelineExecutor::run_step(const std::vector<at::Tensor>& inputs,
   s.states.clear();
   s.pending_recvs.clear();
   s.sends.clear();
+  s.reductions.clear();
   s.live_activations = 0;
   s.result = StepResult();
   s.microbatch_inputs.clear();
@@ -687,6 +857,18 @@ StepResult PipelineExecutor::run_step(const std::vector<at::Tensor>& inputs,
     s.result.loss = s.options.scale_loss_by_microbatches
                         ? total / static_cast<double>(s.result.microbatch_losses.size())
                         : total;
+    if (s.reducer != nullptr) {
+      // The loss of the global batch: the mean over the replicas (each is a mean already).
+      at::Tensor loss = at::full({1}, s.result.loss, at::kDouble);
+      try {
+        s.reducer->iallreduce(s.reduce_group, {loss})->wait(s.options.timeout);
+      } catch (const std::exception& error) {
+        const int last = static_cast<int>(s.plan.rank_steps.at(s.rank).size()) - 1;
+        throw s.step_error(last > 0 ? last : 0,
+                           std::string("averaging the loss across the replicas: ") + error.what());
+      }
+      s.result.loss = loss.item<double>() / s.options.replicas;
+    }
   }
   s.states.clear();
   s.sends.clear();

@@ -31,6 +31,7 @@ void send_values(HandshakeContext& context, int peer, int stage, int part,
                  const std::vector<std::int64_t>& values) {
   Transport& transport = transport_of(context);
   at::Tensor length = at::tensor({static_cast<std::int64_t>(values.size())}, at::kLong);
+  peer += context.rank_offset;
   transport.isend(length, peer, handshake_tag(stage, part))->wait(context.timeout);
   if (values.empty()) return;
   at::Tensor payload = at::tensor(values, at::kLong);
@@ -40,6 +41,7 @@ void send_values(HandshakeContext& context, int peer, int stage, int part,
 std::vector<std::int64_t> recv_values(HandshakeContext& context, int peer, int stage, int part) {
   Transport& transport = transport_of(context);
   at::Tensor length = at::empty({1}, at::kLong);
+  peer += context.rank_offset;
   transport.irecv(length, peer, handshake_tag(stage, part))->wait(context.timeout);
   const std::int64_t count = length.item<std::int64_t>();
   if (count < 0 || count > (1 << 20)) {

@@ -21,6 +21,9 @@ struct HandshakeContext {
   const Plan& plan;
   Transport* transport;  // may be null when nothing crosses ranks
   std::chrono::milliseconds timeout;
+  // Added to a plan rank to get its rank on the transport (data parallelism: the replica's
+  // first rank).
+  int rank_offset = 0;
   // Output metadata of this rank's stages handled so far (for same-rank neighbours).
   std::map<int, std::vector<TensorMeta>> local_outputs;
 };

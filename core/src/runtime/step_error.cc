@@ -14,7 +14,7 @@ StepError::StepError(int rank, int training_step, int timestep, std::string acti
       cause_(std::move(cause)) {}
 
 StepError annotate_step_error(const Plan& plan, int rank, int training_step, int timestep,
-                              const std::string& cause) {
+                              const std::string& cause, int replica, int replicas) {
   std::string action = "(none)";
   if (rank >= 0 && rank < static_cast<int>(plan.rank_steps.size()) && timestep >= 0 &&
       timestep < static_cast<int>(plan.rank_steps[rank].size()) &&
@@ -22,12 +22,17 @@ StepError annotate_step_error(const Plan& plan, int rank, int training_step, int
     action = to_string(*plan.rank_steps[rank][timestep]);
   }
   const std::string schedule = plan.schedule_name.empty() ? "?" : plan.schedule_name;
-  std::string message = "rank " + std::to_string(rank) + ", training step " +
-                        std::to_string(training_step) + ", timestep " + std::to_string(timestep) +
-                        " of schedule '" + schedule + "', action " + action + ": " + cause +
-                        "\n\nplan (lowered, as this rank runs it):\n" +
+  const std::string who = replicas > 1 ? "rank " + std::to_string(replica * plan.num_ranks + rank) +
+                                             " (replica " + std::to_string(replica) + " of " +
+                                             std::to_string(replicas) + ", pipeline rank " +
+                                             std::to_string(rank) + ")"
+                                       : "rank " + std::to_string(rank);
+  std::string message = who + ", training step " + std::to_string(training_step) + ", timestep " +
+                        std::to_string(timestep) + " of schedule '" + schedule + "', action " +
+                        action + ": " + cause + "\n\nplan (lowered, as this rank runs it):\n" +
                         format_plan_table(plan, {TableMarker{rank, timestep}});
-  return StepError(rank, training_step, timestep, action, cause, message);
+  return StepError(replica * plan.num_ranks + rank, training_step, timestep, action, cause,
+                   message);
 }
 
 }  // namespace baton

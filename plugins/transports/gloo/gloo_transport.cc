@@ -70,6 +70,7 @@ GlooTransport::~GlooTransport() {
     closing_ = true;
   }
   fail_everything(": the transport was shut down");
+  stop_groups("the transport was shut down");
   for (auto& link : links_) {
     if (link == nullptr) continue;
     for (auto& buffer : link->control_receives) buffer->abortWaitRecv();
@@ -83,6 +84,10 @@ GlooTransport::~GlooTransport() {
   // hangs up, so a buffer destroyed while the pair is open races with it (TSan found this).
   // Closing takes each pair's lock, after which the loop no longer touches its buffers.
   if (context_) context_->closeConnections();
+  // Joins the groups' threads. One inside gloo's allreduce returns once a peer closes its
+  // side (a peer in the runtime does when this rank's connections close, just above), at the
+  // latest at gloo's timeout; then each group's connections close.
+  groups_.clear();
   // Buffers go before the context and the device they were created from. A Work that
   // outlives the transport keeps its own operation; its wait reports the shutdown.
   registry_->clear();
@@ -130,6 +135,7 @@ void GlooTransport::connect(const baton::TransportContext& ctx) {
     rank_ = ctx.rank;
     world_size_ = ctx.world_size;
     timeout_ = ctx.timeout;
+    store_ = ctx.store;
     context_ = std::move(context);
     links_.resize(static_cast<std::size_t>(world_size_));
     for (int peer = 0; peer < world_size_; ++peer) {
@@ -350,6 +356,7 @@ void GlooTransport::abort(const std::string& reason) {
     abort_reason_ = reason;
   }
   fail_everything(": the transport was aborted: " + reason);
+  stop_groups("the transport was aborted: " + reason);
   for (auto& link : links_) {
     if (link == nullptr) continue;
     for (auto& buffer : link->control_receives) buffer->abortWaitRecv();

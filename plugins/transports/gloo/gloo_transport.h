@@ -5,7 +5,9 @@
 //
 // Threads: callers post and wait (a caller's wait sits in gloo's own wait, see operation.h);
 // one reader thread per peer handles that peer's control messages; a timer bounds waits;
-// a small pool waits for operations that callers only test() or dropped.
+// a small pool waits for operations that callers only test() or dropped; each joined group
+// has a gloo context of its own, whose all-reduces run on the group's thread (gloo's
+// allreduce blocks; gloo_all_reduce.cc).
 #pragma once
 
 #include <gloo/rendezvous/context.h>
@@ -25,6 +27,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "baton/all_reduce.h"
+#include "baton/collective_queue.h"
 #include "baton/transfer_outcome.h"
 #include "baton/transport.h"
 #include "baton/transport_capabilities.h"
@@ -40,7 +44,9 @@ struct GlooOptions {
   std::chrono::milliseconds connect_timeout{0};
 };
 
-class GlooTransport : public baton::Transport, public baton::ReceivesMatchByTag {
+class GlooTransport : public baton::Transport,
+                      public baton::ReceivesMatchByTag,
+                      public baton::AllReduceTransport {
  public:
   // Creates gloo's TCP device; throws TransportError when the address or interface is
   // unusable.
@@ -54,7 +60,22 @@ class GlooTransport : public baton::Transport, public baton::ReceivesMatchByTag 
                                      std::uint64_t tag) override;
   void abort(const std::string& reason) override;
 
+  // AllReduceTransport (gloo_all_reduce.cc): gloo's own allreduce on a context per group.
+  int join_group(const std::vector<int>& ranks) override;
+  std::unique_ptr<baton::Work> iallreduce(int group,
+                                          const std::vector<at::Tensor>& tensors) override;
+
  private:
+  // A joined group: its gloo context (null for a group of one) and the thread its
+  // all-reduces run on.
+  struct Group {
+    std::vector<int> ranks;
+    std::shared_ptr<gloo::rendezvous::Context> context;
+    std::unique_ptr<baton::CollectiveQueue> queue;
+  };
+  // Fails the groups' queued all-reduces and closes their connections (abort, shutdown).
+  void stop_groups(const std::string& reason);
+
   // Control receives kept posted per peer: that many control messages can be under way to
   // this rank before a sender has to wait for the reader to take one.
   static constexpr std::size_t kControlReceives = 8;
@@ -139,6 +160,9 @@ class GlooTransport : public baton::Transport, public baton::ReceivesMatchByTag 
   std::string abort_reason_;
   bool closing_ = false;
   std::vector<std::unique_ptr<PeerLink>> links_;  // by peer rank; null for this rank
+  std::shared_ptr<baton::Store> store_;           // for the groups' rendezvous
+  std::vector<std::unique_ptr<Group>> groups_;    // by handle
+  std::map<std::vector<int>, int> joins_;         // how often each list was joined
 };
 
 }  // namespace baton_gloo

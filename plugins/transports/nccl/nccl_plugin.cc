@@ -32,7 +32,8 @@ std::unique_ptr<baton::PluginObject> create(const baton::ParamValues& params) {
 
 }  // namespace
 
-BATON_PLUGIN(baton::PluginKind::kTransport, "nccl", "1.0.0",
-             "CUDA tensors between GPUs with NCCL point-to-point (transfers matched in posting "
-             "order per peer)",
-             kParams, &viability, &create)
+BATON_PLUGIN_WITH_CAPABILITIES(
+    baton::PluginKind::kTransport, "nccl", "1.0.0",
+    "CUDA tensors between GPUs with NCCL point-to-point (transfers matched in posting "
+    "order per peer)",
+    kParams, &viability, &create, baton::kCapabilityAllReduce)

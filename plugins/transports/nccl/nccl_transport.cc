@@ -27,6 +27,8 @@ NcclTransport::NcclTransport(const NcclOptions& options) : options_(options) {
 }
 
 NcclTransport::~NcclTransport() {
+  abort_handle_->detach();
+  abort_groups("the transport was shut down");
   // The communicator lives on while Works refer to it; abort it now so that their waits
   // fail instead of waiting for peers that will never match.
   if (communicator_ != nullptr) communicator_->abort("the transport was shut down");
@@ -39,6 +41,9 @@ NcclTransport::~NcclTransport() {
     if (streams.recv != nullptr) cudaStreamDestroy(streams.recv);
   }
   if (default_stream_done_ != nullptr) cudaEventDestroy(default_stream_done_);
+  for (auto& group : groups_) {
+    if (group->stream != nullptr) cudaStreamDestroy(group->stream);
+  }
 }
 
 void NcclTransport::connect(const baton::TransportContext& ctx) {
@@ -60,6 +65,8 @@ void NcclTransport::connect(const baton::TransportContext& ctx) {
   }
   rank_ = ctx.rank;
   world_size_ = ctx.world_size;
+  store_ = ctx.store;
+  timeout_ = timeout;
 
   std::vector<PeerStreams> streams(static_cast<std::size_t>(ctx.world_size));
   for (int peer = 0; peer < ctx.world_size && error == cudaSuccess; ++peer) {
@@ -81,18 +88,26 @@ void NcclTransport::connect(const baton::TransportContext& ctx) {
 
 ncclComm_t NcclTransport::initialize(const baton::TransportContext& ctx,
                                      std::chrono::milliseconds timeout) {
-  const std::string who = baton::rank_prefix(ctx.rank) + "nccl: ";
+  return join_communicator(*ctx.store, kUniqueIdKey, ctx.world_size, ctx.rank, ctx.rank,
+                           "the communicator of " + std::to_string(ctx.world_size) + " ranks",
+                           timeout);
+}
+
+ncclComm_t NcclTransport::join_communicator(baton::Store& store, const std::string& key, int size,
+                                            int index, int rank, const std::string& what,
+                                            std::chrono::milliseconds timeout) {
+  const std::string who = baton::rank_prefix(rank) + "nccl: ";
   ncclUniqueId id;
   try {
-    if (ctx.rank == 0) {
+    if (index == 0) {
       const ncclResult_t result = ncclGetUniqueId(&id);
       if (result != ncclSuccess) {
         throw baton::TransportError(who + "ncclGetUniqueId failed: " + nccl_text(result, nullptr));
       }
       const auto* bytes = reinterpret_cast<const std::uint8_t*>(&id);
-      ctx.store->set(kUniqueIdKey, std::vector<std::uint8_t>(bytes, bytes + sizeof(id)));
+      store.set(key, std::vector<std::uint8_t>(bytes, bytes + sizeof(id)));
     } else {
-      const std::vector<std::uint8_t> bytes = ctx.store->get(kUniqueIdKey, timeout);
+      const std::vector<std::uint8_t> bytes = store.get(key, timeout);
       if (bytes.size() != sizeof(id)) {
         throw baton::TransportError(who + "the unique id in the store has " +
                                     std::to_string(bytes.size()) + " bytes, expected " +
@@ -103,21 +118,19 @@ ncclComm_t NcclTransport::initialize(const baton::TransportContext& ctx,
   } catch (const baton::TransportError&) {
     throw;
   } catch (const std::exception& error) {
-    throw baton::TransportError(who +
-                                "cannot exchange the communicator's unique id: " + error.what());
+    throw baton::TransportError(who + "cannot exchange the unique id of " + what + ": " +
+                                error.what());
   }
 
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;  // returns at once; the state is polled below, against the timeout
   ncclComm_t comm = nullptr;
-  ncclResult_t result = ncclCommInitRankConfig(&comm, ctx.world_size, id, ctx.rank, &config);
+  ncclResult_t result = ncclCommInitRankConfig(&comm, size, id, index, &config);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (result == ncclInProgress) {
     if (std::chrono::steady_clock::now() >= deadline) {
       ncclCommAbort(comm);
-      throw baton::TransportError(who + "joining the communicator of " +
-                                  std::to_string(ctx.world_size) +
-                                  " ranks did not complete within " +
+      throw baton::TransportError(who + "joining " + what + " did not complete within " +
                                   baton::format_seconds(timeout) + " (are all ranks running?)");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -251,6 +264,7 @@ std::vector<std::unique_ptr<baton::Work>> NcclTransport::post_batch(
 
 void NcclTransport::abort(const std::string& reason) {
   if (communicator_ != nullptr) communicator_->abort("the transport was aborted: " + reason);
+  abort_groups("the transport was aborted: " + reason);
 }
 
 }  // namespace baton_nccl

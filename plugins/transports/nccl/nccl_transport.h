@@ -15,6 +15,10 @@
 // Stream order: the plugin cannot see LibTorch's current CUDA stream (it links only the CUDA
 // runtime), so every transfer waits for the work already queued on the device's default
 // stream; a tensor produced on another stream must be synchronized by the caller first.
+//
+// All-reduce (nccl_all_reduce.cc): each joined group has a communicator of its own (made like
+// the first, with a unique id published by the group's lowest rank) and a stream; an
+// all-reduce is ncclAllReduce (sum) of each tensor in one NCCL group call.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -22,10 +26,14 @@
 
 #include <chrono>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
 
+#include "baton/all_reduce.h"
+#include "baton/store.h"
+#include "baton/transfer_outcome.h"
 #include "baton/transport.h"
 #include "nccl_work.h"
 
@@ -38,7 +46,7 @@ struct NcclOptions {
   int device = -1;
 };
 
-class NcclTransport : public baton::Transport {
+class NcclTransport : public baton::Transport, public baton::AllReduceTransport {
  public:
   // Throws TransportError when no CUDA device is visible (saying why).
   explicit NcclTransport(const NcclOptions& options);
@@ -53,7 +61,22 @@ class NcclTransport : public baton::Transport {
       const std::vector<baton::P2POp>& ops) override;
   void abort(const std::string& reason) override;
 
+  int join_group(const std::vector<int>& ranks) override;
+  std::unique_ptr<baton::Work> iallreduce(int group,
+                                          const std::vector<at::Tensor>& tensors) override;
+
  private:
+  struct Group {
+    std::vector<int> ranks;
+    std::shared_ptr<Communicator> communicator;  // null for a group of one
+    cudaStream_t stream = nullptr;
+    std::uint64_t posted = 0;
+  };
+  ncclComm_t join_communicator(baton::Store& store, const std::string& key, int size, int index,
+                               int rank, const std::string& what,
+                               std::chrono::milliseconds timeout);
+  void abort_groups(const std::string& reason);
+
   struct PeerStreams {
     cudaStream_t send = nullptr;
     cudaStream_t recv = nullptr;
@@ -76,6 +99,14 @@ class NcclTransport : public baton::Transport {
   // Transfers whose events have not completed: their tensors must outlive NCCL's use even
   // when the caller dropped the Work.
   std::deque<std::shared_ptr<Transfer>> in_flight_;
+
+  std::shared_ptr<baton::Store> store_;
+  std::chrono::milliseconds timeout_{60000};
+  const std::shared_ptr<baton::TransportAbortHandle> abort_handle_ =
+      std::make_shared<baton::TransportAbortHandle>(this);
+  std::mutex groups_mutex_;  // guards groups_ and joins_
+  std::vector<std::unique_ptr<Group>> groups_;
+  std::map<std::vector<int>, int> joins_;
 };
 
 }  // namespace baton_nccl

@@ -58,7 +58,8 @@ std::unique_ptr<baton::PluginObject> create(const baton::ParamValues& params) {
 
 }  // namespace
 
-BATON_PLUGIN(baton::PluginKind::kTransport, "ucx", "1.0.0",
-             "CPU tensors (CUDA with a CUDA-enabled UCX) over UCX: shared memory, TCP, RDMA; "
-             "sleeps when idle",
-             kParams, &viability, &create)
+BATON_PLUGIN_WITH_CAPABILITIES(
+    baton::PluginKind::kTransport, "ucx", "1.0.0",
+    "CPU tensors (CUDA with a CUDA-enabled UCX) over UCX: shared memory, TCP, RDMA; "
+    "sleeps when idle",
+    kParams, &viability, &create, baton::kCapabilityAllReduce)

@@ -59,6 +59,9 @@ UcxTransport::~UcxTransport() {
     fail_in_flight_locked(": the transport was shut down", /*cancel_receives=*/true);
     if (!aborted_) send_notices_locked("it shut down its transport");
   }
+  // The groups' threads end once their transfers failed (above); later posts are refused.
+  stop_groups("the transport was shut down");
+  groups_.clear();
   // The notices get a moment to leave; then the endpoints are closed by force. (A graceful
   // close can wait forever on a peer that is tearing down at the same time, and UCX 1.13
   // aborts the process when a worker is destroyed with such a close pending.)
@@ -99,6 +102,8 @@ void UcxTransport::connect(const baton::TransportContext& ctx) {
     rank_ = ctx.rank;
     world_size_ = ctx.world_size;
   }
+  store_ = ctx.store;
+  timeout_ = ctx.timeout;
   const std::chrono::milliseconds timeout =
       options_.connect_timeout.count() > 0 ? options_.connect_timeout : ctx.timeout;
   teardown_timeout_ = timeout;
@@ -256,7 +261,8 @@ void UcxTransport::throw_if_unusable_locked(const Operation& operation, int peer
 }
 
 std::unique_ptr<baton::Work> UcxTransport::post(const at::Tensor& tensor, int peer,
-                                                std::uint64_t tag, baton::P2PDirection direction) {
+                                                std::uint64_t tag, baton::P2PDirection direction,
+                                                bool collective) {
   const bool send = direction == baton::P2PDirection::kSend;
   int rank;
   int world_size;
@@ -273,7 +279,7 @@ std::unique_ptr<baton::Work> UcxTransport::post(const at::Tensor& tensor, int pe
   auto operation = std::make_shared<Operation>(
       rank, baton::P2PDescription{direction, peer, tag, baton::tensor_bytes(tensor)}, tensor);
   check_memory(tensor, *operation);
-  if (tag > kMaxUserTag) {
+  if (tag > kMaxUserTag && !collective) {
     throw baton::TransportError(operation->name() + ": tag " + baton::format_tag(tag) +
                                 " is too large; the UCX transport carries tags up to " +
                                 baton::format_tag(kMaxUserTag) + " (" +
@@ -305,8 +311,9 @@ std::unique_ptr<baton::Work> UcxTransport::post(const at::Tensor& tensor, int pe
       // Synchronous: a send completes once the receiver matched it, not when UCX buffered it
       // (eager), so a send whose receive is never posted times out like any other wait, and
       // a send to a peer that died fails instead of succeeding into the void.
-      request = ucp_tag_send_sync_nbx(peers_[peer]->ep, operation->data(), what.bytes,
-                                      wire_tag(rank_, tag), &param);
+      request = ucp_tag_send_sync_nbx(
+          peers_[peer]->ep, operation->data(), what.bytes,
+          collective ? collective_wire_tag(rank_, tag) : wire_tag(rank_, tag), &param);
     } else {
       // UCX 1.13 leaves recv_info unset when a receive completes inside the call, and the
       // received length is what catches a message smaller than the tensor: always complete
@@ -314,7 +321,8 @@ std::unique_ptr<baton::Work> UcxTransport::post(const at::Tensor& tensor, int pe
       param.op_attr_mask |= UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
       param.cb.recv = &UcxTransport::on_recv_complete;
       request = ucp_tag_recv_nbx(worker_->handle(), operation->data(), what.bytes,
-                                 wire_tag(peer, tag), kFullTagMask, &param);
+                                 collective ? collective_wire_tag(peer, tag) : wire_tag(peer, tag),
+                                 kFullTagMask, &param);
     }
     auto registered = in_flight_.find(entry);
     if (registered == in_flight_.end()) {
@@ -522,6 +530,7 @@ void UcxTransport::abort(const std::string& reason) {
     // their timeouts. The endpoints stay open for the notices; the destructor closes them.
     send_notices_locked("it aborted (" + reason + ")");
   }
+  stop_groups("the transport was aborted: " + reason);
   engine_->poke();
 }
 

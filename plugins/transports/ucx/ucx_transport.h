@@ -24,11 +24,15 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "baton/all_reduce.h"
+#include "baton/collective_queue.h"
 #include "baton/transfer_outcome.h"
 #include "baton/transport.h"
 #include "baton/transport_capabilities.h"
@@ -51,7 +55,9 @@ struct UcxOptions {
   std::string net_devices;
 };
 
-class UcxTransport : public baton::Transport, public baton::ReceivesMatchByTag {
+class UcxTransport : public baton::Transport,
+                     public baton::ReceivesMatchByTag,
+                     public baton::AllReduceTransport {
  public:
   // Creates the UCP context and worker; throws TransportError when UCX cannot start.
   explicit UcxTransport(const UcxOptions& options);
@@ -64,7 +70,20 @@ class UcxTransport : public baton::Transport, public baton::ReceivesMatchByTag {
                                      std::uint64_t tag) override;
   void abort(const std::string& reason) override;
 
+  // AllReduceTransport (ucx_all_reduce.cc): a ring (baton/ring_all_reduce.h) over tagged
+  // messages of the group's own tag space, on the group's thread.
+  int join_group(const std::vector<int>& ranks) override;
+  std::unique_ptr<baton::Work> iallreduce(int group,
+                                          const std::vector<at::Tensor>& tensors) override;
+
  private:
+  struct Group {
+    std::vector<int> ranks;
+    std::uint64_t id = 0;  // agreed through the store: the tag of the group's messages
+    std::unique_ptr<baton::CollectiveQueue> queue;
+  };
+  void stop_groups(const std::string& reason);
+
   struct Peer {
     UcxTransport* owner = nullptr;  // the endpoint's error handler argument is a Peer*
     int rank = -1;
@@ -90,8 +109,9 @@ class UcxTransport : public baton::Transport, public baton::ReceivesMatchByTag {
   void send_notices_locked(const std::string& text);
   void mark_peer_failed_locked(int peer, const std::string& why);
 
+  // `collective`: a message of group `tag`'s all-reduces (collective_wire_tag).
   std::unique_ptr<baton::Work> post(const at::Tensor& tensor, int peer, std::uint64_t tag,
-                                    baton::P2PDirection direction);
+                                    baton::P2PDirection direction, bool collective = false);
   void check_memory(const at::Tensor& tensor, const Operation& operation) const;
   void throw_if_unusable_locked(const Operation& operation, int peer);
   void complete_locked(InFlight* entry, ucs_status_t status, std::size_t length);
@@ -129,6 +149,13 @@ class UcxTransport : public baton::Transport, public baton::ReceivesMatchByTag {
   void* control_request_ = nullptr;          // the receive posted for notices
   bool control_repost_ = false;              // a notice arrived: post the next receive
   std::atomic<std::size_t> outstanding_{0};  // in_flight_.size(), read by the engine
+
+  // Groups (join_group); guarded by groups_mutex_, never taken under the engine's mutex.
+  std::shared_ptr<baton::Store> store_;
+  std::chrono::milliseconds timeout_{60000};
+  std::mutex groups_mutex_;
+  std::vector<std::unique_ptr<Group>> groups_;
+  std::map<std::vector<int>, int> joins_;
 };
 
 }  // namespace baton_ucx

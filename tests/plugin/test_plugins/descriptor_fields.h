@@ -23,7 +23,8 @@ inline baton::PluginDescriptor descriptor_named(const char* name) {
                                  nullptr,
                                  0,
                                  nullptr,
-                                 &create_nothing};
+                                 &create_nothing,
+                                 0u};
 }
 
 }  // namespace test_plugins

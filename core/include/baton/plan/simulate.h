@@ -10,8 +10,11 @@
 //    (local, or through an earlier RECV_B); W needs its own I;
 //  * SEND is asynchronous: it costs `send_overhead` on the sender, and its data can be received
 //    `transfer_time` after it was issued; a RECV waits until then;
-//  * UNSHARD, RESHARD and REDUCE_GRAD take no time; OVERLAP_F_B takes the sum of its parts (the
-//    overlap hides communication, not compute).
+//  * REDUCE_GRAD is asynchronous too: it takes no time on its rank and the reduction runs
+//    beside the rank's work, one at a time per rank (a rank's reductions share its link),
+//    for the stage's `reduce_grad`; the step ends when the last one does;
+//  * UNSHARD and RESHARD take no time; OVERLAP_F_B takes the sum of its parts (the overlap
+//    hides communication, not compute).
 // A plan without comm actions is lowered first (see lower.h), so the result always includes the
 // SEND/RECV timeline entries.
 #pragma once
@@ -44,6 +47,9 @@ struct StageCosts {
   // gradients, optimizer state). Only reported (RankStatistics), never a cost.
   double activation_bytes = 0.0;
   double static_bytes = 0.0;
+  // How long the all-reduce of the stage's gradients across the data-parallel replicas takes
+  // (REDUCE_GRAD); replaces SimulationCosts::reduce_grad for this stage.
+  double reduce_grad = 0.0;
 };
 
 struct SimulationCosts {
@@ -53,6 +59,7 @@ struct SimulationCosts {
   double backward_weight = 1.0;  // W
   double send_overhead = 0.0;    // time a SEND occupies its sender
   double transfer_time = 0.0;    // from a SEND being issued until its RECV can complete
+  double reduce_grad = 0.0;      // one stage's gradient all-reduce (REDUCE_GRAD), when uniform
   // Per stage (index = stage), replacing the four compute figures above for the stages it
   // covers; empty: every stage costs the same.
   std::vector<StageCosts> stages;
@@ -88,6 +95,11 @@ struct RankStatistics {
   double peak_activation_bytes = 0.0;
   double static_bytes = 0.0;
   double peak_memory_bytes() const { return static_bytes + peak_activation_bytes; }
+  // Data parallelism: how long the rank's gradient reductions run in all, and how much of that
+  // is exposed (the time from the end of its last other action to the end of its last
+  // reduction): what the reductions add to the rank's step.
+  double reduce_time = 0.0;
+  double exposed_reduce_time = 0.0;
 };
 
 struct SimulationResult {

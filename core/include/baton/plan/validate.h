@@ -9,6 +9,8 @@
 //  * per stage and microbatch: exactly one F, and either exactly one B or exactly one I and one W;
 //  * per rank: B/I after the F of the same stage/microbatch, W after its I, F(s+1) after F(s)
 //    and backward(s) after backward(s+1) when both stages are on that rank;
+//  * REDUCE_GRAD (data parallelism): at most once per stage, after every B/W of the stage on its
+//    rank, and on every stage or on none;
 //  * when the plan has comm actions: SEND_F/RECV_F and SEND_B/RECV_B pair up across every
 //    cross-rank stage boundary, SENDs come after the compute that produces their data and RECVs
 //    before the compute that consumes it, and no comm joins two stages on the same rank.

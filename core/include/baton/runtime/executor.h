@@ -53,6 +53,15 @@ struct ExecutorOptions {
   // Sample the heap's bytes in use after every compute action, into
   // StepResult::peak_heap_bytes (glibc's mallinfo2, tens of microseconds: benchmarks only).
   bool sample_heap = false;
+  // Data parallelism (docs/runtime.md): this pipeline is replica `replica` of `replicas`, and
+  // its ranks are replica x plan ranks + pipeline rank on the transport. With more than one
+  // replica, each REDUCE_GRAD of the plan sums the stage's gradients across the replicas
+  // (the transport must be an AllReduceTransport), in buckets of at most `bucket_bytes`,
+  // while the rank goes on; run_step() waits for them at its end and divides by `replicas`,
+  // so the gradients are those of the mean loss over the global batch, and so is the loss.
+  int replica = 0;
+  int replicas = 1;
+  std::int64_t bucket_bytes = std::int64_t{25} << 20;
 };
 
 // What ran on this rank during a step, in seconds from the step's start.
@@ -80,20 +89,24 @@ struct StepResult {
   int peak_activations = 0;
   // Most bytes the heap had in use after a compute action (ExecutorOptions::sample_heap).
   std::int64_t peak_heap_bytes = 0;
+  // Data parallelism: seconds the step waited at its end for the gradient all-reduces (the
+  // part not hidden behind the rank's other work).
+  double exposed_reduce_seconds = 0.0;
 };
 
 class BATON_API PipelineExecutor {
  public:
-  // `stages` are this rank's stages (any order); `transport` may be null when the plan has
-  // no communication (one rank).
+  // `rank` is this rank's column of the plan (its pipeline rank); `stages` are its stages
+  // (any order); `transport` may be null when the plan has no communication (one rank).
   PipelineExecutor(int rank, Plan lowered_plan, std::vector<std::shared_ptr<Stage>> stages,
                    std::shared_ptr<Transport> transport,
                    std::vector<std::shared_ptr<Validator>> validators, LossFunction loss,
                    ExecutorOptions options = {});
   ~PipelineExecutor();
 
-  // Metadata handshake and receive-buffer preallocation. `inputs` is a full batch (only
-  // used on the rank of stage 0); every rank must call it.
+  // Metadata handshake, receive-buffer and gradient-bucket preallocation, and, with several
+  // replicas, joining the replicas' group. `inputs` is this replica's batch (only used on the
+  // rank of stage 0); every rank must call it.
   void setup(const std::vector<at::Tensor>& inputs);
 
   // Runs one step. `inputs` matter on the rank of stage 0, `targets` on the rank of the

@@ -1,0 +1,9 @@
+// A plugin built against ABI 1.0, whose descriptor ends before `capabilities`: it still loads,
+// with no capabilities.
+#include <cstddef>
+
+#include "descriptor_fields.h"
+
+TEST_PLUGIN_ENTRY("test-abi-1-0", d.abi_minor = 0;
+                  d.struct_size = offsetof(baton::PluginDescriptor, capabilities);
+                  d.capabilities = 0xFFFFFFFFu)

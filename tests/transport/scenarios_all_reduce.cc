@@ -1,0 +1,226 @@
+// The all-reduce conformance scenarios (baton/all_reduce.h): sums exact to the last element at
+// every size from empty to 64 MiB and in every dtype a transport must sum, several groups
+// reducing at once, a peer killed mid-reduce, a timeout, and bad arguments.
+#include <ATen/ATen.h>
+
+#include <csignal>
+#include <iostream>
+#include <thread>
+
+#include "baton/all_reduce.h"
+#include "scenarios.h"
+
+namespace baton_test {
+namespace {
+
+baton::AllReduceTransport& all_reduce(RankContext& ctx) {
+  auto* capable = dynamic_cast<baton::AllReduceTransport*>(ctx.transport.get());
+  check(capable != nullptr, "transport '" + ctx.transport_name + "' cannot all-reduce");
+  return *capable;
+}
+
+std::vector<int> every_rank(const RankContext& ctx) {
+  std::vector<int> ranks;
+  for (int rank = 0; rank < ctx.world_size; ++rank) ranks.push_back(rank);
+  return ranks;
+}
+
+// Small integers, different on every rank and at every position, so that sums are exact in
+// any dtype and a transport that drops, repeats or misplaces a chunk cannot pass.
+at::Tensor contribution(std::int64_t numel, at::ScalarType dtype, int rank) {
+  return at::arange(numel, at::kLong)
+      .remainder(13)
+      .add(3 * rank + 1)
+      .to(dtype)
+      .to(scenario_device());
+}
+
+at::Tensor expected_sum(std::int64_t numel, at::ScalarType dtype, const std::vector<int>& group) {
+  at::Tensor sum = at::zeros({numel}, at::kLong);
+  for (const int rank : group)
+    sum.add_(at::arange(numel, at::kLong).remainder(13).add(3 * rank + 1));
+  return sum.to(dtype);
+}
+
+void check_sum(const at::Tensor& got, const std::vector<int>& group, const std::string& what) {
+  const at::Tensor want = expected_sum(got.numel(), got.scalar_type(), group);
+  const at::Tensor actual = got.cpu().reshape({-1});
+  if (at::equal(actual, want)) return;
+  const std::int64_t first = at::ne(actual, want).nonzero().select(1, 0)[0].item<std::int64_t>();
+  throw ScenarioFailure(what + ": element " + std::to_string(first) + " is " +
+                        std::to_string(actual[first].item<double>()) + ", expected " +
+                        std::to_string(want[first].item<double>()));
+}
+
+}  // namespace
+
+void scenario_all_reduce_sizes(RankContext& ctx) {
+  baton::AllReduceTransport& transport = all_reduce(ctx);
+  const std::vector<int> group = every_rank(ctx);
+  const int handle = transport.join_group(group);
+  // One tensor per all-reduce, every size from empty to 64 MiB (16 Mi floats); odd sizes
+  // leave the ring's chunks unequal.
+  for (const std::int64_t numel :
+       {std::int64_t{0}, std::int64_t{1}, std::int64_t{7}, std::int64_t{1001}, std::int64_t{262147},
+        std::int64_t{16} << 20}) {
+    at::Tensor tensor = contribution(numel, at::kFloat, ctx.rank);
+    transport.iallreduce(handle, {tensor})->wait(kWait);
+    check_sum(tensor, group, std::to_string(numel) + " floats");
+  }
+  // Several tensors of several dtypes in one all-reduce, and several all-reduces in flight:
+  // they complete in posting order, each with its own sums.
+  const std::vector<at::ScalarType> dtypes = {at::kDouble, at::kHalf, at::kBFloat16,
+                                              at::kInt,    at::kLong, at::kByte};
+  std::vector<std::vector<at::Tensor>> posted;
+  std::vector<std::unique_ptr<baton::Work>> works;
+  for (int round = 0; round < 3; ++round) {
+    std::vector<at::Tensor> tensors;
+    for (const at::ScalarType dtype : dtypes) {
+      tensors.push_back(contribution(100 + 17 * round, dtype, ctx.rank));
+    }
+    works.push_back(transport.iallreduce(handle, tensors));
+    posted.push_back(tensors);
+  }
+  for (std::size_t round = 0; round < works.size(); ++round) {
+    works[round]->wait(kWait);
+    for (std::size_t i = 0; i < dtypes.size(); ++i) {
+      check_sum(posted[round][i], group,
+                "round " + std::to_string(round) + ", " + c10::toString(dtypes[i]));
+    }
+  }
+  ctx.barrier("end");
+}
+
+void scenario_all_reduce_groups(RankContext& ctx) {
+  check(ctx.world_size == 4, "this scenario runs on 4 ranks");
+  baton::AllReduceTransport& transport = all_reduce(ctx);
+  // Rows {0, 1} and {2, 3}, columns {0, 2} and {1, 3}, joined in that order everywhere; the
+  // whole world last. Rows and columns then reduce at the same time, pairs sharing a rank.
+  const std::vector<int> row = ctx.rank < 2 ? std::vector<int>{0, 1} : std::vector<int>{2, 3};
+  const std::vector<int> column =
+      ctx.rank % 2 == 0 ? std::vector<int>{0, 2} : std::vector<int>{1, 3};
+  const int row_handle = transport.join_group(row);
+  const int column_handle = transport.join_group(column);
+  const int world_handle = transport.join_group(every_rank(ctx));
+  std::vector<at::Tensor> rows, columns;
+  std::vector<std::unique_ptr<baton::Work>> row_works, column_works;
+  for (int round = 0; round < 4; ++round) {
+    rows.push_back(contribution(50000 + round, at::kFloat, ctx.rank));
+    columns.push_back(contribution(70000 + round, at::kFloat, ctx.rank));
+    row_works.push_back(transport.iallreduce(row_handle, {rows.back()}));
+    column_works.push_back(transport.iallreduce(column_handle, {columns.back()}));
+  }
+  for (int round = 0; round < 4; ++round) {
+    column_works[round]->wait(kWait);
+    row_works[round]->wait(kWait);
+    check_sum(rows[round], row,
+              "row " + baton::format_group(row) + ", round " + std::to_string(round));
+    check_sum(columns[round], column,
+              "column " + baton::format_group(column) + ", round " + std::to_string(round));
+  }
+  at::Tensor everyone = contribution(4099, at::kDouble, ctx.rank);
+  transport.iallreduce(world_handle, {everyone})->wait(kWait);
+  check_sum(everyone, every_rank(ctx), "the whole world");
+  ctx.barrier("end");
+}
+
+void scenario_all_reduce_peer_killed(RankContext& ctx) {
+  check(ctx.world_size == 3, "this scenario runs on 3 ranks");
+  baton::AllReduceTransport& transport = all_reduce(ctx);
+  const int handle = transport.join_group(every_rank(ctx));
+  at::Tensor big = contribution(std::int64_t{16} << 20, at::kFloat, ctx.rank);
+  ctx.barrier("joined");
+  if (ctx.rank == 2) {
+    // Die with a large reduction under way.
+    auto work = transport.iallreduce(handle, {big});
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::raise(SIGKILL);
+  }
+  auto work = transport.iallreduce(handle, {big});
+  auto later = transport.iallreduce(handle, {contribution(16, at::kFloat, ctx.rank)});
+  // kWait is a hang guard: the error must come from the dead peer, not from a timeout.
+  const auto start = std::chrono::steady_clock::now();
+  std::string error =
+      expect_transport_error("all-reduce with a killed member", [&] { work->wait(kWait); });
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::cout << "rank " << ctx.rank << ": failed after " << waited << " s: " << error << std::endl;
+  expect_contains(error, "rank " + std::to_string(ctx.rank) + ": all-reduce #1 in group [0, 1, 2]");
+  check(error.find("timed out") == std::string::npos, "the failure was a timeout: " + error);
+  // What was queued behind it fails too, naming the first failure.
+  error = expect_transport_error("the all-reduce queued behind it", [&] { later->wait(kWait); });
+  expect_contains(error, "all-reduce #2 in group [0, 1, 2]");
+}
+
+void scenario_all_reduce_timeout(RankContext& ctx) {
+  check(ctx.world_size == 2, "this scenario runs on 2 ranks");
+  baton::AllReduceTransport& transport = all_reduce(ctx);
+  const int handle = transport.join_group({0, 1});
+  if (ctx.rank == 0) {
+    // Rank 1 never posts it: the wait times out naming the all-reduce, and the transport is
+    // aborted for that reason, so point-to-point transfers fail too.
+    auto work = transport.iallreduce(handle, {contribution(16, at::kFloat, 0)});
+    std::string error = expect_transport_error("all-reduce the peer never posts",
+                                               [&] { work->wait(std::chrono::milliseconds(500)); });
+    expect_contains(
+        error, "rank 0: all-reduce #1 in group [0, 1] (1 tensor, 64 bytes) timed out after 0.5 s");
+    error = expect_transport_error("a send after the timeout", [&] {
+      ctx.transport->isend(pattern_bytes(16, 9), 1, 9)->wait(kWait);
+    });
+    expect_contains(error, "timed out after 0.5 s");
+    error = expect_transport_error("an all-reduce after the timeout", [&] {
+      transport.iallreduce(handle, {contribution(4, at::kFloat, 0)})->wait(kWait);
+    });
+    expect_contains(error, "all-reduce #2 in group [0, 1]");
+    ctx.barrier("timed-out");
+  } else {
+    ctx.barrier("timed-out");
+    std::string error = expect_transport_error("recv from a peer that timed out", [&] {
+      ctx.transport->irecv(empty_bytes(16), 0, 9)->wait(kWait);
+    });
+    expect_contains(error, "peer rank 0 closed the connection");
+  }
+  ctx.barrier("end");
+}
+
+void scenario_all_reduce_rejects(RankContext& ctx) {
+  check(ctx.world_size == 2, "this scenario runs on 2 ranks");
+  baton::AllReduceTransport& transport = all_reduce(ctx);
+  const std::string me = "rank " + std::to_string(ctx.rank) + ": ";
+  std::string error = expect_transport_error("a group without this rank",
+                                             [&] { transport.join_group({1 - ctx.rank}); });
+  expect_contains(error,
+                  me + "group [" + std::to_string(1 - ctx.rank) + "]: this rank is not a member");
+  error = expect_transport_error("a group in descending order", [&] {
+    transport.join_group({1, 0});
+  });
+  expect_contains(error, "ascending order");
+  error = expect_transport_error("a group with rank 5", [&] { transport.join_group({0, 1, 5}); });
+  expect_contains(error, "rank 5 is outside a world of 2 ranks");
+  error = expect_transport_error("an unknown group handle", [&] {
+    transport.iallreduce(7, {contribution(4, at::kFloat, 0)});
+  });
+  expect_contains(error, "never joined");
+  const int handle = transport.join_group({0, 1});
+  const auto on_device = at::TensorOptions().device(scenario_device());
+  error = expect_transport_error("a transposed tensor", [&] {
+    transport.iallreduce(handle, {at::zeros({8, 4}, on_device).t()});
+  });
+  expect_contains(error, me + "all-reduce #");
+  expect_contains(error, "tensor 0 is not contiguous");
+  error = expect_transport_error("an undefined tensor", [&] {
+    transport.iallreduce(handle, {contribution(4, at::kFloat, 0), at::Tensor()});
+  });
+  expect_contains(error, "tensor 1 is undefined");
+  error = expect_transport_error("a bool tensor", [&] {
+    transport.iallreduce(handle, {at::zeros({4}, on_device.dtype(at::kBool))});
+  });
+  expect_contains(error, "tensor 0 is Bool");
+  // After refusals the group still works.
+  at::Tensor tensor = contribution(33, at::kFloat, ctx.rank);
+  transport.iallreduce(handle, {tensor})->wait(kWait);
+  check_sum(tensor, {0, 1}, "an all-reduce after the refusals");
+  ctx.barrier("end");
+}
+
+}  // namespace baton_test
