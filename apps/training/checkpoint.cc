@@ -7,6 +7,9 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -15,6 +18,7 @@
 #include "baton/files.h"
 #include "baton/log.h"
 #include "baton/store_keys.h"
+#include "optimizer_state.h"
 #include "store_count.h"
 
 namespace baton_app {
@@ -41,6 +45,9 @@ struct Manifest {
   long world_size = 0;
   std::string optimizer;  // empty in checkpoints written before it was recorded
   std::vector<std::string> files;
+  // The rank files hold each parameter's optimizer state by name (optimizer_state.h), so
+  // the checkpoint can be restored onto another layout.
+  bool state_by_name = false;
 };
 
 Manifest read_manifest(const std::string& path) {
@@ -64,6 +71,7 @@ Manifest read_manifest(const std::string& path) {
                              " ranks (damaged?); remove that checkpoint folder to use the one "
                              "before it");
   }
+  read.state_by_name = manifest.value("state_by_name", false);
   const auto files = manifest.find("files");
   if (files != manifest.end() && files->is_array()) {
     for (const auto& file : *files) {
@@ -199,6 +207,7 @@ std::string Checkpointer::save(int step, const std::string& schedule_name) {
   c10::Dict<std::string, at::Tensor> params;
   for (const auto& named : named_params_)
     params.insert("param." + named.first, named.second.detach().clone());
+  add_optimizer_state_by_name(*optimizer_, named_params_, &params);
   const std::vector<char> bytes = torch::pickle_save(c10::IValue(params));
   baton::write_file_atomically(rank_file(folder, rank_, ".pt"),
                                std::string(bytes.begin(), bytes.end()));
@@ -217,10 +226,15 @@ std::string Checkpointer::save(int step, const std::string& schedule_name) {
     wait_for_count(*store_, written_key, world_size_, timeout_,
                    "rank 0: checkpoint of step " + std::to_string(step));
   }
-  nlohmann::ordered_json manifest = {
-      {"format", kManifestFormat}, {"step", step},
-      {"world_size", world_size_}, {"data_parallel", settings_.data_parallel},
-      {"schedule", schedule_name}, {"optimizer", settings_.optimizer}};
+  nlohmann::ordered_json manifest = {{"format", kManifestFormat},
+                                     {"step", step},
+                                     {"world_size", world_size_},
+                                     {"data_parallel", settings_.data_parallel},
+                                     {"schedule", schedule_name},
+                                     {"optimizer", settings_.optimizer},
+                                     // the rank files hold each parameter's optimizer state by
+                                     // name: the checkpoint resumes onto any layout
+                                     {"state_by_name", true}};
   nlohmann::ordered_json files = nlohmann::ordered_json::array();
   for (int r = 0; r < world_size_; ++r) {
     files.push_back("rank" + std::to_string(r) + ".pt");
@@ -234,6 +248,58 @@ std::string Checkpointer::save(int step, const std::string& schedule_name) {
   return folder;
 }
 
+void Checkpointer::restore_by_name(const std::string& folder, int written_by, bool state_by_name) {
+  std::set<std::string> wanted;
+  for (const auto& named : named_params_) wanted.insert(named.first);
+  // name -> the tensors stored for it (its parameter and its optimizer state), from
+  // whichever rank file holds it.
+  std::map<std::string, at::Tensor> entries;
+  for (int r = 0; r < written_by; ++r) {
+    const auto dict = load_checkpoint_parameters(rank_file(folder, r, ".pt"));
+    for (const auto& item : dict) {
+      if (!item.key().isString() || !item.value().isTensor()) continue;
+      const std::string key = item.key().toStringRef();
+      const std::size_t dot = key.find('.');
+      std::string name = key.substr(dot + 1);
+      if (key.rfind("optim.", 0) == 0) name = name.substr(0, name.rfind('.'));
+      if (wanted.count(name)) entries[key] = item.value().toTensor();
+    }
+  }
+  at::NoGradGuard no_grad;
+  for (auto& named : named_params_) {
+    const auto found = entries.find("param." + named.first);
+    if (found == entries.end()) {
+      throw baton::ConfigError("--resume: checkpoint '" + folder + "' has no parameter '" +
+                               named.first + "' in any of its " + std::to_string(written_by) +
+                               " rank files (was it written by another model?)");
+    }
+    if (!found->second.sizes().equals(named.second.sizes())) {
+      throw baton::ConfigError("--resume: parameter '" + named.first + "' in '" + folder +
+                               "' has another shape than this run's model");
+    }
+    named.second.copy_(found->second);
+  }
+  if (!state_by_name) {
+    throw baton::ConfigError("--resume: checkpoint '" + folder + "' was written by a pipeline of " +
+                             std::to_string(written_by) +
+                             " ranks before checkpoints kept the optimizer state by name, so "
+                             "it resumes only onto that layout (" +
+                             std::to_string(written_by) +
+                             " ranks per pipeline, the same stages and cuts)");
+  }
+  restore_optimizer_state_by_name(
+      *optimizer_, settings_.optimizer, named_params_,
+      [&entries](const std::string& key) {
+        const auto found = entries.find(key);
+        return found == entries.end() ? at::Tensor() : found->second;
+      },
+      folder);
+  if (rank_ == 0) {
+    BATON_LOG_INFO("checkpoint", "restored by parameter name: written by a pipeline of "
+                                     << written_by << " ranks, this one has " << world_size_);
+  }
+}
+
 Checkpointer::Restored Checkpointer::restore_latest() {
   const std::string folder = latest_checkpoint(settings_.dir);
   if (folder.empty()) {
@@ -245,20 +311,32 @@ Checkpointer::Restored Checkpointer::restore_latest() {
   const Manifest manifest = read_manifest(folder + "/manifest.json");
   const long step = manifest.step;
   const long world = manifest.world_size;
-  if (world != world_size_) {
-    throw baton::ConfigError(
-        "--resume: checkpoint '" + folder + "' was written by a pipeline of " +
-        std::to_string(world) + " ranks; this run's pipeline has " + std::to_string(world_size_) +
-        " (world.ranks / world.data_parallel); resume with a pipeline of " + std::to_string(world) +
-        " ranks (any world.data_parallel), or start a new run");
-  }
   if (!manifest.optimizer.empty() && manifest.optimizer != settings_.optimizer) {
     throw baton::ConfigError(
         "--resume: checkpoint '" + folder + "' holds the state of optimizer " + manifest.optimizer +
         ", this run uses optimizer.name " + settings_.optimizer +
         "; resume with optimizer.name: " + manifest.optimizer + ", or start a new run");
   }
-  const auto dict = load_checkpoint_parameters(rank_file(folder, rank_, ".pt"));
+  // The same layout (this rank's file holds exactly its parameters) restores bit for bit from
+  // its own files, the optimizer from its archive; any other by name from every file.
+  bool same_layout = world == world_size_;
+  std::optional<c10::Dict<c10::IValue, c10::IValue>> own;
+  if (same_layout) {
+    own = load_checkpoint_parameters(rank_file(folder, rank_, ".pt"));
+    std::size_t stored = 0;
+    for (const auto& item : *own) {
+      stored += item.key().isString() && item.key().toStringRef().rfind("param.", 0) == 0;
+    }
+    same_layout = stored == named_params_.size();
+    for (const auto& named : named_params_) {
+      same_layout = same_layout && own->contains("param." + named.first);
+    }
+  }
+  if (!same_layout) {
+    restore_by_name(folder, static_cast<int>(world), manifest.state_by_name);
+    return {static_cast<int>(step), folder};
+  }
+  const auto& dict = *own;
   at::NoGradGuard no_grad;
   for (auto& named : named_params_) {
     const std::string key = "param." + named.first;

@@ -73,8 +73,10 @@ class Checkpointer {
   // does not write: CheckpointSettings::writes).
   std::string save(int step, const std::string& schedule_name);
   // Loads this rank's parameters and optimizer state from the newest complete checkpoint.
-  // Throws ConfigError when there is none or it does not match this run (world size, this
-  // rank's parameter names).
+  // On the layout that wrote it, from this rank's own files; on another (other ranks,
+  // stages, cuts or replicas), each parameter and its optimizer state by name from whichever
+  // file holds it. Throws ConfigError when there is none, or it lacks one of this rank's
+  // parameters (naming it) or has it in another shape.
   struct Restored {
     int step = 0;
     std::string folder;
@@ -82,6 +84,8 @@ class Checkpointer {
   Restored restore_latest();
 
  private:
+  void restore_by_name(const std::string& folder, int written_by, bool state_by_name);
+
   const CheckpointSettings settings_;
   const int rank_;
   const int world_size_;

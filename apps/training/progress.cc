@@ -104,18 +104,19 @@ std::vector<Progress::RankTime> Progress::gather_on_rank0(const Report& report, 
   if (world_.rank != 0) {
     if (store_) {
       store_->set(prefix + std::to_string(world_.rank),
-                  encode({report.compute, report.comm, report.executor_seconds, report.loss}));
+                  encode({report.compute, report.comm, report.executor_seconds,
+                          report.exposed_reduce, report.loss}));
     }
     return {};
   }
   *loss = report.loss;
   std::vector<RankTime> times(static_cast<std::size_t>(world_.world_size));
-  times[0] = {report.compute, report.comm, report.executor_seconds};
+  times[0] = {report.compute, report.comm, report.executor_seconds, report.exposed_reduce};
   for (int rank = 1; rank < world_.world_size && store_; ++rank) {
     const auto values = decode(wait_for_key(prefix + std::to_string(rank)));
-    if (values.size() != 4) continue;
-    times[static_cast<std::size_t>(rank)] = {values[0], values[1], values[2]};
-    if (std::isnan(*loss)) *loss = values[3];
+    if (values.size() != 5) continue;
+    times[static_cast<std::size_t>(rank)] = {values[0], values[1], values[2], values[3]};
+    if (std::isnan(*loss)) *loss = values[4];
   }
   return times;
 }
@@ -127,8 +128,8 @@ void Progress::step_done(int step, const baton::StepResult& result, double secon
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     if (failure_) std::rethrow_exception(failure_);
-    queue_.push_back({step, result.compute_seconds, result.comm_seconds, result.step_seconds, loss,
-                      seconds, samples, tokens});
+    queue_.push_back({step, result.compute_seconds, result.comm_seconds, result.step_seconds,
+                      result.exposed_reduce_seconds, loss, seconds, samples, tokens});
   }
   wake_.notify_one();
 }
@@ -225,10 +226,17 @@ void Progress::append_metrics(const Line& line) {
   nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
   for (std::size_t r = 0; r < line.ranks.size(); ++r) {
     const RankTime& time = line.ranks[r];
-    ranks.push_back({{"rank", r},
-                     {"compute_s", time.compute},
-                     {"comm_s", time.comm},
-                     {"idle_s", std::max(0.0, time.step - time.compute - time.comm)}});
+    nlohmann::ordered_json entry = {
+        {"rank", r},
+        {"compute_s", time.compute},
+        {"comm_s", time.comm},
+        {"idle_s", std::max(0.0, time.step - time.compute - time.comm)}};
+    if (world_.replicas > 1) {
+      // Which replica, and how long it waited for the gradient all-reduces at the step's end.
+      entry["replica"] = static_cast<int>(r) / world_.pipeline_ranks;
+      entry["exposed_reduce_s"] = time.exposed_reduce;
+    }
+    ranks.push_back(std::move(entry));
   }
   nlohmann::ordered_json record = {{"step", line.step}};
   record["loss"] = std::isfinite(line.loss) ? nlohmann::ordered_json(line.loss) : nullptr;

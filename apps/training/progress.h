@@ -54,10 +54,11 @@ class Progress {
   // Where one rank's time went in a step (from the executor).
   struct RankTime {
     double compute = 0, comm = 0, step = 0;
+    double exposed_reduce = 0;  // data parallelism: the wait for the gradient all-reduces
   };
   struct Report {
     int step;
-    double compute, comm, executor_seconds, loss;  // loss: NAN unless computed here
+    double compute, comm, executor_seconds, exposed_reduce, loss;  // loss: NAN unless here
     double seconds;
     std::int64_t samples, tokens;
   };

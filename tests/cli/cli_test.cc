@@ -227,6 +227,20 @@ TEST(CliPlan, PrintsTableAndSimulationSummary) {
   EXPECT_THAT(result.output, HasSubstr("makespan 12.000, bubble 25.0%"));
 }
 
+// --data-parallel: each stage's REDUCE_GRAD follows its last backward and, costed at 5, ends
+// the step 5 after each rank's last B (rank 1's ends at 10, rank 0's at 12: makespan 17).
+TEST(CliPlan, DataParallelAddsAndCostsTheGradientReduction) {
+  const auto result =
+      run_command(kBaton + " plan --schedule " + kGoodSchedule +
+                  " --ranks 2 --microbatches 3 --param label=x --data-parallel 2 --costs "
+                  "F=1,B=2,reduce=5");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("0REDUCE_GRAD"));
+  EXPECT_THAT(result.output, HasSubstr("1REDUCE_GRAD"));
+  EXPECT_THAT(result.output, HasSubstr("makespan 17.000"));
+  EXPECT_THAT(result.output, HasSubstr("gradient all-reduce 5.000 (5.000 exposed)"));
+}
+
 TEST(CliPlan, WritesCsvWithCommsToAFile) {
   const std::string out = testing::TempDir() + "/plan_comms.csv";
   const auto result = run_command(kBaton + " plan --schedule " + kGoodSchedule +

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "launch_run.h"
 
@@ -49,8 +50,10 @@ std::vector<std::string> losses_of(const std::string& metrics_path) {
   return losses;
 }
 
-std::string command_line(const std::vector<std::string>& settings, const std::string& extra) {
-  std::string command = "timeout -k 5 120 " + kBaton + " launch -n 2 --no-env " + extra;
+std::string command_line(const std::vector<std::string>& settings, const std::string& extra,
+                         int ranks = 2) {
+  std::string command =
+      "timeout -k 5 120 " + kBaton + " launch -n " + std::to_string(ranks) + " --no-env " + extra;
   for (const auto& setting : settings) command += " --set '" + setting + "'";
   return command;
 }
@@ -95,6 +98,122 @@ TEST(Checkpoint, KilledRankLeavesALoadableCheckpointAndResumeMatchesAnUninterrup
     }
     EXPECT_GT(params, 0);
   }
+}
+
+// The loss of each step line of a metrics.jsonl, by step.
+std::map<int, double> loss_by_step(const std::string& metrics_path) {
+  std::map<int, double> losses;
+  for (const std::string& line : losses_of(metrics_path)) {
+    // "{"step":4 "loss":2.31"
+    const int step = std::stoi(line.substr(line.find(':') + 1));
+    losses[step] = std::stod(line.substr(line.rfind(':') + 1));
+  }
+  return losses;
+}
+
+// A checkpoint names every parameter, and its optimizer state, by the full model's name, so a
+// run may change its layout between resumes: 3 steps on 2 ranks, then 3 more as two replicas
+// of that pipeline (4 ranks) or as a 4-rank pipeline (other stages, other files). Either way
+// the losses and the final parameters are the uninterrupted 2-rank run's, within float
+// rounding (the microbatches and replicas sum in another order).
+struct Layout {
+  std::string name;
+  int ranks;
+  std::vector<std::string> settings;
+  bool by_name;  // another pipeline: parameters and optimizer state found by name
+};
+
+void PrintTo(const Layout& layout, std::ostream* out) {
+  *out << layout.name << " on " << layout.ranks << " ranks";
+}
+
+class CheckpointLayouts : public testing::TestWithParam<Layout> {};
+
+// name -> tensor over every rank file of a dump folder, for the "param." entries.
+std::map<std::string, torch::Tensor> parameters_in(const std::string& dir, int ranks) {
+  std::map<std::string, torch::Tensor> merged;
+  for (int rank = 0; rank < ranks; ++rank) {
+    for (const auto& [key, value] :
+         baton_test::read_dump(dir + "/rank" + std::to_string(rank) + ".pt")) {
+      if (key.rfind("param.", 0) == 0) merged[key] = value;
+    }
+  }
+  return merged;
+}
+
+TEST_P(CheckpointLayouts, ResumesOnAnotherLayoutLikeAnUninterruptedRun) {
+  const Layout& layout = GetParam();
+  const std::string root = ::testing::TempDir() + "/checkpoint-layout-" + layout.name;
+  baton_test::run_command("rm -rf '" + root + "' && mkdir -p '" + root + "/full' '" + root +
+                          "/resumed'");
+  const auto full = baton_test::run_command(
+      command_line(run_settings(root + "/a"), "--dump-dir '" + root + "/full'"));
+  ASSERT_EQ(full.exit_code, 0) << full.output;
+
+  auto first_half = run_settings(root + "/b");
+  first_half.push_back("run.steps=3");
+  ASSERT_EQ(baton_test::run_command(command_line(first_half, "")).exit_code, 0);
+  auto second_half = run_settings(root + "/b");
+  second_half.insert(second_half.end(), layout.settings.begin(), layout.settings.end());
+  const auto resumed = baton_test::run_command(
+      command_line(second_half, "--resume --dump-dir '" + root + "/resumed'", layout.ranks));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_THAT(resumed.output, HasSubstr("resuming after step 3 from"));
+  if (layout.by_name) {
+    EXPECT_THAT(resumed.output,
+                HasSubstr("restored by parameter name: written by a pipeline of 2 ranks"));
+  }
+
+  const auto expected = loss_by_step(root + "/a/ckpt/metrics.jsonl");
+  const auto actual = loss_by_step(root + "/b/ckpt/metrics.jsonl");
+  ASSERT_EQ(expected.size(), 6u);
+  for (int step = 1; step <= 6; ++step) {
+    ASSERT_TRUE(actual.count(step)) << "step " << step;
+    EXPECT_NEAR(actual.at(step), expected.at(step), 1e-5 * std::abs(expected.at(step)))
+        << "step " << step;
+  }
+  // Every rank's parameters are the uninterrupted run's, by name.
+  const auto reference = parameters_in(root + "/full", 2);
+  std::size_t compared = 0;
+  for (int rank = 0; rank < layout.ranks; ++rank) {
+    for (const auto& [key, value] :
+         baton_test::read_dump(root + "/resumed/rank" + std::to_string(rank) + ".pt")) {
+      if (key.rfind("param.", 0) != 0) continue;
+      ASSERT_TRUE(reference.count(key)) << key;
+      EXPECT_TRUE(torch::allclose(value, reference.at(key), 1e-5, 1e-6))
+          << "rank " << rank << ": " << key << " differs";
+      ++compared;
+    }
+  }
+  EXPECT_GE(compared, reference.size());
+}
+
+INSTANTIATE_TEST_SUITE_P(Checkpoint, CheckpointLayouts,
+                         testing::Values(Layout{"pp2_dp2", 4, {"world.data_parallel=2"}, false},
+                                         Layout{"pp4", 4, {}, true}),
+                         [](const testing::TestParamInfo<Layout>& info) {
+                           return info.param.name;
+                         });
+
+// A checkpoint of another model is refused naming the parameter it lacks, or the one whose
+// shape differs.
+TEST(Checkpoint, ResumingAnotherModelNamesTheParameter) {
+  const std::string root = ::testing::TempDir() + "/checkpoint-other-model";
+  baton_test::run_command("rm -rf '" + root + "' && mkdir -p '" + root + "'");
+  auto settings = run_settings(root);
+  settings.push_back("run.steps=2");
+  ASSERT_EQ(baton_test::run_command(command_line(settings, "")).exit_code, 0);
+  auto deeper = settings;
+  deeper.push_back("model.params.layers=4");
+  const auto missing = baton_test::run_command(command_line(deeper, "--resume"));
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_THAT(missing.output, testing::ContainsRegex("has no parameter '[a-z_.0-9]+' in any of "
+                                                     "its 2 rank files"));
+  auto wider = settings;
+  wider.push_back("model.params.hidden=32");
+  const auto reshaped = baton_test::run_command(command_line(wider, "--resume"));
+  EXPECT_NE(reshaped.exit_code, 0);
+  EXPECT_THAT(reshaped.output, HasSubstr("has another shape than this run's model"));
 }
 
 TEST(Checkpoint, ExportGivesPythonTheFullModelsStateDict) {

@@ -74,6 +74,23 @@ TEST(Launchers, AConfigRunsUnderMpirun) {
   EXPECT_TRUE(std::filesystem::exists(out + "/gpipe-gloo/metrics.jsonl"));
 }
 
+// Two replicas of a 2-rank pipeline under Open MPI: the layout comes from world.data_parallel,
+// the ranks from OMPI_COMM_WORLD_*.
+TEST(Launchers, DataParallelRunsUnderMpirun) {
+  if (baton_test::run_command("command -v mpirun").exit_code != 0) {
+    GTEST_SKIP() << "mpirun is not installed (scripts/bootstrap test installs openmpi-bin)";
+  }
+  const std::string out = ::testing::TempDir() + "/mpirun-dp";
+  const auto result = baton_test::run_command(
+      "cd '" + kSource + "' && timeout -k 5 200 mpirun --allow-run-as-root --oversubscribe -n 4 '" +
+      BATON_BINARY + "' run --no-env configs/1f1b-dp2-gloo.yaml --set run.steps=2" +
+      " --set run.output_dir='" + out +
+      "' --set world.port=" + std::to_string(20000 + (::getpid() + 7) % 20000) + " < /dev/null");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_THAT(result.output, testing::HasSubstr("layout: 2 replicas x 2 pipeline ranks"));
+  EXPECT_THAT(result.output, testing::HasSubstr("done: 2 steps"));
+}
+
 INSTANTIATE_TEST_SUITE_P(Configs, ShippedConfig, testing::ValuesIn(shipped_configs()),
                          [](const testing::TestParamInfo<std::string>& info) {
                            std::string name = info.param;

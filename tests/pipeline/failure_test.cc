@@ -212,4 +212,48 @@ TEST(PipelineFailure, AHungRankIsFoundByTheHeartbeatBeforeTheTimeout) {
   EXPECT_THAT(out, HasSubstr("launch: rank 1 failed first (it hung: stopped by"));
 }
 
+// Data parallelism: a failure at a REDUCE_GRAD is annotated like any action, naming the
+// replica, and a rank killed there stops every rank, its replica peer naming the reduction
+// and the closed connection, not a timeout (world.timeout_s 120 under a 60 s guard).
+std::vector<std::string> data_parallel_run() {
+  auto settings = small_mlp_run("1f1b");
+  settings.insert(settings.end(),
+                  {"world.data_parallel=2", "data.batch_size=16", "world.timeout_s=120"});
+  return settings;
+}
+
+TEST(PipelineFailure, AFailureAtAGradientReductionNamesTheReplicaAndTheAction) {
+  setenv("BATON_INJECT_FAILURE", "rank=3,step=2,action=1REDUCE_GRAD", 1);
+  const auto result = baton_test::launch(kBaton, 4, data_parallel_run(), "dp-inject", 60);
+  unsetenv("BATON_INJECT_FAILURE");
+  const std::string& out = result.command.output;
+  EXPECT_EQ(result.command.exit_code, 1) << out;
+  EXPECT_THAT(out, HasSubstr("[rank 3] rank 3 failed: rank 3 (replica 1 of 2, pipeline rank 1), "
+                             "training step 2, timestep"));
+  EXPECT_THAT(out, HasSubstr("of schedule '1f1b', action 1REDUCE_GRAD: injected failure"));
+  EXPECT_THAT(out, testing::ContainsRegex(
+                       "\\[rank 3\\] Step [0-9]+:.*1REDUCE_GRAD +<-- ERROR HERE \\(rank 1\\)"));
+  EXPECT_THAT(out, testing::Not(HasSubstr("timed out")));
+  EXPECT_THAT(out, HasSubstr("launch: rank 3 failed first (exit code 1)"));
+}
+
+TEST(PipelineFailure, ARankKilledAtItsGradientReductionStopsEveryRank) {
+  setenv("BATON_INJECT_FAILURE", "rank=3,step=2,action=1REDUCE_GRAD,by=kill", 1);
+  const auto result = baton_test::launch(kBaton, 4, data_parallel_run(), "dp-kill", 60);
+  unsetenv("BATON_INJECT_FAILURE");
+  const std::string& out = result.command.output;
+  EXPECT_EQ(result.command.exit_code, 1) << out;
+  // Its replica peer (rank 1, pipeline rank 1 of replica 0) was reducing with it.
+  const std::size_t rank1 = out.find(
+      "[rank 1] rank 1 failed: rank 1 (replica 0 of 2, pipeline "
+      "rank 1), training step 2");
+  ASSERT_NE(rank1, std::string::npos) << out;
+  const std::string rank1_error = out.substr(rank1, out.find('\n', rank1) - rank1);
+  EXPECT_THAT(rank1_error, HasSubstr("action 1REDUCE_GRAD: the all-reduce of stage 1's gradients "
+                                     "across the replicas failed"));
+  EXPECT_THAT(rank1_error, HasSubstr("rank 3")) << rank1_error;
+  EXPECT_THAT(out, testing::Not(HasSubstr("timed out")));
+  EXPECT_THAT(out, HasSubstr("launch: rank 3 failed first (killed by signal"));
+}
+
 }  // namespace

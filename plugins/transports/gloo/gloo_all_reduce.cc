@@ -84,6 +84,14 @@ void reduce_tensor(const std::shared_ptr<gloo::Context>& context, const at::Tens
   }
 }
 
+// Who is on the other side of a group's connections, for errors: gloo names a peer by its
+// address only.
+std::string other_members(const std::vector<int>& ranks, int rank) {
+  if (ranks.size() == 2)
+    return "peer rank " + std::to_string(ranks[0] == rank ? ranks[1] : ranks[0]);
+  return "a member of group " + baton::format_group(ranks);
+}
+
 }  // namespace
 
 int GlooTransport::join_group(const std::vector<int>& ranks) {
@@ -156,14 +164,15 @@ std::unique_ptr<baton::Work> GlooTransport::iallreduce(int handle,
     }
   }
   std::shared_ptr<gloo::Context> context = group->context;
-  return group->queue->post(tensors, [context, tensors, timeout] {
+  const std::string others = other_members(group->ranks, rank_);
+  return group->queue->post(tensors, [context, tensors, timeout, others] {
     if (!context) return;  // a group of one: the sum is the tensor
     try {
       for (const at::Tensor& tensor : tensors) reduce_tensor(context, tensor, timeout);
     } catch (const baton::Error&) {
       throw;
     } catch (const std::exception& error) {
-      throw baton::TransportError(explain_gloo_error(error, -1));
+      throw baton::TransportError(explain_gloo_error(error, others));
     }
   });
 }

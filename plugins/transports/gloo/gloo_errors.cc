@@ -20,8 +20,11 @@ std::string without_location(const std::string& text) {
 }  // namespace
 
 std::string explain_gloo_error(const std::exception& error, int peer) {
+  return explain_gloo_error(error, "peer rank " + std::to_string(peer));
+}
+
+std::string explain_gloo_error(const std::exception& error, const std::string& who) {
   const std::string text = without_location(error.what());
-  const std::string who = "peer rank " + std::to_string(peer);
   if (contains(text, "Connection closed by peer") || contains(text, "Socket closed")) {
     return who + " closed the connection";
   }

@@ -8,5 +8,7 @@
 namespace baton_gloo {
 
 std::string explain_gloo_error(const std::exception& error, int peer);
+// The same, naming the other side in words ("a member of group [0, 2, 4]").
+std::string explain_gloo_error(const std::exception& error, const std::string& who);
 
 }  // namespace baton_gloo

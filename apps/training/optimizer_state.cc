@@ -1,0 +1,92 @@
+#include "optimizer_state.h"
+
+#include <torch/optim/adam.h>
+#include <torch/optim/sgd.h>
+
+#include <c10/util/string_utils.h>
+
+#include <memory>
+
+#include "baton/error.h"
+
+namespace baton_app {
+namespace {
+
+// How torch::optim finds a parameter's state.
+std::string state_key(const at::Tensor& param) {
+  return c10::guts::to_string(param.unsafeGetTensorImpl());
+}
+
+void put(c10::Dict<std::string, at::Tensor>* out, const std::string& name, const char* field,
+         const at::Tensor& value) {
+  if (value.defined()) out->insert("optim." + name + "." + field, value.detach().clone());
+}
+
+}  // namespace
+
+void add_optimizer_state_by_name(const torch::optim::Optimizer& optimizer,
+                                 const NamedParameters& named,
+                                 c10::Dict<std::string, at::Tensor>* out) {
+  const auto& states = optimizer.state();
+  for (const auto& [name, param] : named) {
+    const auto found = states.find(state_key(param));
+    if (found == states.end()) continue;
+    if (const auto* adam = dynamic_cast<const torch::optim::AdamParamState*>(found->second.get())) {
+      put(out, name, "step", at::scalar_tensor(adam->step(), at::kLong));
+      put(out, name, "exp_avg", adam->exp_avg());
+      put(out, name, "exp_avg_sq", adam->exp_avg_sq());
+      put(out, name, "max_exp_avg_sq", adam->max_exp_avg_sq());
+    } else if (const auto* sgd =
+                   dynamic_cast<const torch::optim::SGDParamState*>(found->second.get())) {
+      put(out, name, "momentum_buffer", sgd->momentum_buffer());
+    }
+  }
+}
+
+void restore_optimizer_state_by_name(torch::optim::Optimizer& optimizer,
+                                     const std::string& optimizer_name,
+                                     const NamedParameters& named, const CheckpointLookup& lookup,
+                                     const std::string& where) {
+  auto& states = optimizer.state();
+  for (const auto& [name, param] : named) {
+    const auto field = [&](const char* suffix, bool same_shape) {
+      const at::Tensor value = lookup("optim." + name + "." + suffix);
+      if (value.defined() && same_shape && !value.sizes().equals(param.sizes())) {
+        throw baton::ConfigError("--resume: the " + optimizer_name + " state '" + suffix +
+                                 "' of parameter '" + name + "' in '" + where +
+                                 "' has another shape than the parameter");
+      }
+      return value.defined() ? value.clone() : value;
+    };
+    std::unique_ptr<torch::optim::OptimizerParamState> state;
+    if (optimizer_name == "adam") {
+      const at::Tensor step = field("step", false);
+      const at::Tensor exp_avg = field("exp_avg", true);
+      if (!step.defined() || !exp_avg.defined()) continue;  // never stepped
+      auto adam = std::make_unique<torch::optim::AdamParamState>();
+      adam->step(step.item<std::int64_t>());
+      adam->exp_avg(exp_avg);
+      adam->exp_avg_sq(field("exp_avg_sq", true));
+      adam->max_exp_avg_sq(field("max_exp_avg_sq", true));
+      if (!adam->exp_avg_sq().defined()) {
+        throw baton::ConfigError("--resume: parameter '" + name + "' in '" + where +
+                                 "' has Adam's exp_avg but no exp_avg_sq (damaged checkpoint)");
+      }
+      state = std::move(adam);
+    } else if (optimizer_name == "sgd") {
+      const at::Tensor buffer = field("momentum_buffer", true);
+      if (!buffer.defined()) continue;  // no momentum, or never stepped
+      auto sgd = std::make_unique<torch::optim::SGDParamState>();
+      sgd->momentum_buffer(buffer);
+      state = std::move(sgd);
+    } else {
+      throw baton::ConfigError(
+          "--resume onto another layout knows the state of sgd and adam, "
+          "not of '" +
+          optimizer_name + "'");
+    }
+    states[state_key(param)] = std::move(state);
+  }
+}
+
+}  // namespace baton_app
