@@ -97,6 +97,8 @@ void analyse_pipeline(const std::vector<PipelineRecord>& records, int warmup,
           if (contains(span.name, "SEND") && !contains(span.name, "RECV")) send_posts.push_back(ms);
         } else if (contains(span.name, "sends")) {
           breakdown.wait_sends_ms += ms;
+        } else if (contains(span.name, "REDUCE_GRAD")) {
+          breakdown.wait_reduce_ms += ms;
         } else if (contains(span.name, "RECV_F")) {
           breakdown.wait_recv_forward_ms += ms;
         } else {
@@ -110,10 +112,10 @@ void analyse_pipeline(const std::vector<PipelineRecord>& records, int warmup,
       breakdown.between_steps_ms += std::max(0.0, (whole - step.executor_seconds) * 1000);
     }
     if (counted > 0) {
-      for (double* value :
-           {&breakdown.compute_ms, &breakdown.actions, &breakdown.post_ms,
-            &breakdown.wait_recv_forward_ms, &breakdown.wait_recv_backward_ms,
-            &breakdown.wait_sends_ms, &breakdown.executor_other_ms, &breakdown.between_steps_ms}) {
+      for (double* value : {&breakdown.compute_ms, &breakdown.actions, &breakdown.post_ms,
+                            &breakdown.wait_recv_forward_ms, &breakdown.wait_recv_backward_ms,
+                            &breakdown.wait_sends_ms, &breakdown.executor_other_ms,
+                            &breakdown.between_steps_ms, &breakdown.wait_reduce_ms}) {
         *value /= counted;
       }
     }
@@ -194,6 +196,17 @@ std::string format_pipeline_table(const PipelineFigures& f) {
                   b.wait_sends_ms, b.executor_other_ms, b.between_steps_ms, b.per_action_us());
     out << line;
   }
+  std::string reduce_waits;
+  for (std::size_t r = 0; r < f.ranks_breakdown.size(); ++r) {
+    if (f.ranks_breakdown[r].wait_reduce_ms <= 0) continue;
+    reduce_waits +=
+        "  rank " + std::to_string(r) + " " + fixed(f.ranks_breakdown[r].wait_reduce_ms, 2);
+  }
+  if (!reduce_waits.empty()) {
+    // Not in the prediction above: the simulator would need each stage's all-reduce time.
+    out << "  gradient all-reduce left to wait for at the step's end, ms per step:" << reduce_waits
+        << "\n";
+  }
   return out.str();
 }
 
@@ -214,6 +227,7 @@ std::string format_pipeline_json(const PipelineFigures& f) {
                          {"wait_recv_forward_ms", rounded(b.wait_recv_forward_ms, 3)},
                          {"wait_recv_backward_ms", rounded(b.wait_recv_backward_ms, 3)},
                          {"wait_sends_ms", rounded(b.wait_sends_ms, 3)},
+                         {"wait_reduce_ms", rounded(b.wait_reduce_ms, 3)},
                          {"executor_other_ms", rounded(b.executor_other_ms, 3)},
                          {"between_steps_ms", rounded(b.between_steps_ms, 3)},
                          {"actions", rounded(b.actions, 1)},

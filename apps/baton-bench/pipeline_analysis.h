@@ -14,6 +14,8 @@ namespace baton_app {
 struct RankBreakdown {
   double compute_ms = 0, post_ms = 0, wait_recv_forward_ms = 0, wait_recv_backward_ms = 0,
          wait_sends_ms = 0, executor_other_ms = 0, between_steps_ms = 0;
+  // Data parallelism: the wait at the step's end for the gradient all-reduces.
+  double wait_reduce_ms = 0;
   double actions = 0;  // compute actions per step
   // Time per compute action outside waiting for data: the action itself, posting its
   // transfers and the executor's bookkeeping. With the identity model (no compute) this is

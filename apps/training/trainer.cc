@@ -611,9 +611,8 @@ void train(baton::Config& config, const TrainOptions& options) {
       }
     }
     heartbeat.reset();  // done training: a neighbour that finishes later must not think it hung
-    if (world.replicas == 1) {
-      probe_transfer(options, transport.get(), executor, plan, world.rank, settings.timeout);
-    }
+    // Ranks 0 and 1 are pipeline ranks 0 and 1 of replica 0 whatever the replicas.
+    probe_transfer(options, transport.get(), executor, plan, world.rank, settings.timeout);
     trace_path = trace.finish(plan);
   } catch (const baton::Error& error) {
     failure_record.record();
