@@ -15,7 +15,7 @@
 namespace baton_app {
 namespace {
 
-constexpr int kCompute = 0, kPost = 1;
+constexpr int kCompute = 0, kPost = 1, kReduce = 3;  // baton::ActionSpan::Kind
 
 std::string type_letter(baton::ActionType type) {
   switch (type) {
@@ -85,6 +85,11 @@ void analyse_pipeline(const std::vector<PipelineRecord>& records, int warmup,
       double spanned = 0;
       for (const auto& span : step.spans) {
         const double ms = (span.end - span.start) * 1000;
+        if (span.kind == kReduce) {
+          // Beside the rank's work, not part of its step's spans: one stage's all-reduce.
+          costs[{baton::parse_action(span.name).stage, "R"}].push_back(ms);
+          continue;
+        }
         spanned += ms;
         if (span.kind == kCompute) {
           breakdown.compute_ms += ms;
@@ -142,6 +147,7 @@ void analyse_pipeline(const std::vector<PipelineRecord>& records, int warmup,
     if (type == "B") target.backward = ms;
     if (type == "I") target.backward_input = ms;
     if (type == "W") target.backward_weight = ms;
+    if (type == "R") target.reduce_grad = ms;
   }
   measured.transfer_time = figures->transfer_ms;
   measured.send_overhead = figures->send_post_ms;
@@ -203,7 +209,7 @@ std::string format_pipeline_table(const PipelineFigures& f) {
         "  rank " + std::to_string(r) + " " + fixed(f.ranks_breakdown[r].wait_reduce_ms, 2);
   }
   if (!reduce_waits.empty()) {
-    // Not in the prediction above: the simulator would need each stage's all-reduce time.
+    // The prediction above costs each stage's REDUCE_GRAD with its measured all-reduce (R).
     out << "  gradient all-reduce left to wait for at the step's end, ms per step:" << reduce_waits
         << "\n";
   }

@@ -13,7 +13,7 @@
 namespace baton_app {
 
 struct RecordedSpan {
-  int kind = 0;  // baton::ActionSpan::Kind as int: 0 compute, 1 posting, 2 waiting
+  int kind = 0;  // baton::ActionSpan::Kind as int: 0 compute, 1 posting, 2 waiting, 3 reduce
   std::string name;
   double start = 0.0, end = 0.0;  // seconds since the executor's step started
 };

@@ -96,6 +96,30 @@ TEST(ScheduleSearch, RanksEveryShapeThePluginsAcceptFastestFirst) {
   EXPECT_THAT(table, HasSubstr("plans simulated"));
 }
 
+// With replicas every plan reduces each stage's gradients, costed as a ring all-reduce over
+// the profiled transfers: 2(D-1) messages of 1/D of the stage's 2 x 4096 gradient bytes. In
+// 1F1B with one stage per rank, rank 0's reduction starts when its last backward ends, the
+// step's end without replicas, and nothing hides it: the step grows by exactly that.
+TEST(ScheduleSearch, DataParallelAddsEachStagesReductionToThePrediction) {
+  ModelProfile profile = uniform_profile(4, 8);
+  profile.transfer.latency_s = 1e-3;
+  profile.transfer.seconds_per_byte = 1e-6;
+  SearchSpace space;
+  space.ranks = 2;
+  space.batch_size = 8;
+  space.microbatches = 4;
+  space.stages_per_rank = 1;
+  space.schedules = {"1f1b"};
+  const auto alone = baton_app::search_schedules(loader(), profile, space);
+  space.data_parallel = 2;
+  const auto replicated = baton_app::search_schedules(loader(), profile, space);
+  ASSERT_EQ(alone.ranked.size(), 1u);
+  ASSERT_EQ(replicated.ranked.size(), 1u);
+  const double reduction = 2 * (1e-3 + 2 * 4096 / 2 * 1e-6);
+  EXPECT_NEAR(replicated.ranked.front().predicted_step_s - alone.ranked.front().predicted_step_s,
+              reduction, 1e-9);
+}
+
 TEST(ScheduleSearch, AMemoryLimitExcludesGPipe) {
   // GPipe keeps all 8 microbatches' activations alive on rank 0; 1F1B at most 2.
   SearchSpace space;

@@ -68,6 +68,8 @@ struct PendingReduction {
   std::unique_ptr<Work> work;
   int stage;
   int timestep;
+  double posted_at;
+  double completed_at;  // when this rank saw it done; -1 while it runs
 };
 
 }  // namespace
@@ -520,8 +522,17 @@ struct PipelineExecutor::Impl {
           slot.zero_();
         }
       }
-      reductions.push_back(
-          {&bucket, reducer->iallreduce(reduce_group, {bucket.flat}), s, current_timestep});
+      reductions.push_back({&bucket, reducer->iallreduce(reduce_group, {bucket.flat}), s,
+                            current_timestep, since_step_start(), -1.0});
+    }
+  }
+
+  // Notes when the running all-reduces finished (a test() is a lock and a flag), so that the
+  // timeline shows how long each really took, not only what was left at the step's end.
+  void note_completed_reductions() {
+    for (PendingReduction& pending : reductions) {
+      if (pending.completed_at < 0 && pending.work->test())
+        pending.completed_at = since_step_start();
     }
   }
 
@@ -536,6 +547,7 @@ struct PipelineExecutor::Impl {
                                                std::to_string(pending.stage) + " across " +
                                                std::to_string(options.replicas) + " replicas");
         pending.work->wait(options.timeout);
+        if (pending.completed_at < 0) pending.completed_at = since_step_start();
       } catch (const std::exception& error) {
         throw step_error(pending.timestep,
                          "the all-reduce of stage " + std::to_string(pending.stage) +
@@ -546,6 +558,13 @@ struct PipelineExecutor::Impl {
     result.exposed_reduce_seconds = waited_until - waiting_since;
     record(ActionSpan::Kind::kCommWait, options.record_timeline ? "wait REDUCE_GRAD" : "",
            waiting_since, waited_until);
+    if (options.record_timeline) {
+      for (const PendingReduction& pending : reductions) {
+        result.timeline.push_back({ActionSpan::Kind::kReduce,
+                                   std::to_string(pending.stage) + "REDUCE_GRAD", pending.posted_at,
+                                   pending.completed_at});
+      }
+    }
     const double scale = 1.0 / options.replicas;
     for (PendingReduction& pending : reductions) {
       GradientBucket& bucket = *pending.bucket;
@@ -660,6 +679,7 @@ struct PipelineExecutor::Impl {
         wait_in_action = 0.0;
         run_action(*steps[t]);
         release_completed_sends();
+        if (options.record_timeline && !reductions.empty()) note_completed_reductions();
         if (options.sample_heap) {
           result.peak_heap_bytes = std::max(result.peak_heap_bytes, heap_bytes_in_use());
         }

@@ -66,7 +66,9 @@ struct ExecutorOptions {
 
 // What ran on this rank during a step, in seconds from the step's start.
 struct ActionSpan {
-  enum class Kind { kCompute, kCommPost, kCommWait };
+  // kReduce: a gradient all-reduce, from its REDUCE_GRAD until the rank saw it complete (it
+  // runs beside the rank's work, so it is not part of compute or comm seconds).
+  enum class Kind { kCompute, kCommPost, kCommWait, kReduce };
   Kind kind = Kind::kCompute;
   std::string name;  // "1F3"; "SEND_F 1F3 …" for posts; "wait 1F3" for waits before compute
   double start = 0.0;
