@@ -190,6 +190,32 @@ INSTANTIATE_TEST_SUITE_P(ModelsDataLossesOptimizers, WorkloadEquivalence,
                            return info.param.name;
                          });
 
+// Adam with replicas: each replica divides the averaged gradient by its own running magnitude,
+// so a replica whose gradient was not averaged exactly would drift at once.
+TEST(DataParallelWorkload, AdamOnTwoReplicasMatchesPlainPyTorch) {
+  const std::vector<std::string> settings = {"model.name=mlp",
+                                             "model.params.in_features=10",
+                                             "model.params.hidden=16",
+                                             "model.params.layers=3",
+                                             "model.params.out_features=4",
+                                             "data.source=synthetic",
+                                             "data.batch_size=12",
+                                             "schedule.microbatches=3",
+                                             "schedule.name=1f1b",
+                                             "world.data_parallel=2",
+                                             "optimizer.name=adam",
+                                             "optimizer.lr=0.005",
+                                             "optimizer.weight_decay=0.01",
+                                             "run.steps=3",
+                                             "run.seed=5",
+                                             "world.timeout_s=60",
+                                             "transport.name=gloo"};
+  const auto result = baton_test::launch(kBaton, 4, settings, "dp-adam");
+  ASSERT_EQ(result.command.exit_code, 0) << result.command.output;
+  const auto reference = baton_test::compare_with_torch(result, 4, settings);
+  EXPECT_EQ(reference.exit_code, 0) << reference.output;
+}
+
 // A plan no built-in schedule makes, written by hand as CSV: all forwards, then the backwards
 // newest first. It must train like plain PyTorch too, not only exit 0.
 TEST(CsvPlanEquivalence, AHandWrittenOrderTrainsLikePlainPyTorch) {
