@@ -103,11 +103,13 @@ std::string render_timeline_svg(const std::vector<baton::TraceEvent>& bars, int 
 }
 
 RunTrace::RunTrace(const TraceSettings& settings, int rank, int world_size,
-                   std::shared_ptr<baton::Store> store, std::chrono::milliseconds timeout)
+                   std::shared_ptr<baton::Store> store, std::chrono::milliseconds timeout,
+                   int pipeline_ranks)
     : enabled_(settings.enabled),
       steps_(settings.steps),
       rank_(rank),
       world_size_(world_size),
+      pipeline_ranks_(pipeline_ranks),
       store_(std::move(store)),
       timeout_(timeout),
       path_(settings.path) {}
@@ -169,7 +171,8 @@ std::string RunTrace::finish(const baton::Plan& lowered_plan) {
   double origin = events.empty() ? 0 : events.front().start_us;
   for (const auto& event : events) origin = std::min(origin, event.start_us);
   for (auto& event : events) event.start_us -= origin;
-  baton::write_file_atomically(path_, baton::write_chrome_trace(events, world_size_));
+  baton::write_file_atomically(path_,
+                               baton::write_chrome_trace(events, world_size_, {}, pipeline_ranks_));
   baton::write_file_atomically(
       with_extension(path_, ".svg"),
       render_timeline_svg(events, world_size_,

@@ -31,8 +31,10 @@ struct TraceSettings {
 
 class RunTrace {
  public:
+  // `pipeline_ranks`: one replica's ranks (data parallelism), for the trace's rank names.
   RunTrace(const TraceSettings& settings, int rank, int world_size,
-           std::shared_ptr<baton::Store> store, std::chrono::milliseconds timeout);
+           std::shared_ptr<baton::Store> store, std::chrono::milliseconds timeout,
+           int pipeline_ranks = 0);
 
   bool enabled() const { return enabled_; }
   // Records one step; `wall_start_us`: the step's start on the system clock.
@@ -46,6 +48,7 @@ class RunTrace {
   int steps_;
   int rank_;
   int world_size_;
+  int pipeline_ranks_;
   std::shared_ptr<baton::Store> store_;
   std::chrono::milliseconds timeout_;
   std::string path_;

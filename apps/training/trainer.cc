@@ -543,7 +543,8 @@ void train(baton::Config& config, const TrainOptions& options) {
   compute.add_json_fields(header);
   Progress progress(settings.progress, world, store, settings.steps, plan, header.dump());
   progress.resume_after(first_step - 1);
-  RunTrace trace(settings.trace, world.rank, world.world_size, store, settings.timeout);
+  RunTrace trace(settings.trace, world.rank, world.world_size, store, settings.timeout,
+                 world.pipeline_ranks);
   std::string trace_path;
   EquivalenceDump dump(options.dump_dir, world.rank);
   // The parameters the first step starts from, so that a reference outside baton can start

@@ -36,15 +36,18 @@ std::string complete_event(const TraceEvent& event) {
 }  // namespace
 
 std::string write_chrome_trace(const std::vector<TraceEvent>& events, int ranks,
-                               const std::string& schedule) {
+                               const std::string& schedule, int ranks_per_replica) {
   std::string body;
   auto append = [&body](const std::string& event) {
     body += body.empty() ? "\n  " : ",\n  ";
     body += event;
   };
   for (int rank = 0; rank < ranks; ++rank) {
-    append(metadata_event("process_name", rank, 0,
-                          "\"name\":" + json_quote("Rank " + std::to_string(rank))));
+    std::string name = "Rank " + std::to_string(rank);
+    if (ranks_per_replica > 0 && ranks_per_replica < ranks) {
+      name += " (replica " + std::to_string(rank / ranks_per_replica) + ")";
+    }
+    append(metadata_event("process_name", rank, 0, "\"name\":" + json_quote(name)));
     append(metadata_event("process_sort_index", rank, 0, "\"sort_index\":" + std::to_string(rank)));
     append(metadata_event("thread_name", rank, static_cast<int>(TraceLane::kCompute),
                           "\"name\":\"compute\""));

@@ -25,8 +25,11 @@ struct TraceEvent {
 };
 
 // `ranks` processes (each named, even when it has no event) and one complete ("X") event per
-// entry of `events`; `schedule`, when given, is recorded in otherData.
+// entry of `events`; `schedule`, when given, is recorded in otherData. With
+// `ranks_per_replica` (data parallelism: a pipeline's ranks) below `ranks`, each process is
+// named with its replica too: "Rank 3 (replica 1)".
 BATON_API std::string write_chrome_trace(const std::vector<TraceEvent>& events, int ranks,
-                                         const std::string& schedule = {});
+                                         const std::string& schedule = {},
+                                         int ranks_per_replica = 0);
 
 }  // namespace baton
