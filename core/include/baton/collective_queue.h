@@ -35,8 +35,6 @@ class BATON_API CollectiveQueue {
   CollectiveQueue(const CollectiveQueue&) = delete;
   CollectiveQueue& operator=(const CollectiveQueue&) = delete;
 
-  const std::vector<int>& group() const { return group_; }
-
   // Queues `job`, described by `tensors` (checked by describe_all_reduce). After a job
   // failed, or after fail_all(), every later post fails with the same reason: the group's
   // members no longer agree on what comes next.

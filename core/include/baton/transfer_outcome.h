@@ -19,15 +19,13 @@
 
 namespace baton {
 
-class BATON_API TransferOutcome {
+// An operation's outcome, set once, and the waits on it: what a transfer and a collective
+// (baton/collective_queue.h) share.
+class BATON_API Outcome {
  public:
-  TransferOutcome(int rank, P2PDescription what);
-  TransferOutcome(const TransferOutcome&) = delete;
-  TransferOutcome& operator=(const TransferOutcome&) = delete;
-
-  const P2PDescription& what() const { return what_; }
-  // "rank 1: recv from rank 0 (tag 0x10002, 4194304 bytes)"
-  std::string name() const;
+  Outcome() = default;
+  Outcome(const Outcome&) = delete;
+  Outcome& operator=(const Outcome&) = delete;
 
   // The first outcome wins; later ones are ignored (an abort racing a completion).
   void succeed();
@@ -38,8 +36,6 @@ class BATON_API TransferOutcome {
   bool test();
   // Blocks until settled (true) or `timeout` (false); throws TransportError when failed.
   bool wait_for(std::chrono::milliseconds timeout);
-  // "rank 1: recv from rank 0 (tag 0x7, 16 bytes) timed out after 0.5 s"
-  std::string timeout_message(std::chrono::milliseconds timeout) const;
 
  protected:
   enum class Status { kPending, kSucceeded, kFailed };
@@ -49,6 +45,18 @@ class BATON_API TransferOutcome {
   std::condition_variable done_;  // notified when the outcome is set
   Status status_ = Status::kPending;
   std::string error_;
+};
+
+// The outcome of one send or receive, named by it.
+class BATON_API TransferOutcome : public Outcome {
+ public:
+  TransferOutcome(int rank, P2PDescription what);
+
+  const P2PDescription& what() const { return what_; }
+  // "rank 1: recv from rank 0 (tag 0x10002, 4194304 bytes)"
+  std::string name() const;
+  // "rank 1: recv from rank 0 (tag 0x7, 16 bytes) timed out after 0.5 s"
+  std::string timeout_message(std::chrono::milliseconds timeout) const;
 
  private:
   const int rank_;

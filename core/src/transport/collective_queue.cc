@@ -8,24 +8,10 @@
 
 namespace baton {
 
-// One queued all-reduce: its job, and its outcome, set once.
-struct CollectiveQueue::Entry {
-  CollectiveDescription what;
-  int rank = 0;
+// One queued all-reduce: its job, and its outcome.
+struct CollectiveQueue::Entry : Outcome {
+  std::string name;  // "rank 1: all-reduce #3 in group [1, 3] (1 tensor, 4096 bytes)"
   Job job;
-  std::mutex mutex;
-  std::condition_variable done;
-  bool settled = false;
-  std::string error;  // empty when it succeeded
-
-  std::string name() const { return rank_prefix(rank) + what.str(); }
-  void settle(std::string failure) {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (settled) return;
-    settled = true;
-    error = std::move(failure);
-    done.notify_all();
-  }
 };
 
 class CollectiveQueue::EntryWork : public Work {
@@ -34,21 +20,12 @@ class CollectiveQueue::EntryWork : public Work {
       : entry_(std::move(entry)), abort_handle_(std::move(abort_handle)) {}
 
   void wait(std::chrono::milliseconds timeout) override {
-    std::unique_lock<std::mutex> lock(entry_->mutex);
-    if (!entry_->done.wait_for(lock, timeout, [this] { return entry_->settled; })) {
-      lock.unlock();
-      abort_handle_->abort_on_timeout(entry_->name() + " timed out after " +
-                                      format_seconds(timeout));
+    if (!entry_->wait_for(timeout)) {
+      abort_handle_->abort_on_timeout(entry_->name + " timed out after " + format_seconds(timeout));
     }
-    if (!entry_->error.empty()) throw TransportError(entry_->error);
   }
 
-  bool test() override {
-    std::lock_guard<std::mutex> lock(entry_->mutex);
-    if (!entry_->settled) return false;
-    if (!entry_->error.empty()) throw TransportError(entry_->error);
-    return true;
-  }
+  bool test() override { return entry_->test(); }
 
  private:
   std::shared_ptr<Entry> entry_;
@@ -74,14 +51,14 @@ CollectiveQueue::~CollectiveQueue() {
 std::unique_ptr<Work> CollectiveQueue::post(const std::vector<at::Tensor>& tensors, Job job,
                                             bool allow_non_cpu) {
   auto entry = std::make_shared<Entry>();
-  entry->rank = rank_;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    entry->what = describe_all_reduce(rank_, group_, posted_ + 1, tensors, allow_non_cpu);
+    entry->name = rank_prefix(rank_) +
+                  describe_all_reduce(rank_, group_, posted_ + 1, tensors, allow_non_cpu).str();
     ++posted_;
     entry->job = std::move(job);
     if (!failure_.empty()) {
-      entry->settle(entry->name() + " failed: " + failure_);
+      entry->fail(entry->name + " failed: " + failure_);
     } else {
       queue_.push_back(entry);
     }
@@ -98,7 +75,7 @@ void CollectiveQueue::fail_all(const std::string& reason) {
     failed.swap(queue_);
     if (running_) failed.push_front(running_);
   }
-  for (auto& entry : failed) entry->settle(entry->name() + " failed: " + reason);
+  for (auto& entry : failed) entry->fail(entry->name + " failed: " + reason);
 }
 
 void CollectiveQueue::run() {
@@ -126,13 +103,12 @@ void CollectiveQueue::run() {
       running_.reset();
     }
     if (error.empty()) {
-      entry->settle(std::string());
+      entry->succeed();
       continue;
     }
     // The members no longer agree on what comes next: nothing later in the group can run.
-    const std::string name = entry->name();
-    entry->settle(name + " failed: " + error);
-    fail_all(name + " failed before it: " + error);
+    entry->fail(entry->name + " failed: " + error);
+    fail_all(entry->name + " failed before it: " + error);
   }
 }
 

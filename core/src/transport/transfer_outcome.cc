@@ -10,14 +10,14 @@ std::string TransferOutcome::name() const {
   return rank_prefix(rank_) + what_.str();
 }
 
-void TransferOutcome::succeed() {
+void Outcome::succeed() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (status_ != Status::kPending) return;
   status_ = Status::kSucceeded;
   done_.notify_all();
 }
 
-void TransferOutcome::fail(const std::string& message) {
+void Outcome::fail(const std::string& message) {
   std::lock_guard<std::mutex> lock(mutex_);
   if (status_ != Status::kPending) return;
   status_ = Status::kFailed;
@@ -25,18 +25,18 @@ void TransferOutcome::fail(const std::string& message) {
   done_.notify_all();
 }
 
-bool TransferOutcome::settled() {
+bool Outcome::settled() {
   std::lock_guard<std::mutex> lock(mutex_);
   return status_ != Status::kPending;
 }
 
-bool TransferOutcome::test() {
+bool Outcome::test() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (status_ == Status::kFailed) throw TransportError(error_);
   return status_ == Status::kSucceeded;
 }
 
-bool TransferOutcome::wait_for(std::chrono::milliseconds timeout) {
+bool Outcome::wait_for(std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mutex_);
   if (!done_.wait_for(lock, timeout, [this] { return status_ != Status::kPending; })) return false;
   if (status_ == Status::kFailed) throw TransportError(error_);

@@ -73,7 +73,8 @@ class GlooTransport : public baton::Transport,
     std::shared_ptr<gloo::rendezvous::Context> context;
     std::unique_ptr<baton::CollectiveQueue> queue;
   };
-  // Fails the groups' queued all-reduces and closes their connections (abort, shutdown).
+  // Fails the groups' all-reduces (abort, shutdown); their connections stay open (see
+  // gloo_all_reduce.cc).
   void stop_groups(const std::string& reason);
 
   // Control receives kept posted per peer: that many control messages can be under way to

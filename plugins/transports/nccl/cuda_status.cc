@@ -1,5 +1,7 @@
 #include "cuda_status.h"
 
+#include <thread>
+
 namespace baton_nccl {
 
 std::string cuda_text(cudaError_t error) {
@@ -26,6 +28,16 @@ int visible_devices(std::string* reason) {
     *reason = "no CUDA device visible: cudaGetDeviceCount returned 0 devices";
   }
   return count;
+}
+
+ncclResult_t end_group(ncclResult_t posted, ncclComm_t comm) {
+  const ncclResult_t ended = ncclGroupEnd();
+  ncclResult_t result = posted == ncclSuccess ? ended : posted;
+  while (result == ncclInProgress) {
+    std::this_thread::yield();
+    ncclCommGetAsyncError(comm, &result);
+  }
+  return result;
 }
 
 }  // namespace baton_nccl

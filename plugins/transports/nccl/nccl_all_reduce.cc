@@ -195,12 +195,7 @@ std::unique_ptr<baton::Work> NcclTransport::iallreduce(int handle,
     result = ncclAllReduce(data, data, static_cast<size_t>(tensors[i].numel()), types[i], ncclSum,
                            comm, group->stream);
   }
-  const ncclResult_t ended = ncclGroupEnd();
-  if (result == ncclSuccess) result = ended;
-  while (result == ncclInProgress) {
-    std::this_thread::yield();
-    ncclCommGetAsyncError(comm, &result);
-  }
+  result = end_group(result, comm);
   if (result != ncclSuccess) {
     throw baton::TransportError(reduction->name +
                                 ": posting to NCCL failed: " + nccl_text(result, comm));

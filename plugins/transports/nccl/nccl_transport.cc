@@ -233,13 +233,7 @@ std::vector<std::unique_ptr<baton::Work>> NcclTransport::post_batch(
       result = ncclRecv(data, what.bytes, ncclUint8, what.peer, comm, streams.recv);
     }
   }
-  const ncclResult_t ended = ncclGroupEnd();
-  if (result == ncclSuccess) result = ended;
-  // A non-blocking communicator may still be enqueueing; events are recorded after it is.
-  while (result == ncclInProgress) {
-    std::this_thread::yield();
-    ncclCommGetAsyncError(comm, &result);
-  }
+  result = end_group(result, comm);
   if (result != ncclSuccess) {
     throw baton::TransportError(failure_prefix +
                                 "posting to NCCL failed: " + nccl_text(result, comm));
