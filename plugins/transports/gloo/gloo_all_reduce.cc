@@ -106,9 +106,9 @@ int GlooTransport::join_group(const std::vector<int>& ranks) {
                                   baton::format_group(ranks) +
                                   ": the transport was aborted: " + abort_reason_);
     }
-    occurrence = joins_[ranks]++;
     timeout = timeout_;
   }
+  occurrence = groups_.next_occurrence(ranks);
   auto group = std::make_unique<Group>();
   group->ranks = ranks;
   const int index = static_cast<int>(std::find(ranks.begin(), ranks.end(), rank_) - ranks.begin());
@@ -124,9 +124,9 @@ int GlooTransport::join_group(const std::vector<int>& ranks) {
     try {
       group->context->connectFullMesh(prefixed, device_);
     } catch (const std::exception& error) {
-      throw baton::TransportError(baton::rank_prefix(rank_) + "gloo: joining group " +
-                                  baton::format_group(ranks) +
-                                  " failed: " + explain_gloo_error(error, -1));
+      throw baton::TransportError(
+          baton::rank_prefix(rank_) + "gloo: joining group " + baton::format_group(ranks) +
+          " failed: " + explain_gloo_error(error, other_members(ranks, rank_)));
     }
     group->context->setTimeout(timeout);
   }
@@ -137,21 +137,15 @@ int GlooTransport::join_group(const std::vector<int>& ranks) {
     group->queue->fail_all(aborted_ ? "the transport was aborted: " + abort_reason_
                                     : "the transport is shutting down");
   }
-  groups_.push_back(std::move(group));
-  return static_cast<int>(groups_.size()) - 1;
+  return groups_.add(std::move(group));
 }
 
 std::unique_ptr<baton::Work> GlooTransport::iallreduce(int handle,
                                                        const std::vector<at::Tensor>& tensors) {
-  Group* group = nullptr;
+  Group* group = &groups_.at(handle, baton::rank_prefix(rank_) + "gloo: ");
   std::chrono::milliseconds timeout{0};
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (handle < 0 || handle >= static_cast<int>(groups_.size())) {
-      throw baton::TransportError(baton::rank_prefix(rank_) + "gloo: iallreduce() on group " +
-                                  std::to_string(handle) + ", which was never joined");
-    }
-    group = groups_[static_cast<std::size_t>(handle)].get();
     timeout = timeout_;
   }
   for (std::size_t i = 0; i < tensors.size(); ++i) {
@@ -178,16 +172,11 @@ std::unique_ptr<baton::Work> GlooTransport::iallreduce(int handle,
 }
 
 void GlooTransport::stop_groups(const std::string& reason) {
-  std::vector<Group*> groups;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (auto& group : groups_) groups.push_back(group.get());
-  }
   // The groups' connections stay open: gloo's allreduce wakes when a peer closes its side,
   // not when this rank closes its own, so closing here would leave a running one waiting for
   // its timeout. The peers hear of the abort from the transport's own connections, which
   // abort() closes, and close theirs when they abort in turn.
-  for (Group* group : groups) group->queue->fail_all(reason);
+  groups_.for_each([&reason](Group& group) { group.queue->fail_all(reason); });
 }
 
 }  // namespace baton_gloo

@@ -29,6 +29,7 @@
 
 #include "baton/all_reduce.h"
 #include "baton/collective_queue.h"
+#include "baton/joined_groups.h"
 #include "baton/transfer_outcome.h"
 #include "baton/transport.h"
 #include "baton/transport_capabilities.h"
@@ -162,8 +163,7 @@ class GlooTransport : public baton::Transport,
   bool closing_ = false;
   std::vector<std::unique_ptr<PeerLink>> links_;  // by peer rank; null for this rank
   std::shared_ptr<baton::Store> store_;           // for the groups' rendezvous
-  std::vector<std::unique_ptr<Group>> groups_;    // by handle
-  std::map<std::vector<int>, int> joins_;         // how often each list was joined
+  baton::JoinedGroups<Group> groups_;
 };
 
 }  // namespace baton_gloo

@@ -103,11 +103,7 @@ class ReductionWork : public baton::Work {
 int NcclTransport::join_group(const std::vector<int>& ranks) {
   if (communicator_ == nullptr) throw baton::TransportError("nccl: join_group() before connect()");
   baton::check_group(ranks, rank_, world_size_);
-  int occurrence;
-  {
-    std::lock_guard<std::mutex> lock(groups_mutex_);
-    occurrence = joins_[ranks]++;
-  }
+  const int occurrence = groups_.next_occurrence(ranks);
   auto group = std::make_unique<Group>();
   group->ranks = ranks;
   if (ranks.size() > 1) {
@@ -131,24 +127,13 @@ int NcclTransport::join_group(const std::vector<int>& ranks) {
       throw;
     }
   }
-  std::lock_guard<std::mutex> lock(groups_mutex_);
-  groups_.push_back(std::move(group));
-  return static_cast<int>(groups_.size()) - 1;
+  return groups_.add(std::move(group));
 }
 
 std::unique_ptr<baton::Work> NcclTransport::iallreduce(int handle,
                                                        const std::vector<at::Tensor>& tensors) {
-  Group* group = nullptr;
-  std::uint64_t sequence = 0;
-  {
-    std::lock_guard<std::mutex> lock(groups_mutex_);
-    if (handle < 0 || handle >= static_cast<int>(groups_.size())) {
-      throw baton::TransportError("nccl: iallreduce() on group " + std::to_string(handle) +
-                                  ", which was never joined");
-    }
-    group = groups_[static_cast<std::size_t>(handle)].get();
-    sequence = ++group->posted;
-  }
+  Group* group = &groups_.at(handle, "nccl: ");
+  const std::uint64_t sequence = ++group->posted;
   const baton::CollectiveDescription what =
       baton::describe_all_reduce(rank_, group->ranks, sequence, tensors, /*allow_non_cpu=*/true);
   auto reduction = std::make_shared<Reduction>();
@@ -210,10 +195,9 @@ std::unique_ptr<baton::Work> NcclTransport::iallreduce(int handle,
 }
 
 void NcclTransport::abort_groups(const std::string& reason) {
-  std::lock_guard<std::mutex> lock(groups_mutex_);
-  for (auto& group : groups_) {
-    if (group->communicator) group->communicator->abort(reason);
-  }
+  groups_.for_each([&reason](Group& group) {
+    if (group.communicator) group.communicator->abort(reason);
+  });
 }
 
 }  // namespace baton_nccl

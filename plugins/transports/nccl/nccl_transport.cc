@@ -41,9 +41,9 @@ NcclTransport::~NcclTransport() {
     if (streams.recv != nullptr) cudaStreamDestroy(streams.recv);
   }
   if (default_stream_done_ != nullptr) cudaEventDestroy(default_stream_done_);
-  for (auto& group : groups_) {
-    if (group->stream != nullptr) cudaStreamDestroy(group->stream);
-  }
+  groups_.for_each([](Group& group) {
+    if (group.stream != nullptr) cudaStreamDestroy(group.stream);
+  });
 }
 
 void NcclTransport::connect(const baton::TransportContext& ctx) {

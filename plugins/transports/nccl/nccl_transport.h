@@ -24,14 +24,15 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include <atomic>
 #include <chrono>
 #include <deque>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <vector>
 
 #include "baton/all_reduce.h"
+#include "baton/joined_groups.h"
 #include "baton/store.h"
 #include "baton/transfer_outcome.h"
 #include "baton/transport.h"
@@ -70,7 +71,7 @@ class NcclTransport : public baton::Transport, public baton::AllReduceTransport 
     std::vector<int> ranks;
     std::shared_ptr<Communicator> communicator;  // null for a group of one
     cudaStream_t stream = nullptr;
-    std::uint64_t posted = 0;
+    std::atomic<std::uint64_t> posted{0};
   };
   ncclComm_t join_communicator(baton::Store& store, const std::string& key, int size, int index,
                                int rank, const std::string& what,
@@ -104,9 +105,7 @@ class NcclTransport : public baton::Transport, public baton::AllReduceTransport 
   std::chrono::milliseconds timeout_{60000};
   const std::shared_ptr<baton::TransportAbortHandle> abort_handle_ =
       std::make_shared<baton::TransportAbortHandle>(this);
-  std::mutex groups_mutex_;  // guards groups_ and joins_
-  std::vector<std::unique_ptr<Group>> groups_;
-  std::map<std::vector<int>, int> joins_;
+  baton::JoinedGroups<Group> groups_;
 };
 
 }  // namespace baton_nccl

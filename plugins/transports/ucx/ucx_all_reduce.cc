@@ -36,11 +36,7 @@ int UcxTransport::join_group(const std::vector<int>& ranks) {
     }
   }
   baton::check_group(ranks, rank, world_size);
-  int occurrence;
-  {
-    std::lock_guard<std::mutex> lock(groups_mutex_);
-    occurrence = joins_[ranks]++;
-  }
+  const int occurrence = groups_.next_occurrence(ranks);
   // The group's lowest rank numbers it; the others read the number. Ids are unique in the
   // run, so two groups sharing a pair of neighbours never mix their messages.
   const std::string key = baton::group_key(ranks, occurrence);
@@ -65,22 +61,12 @@ int UcxTransport::join_group(const std::vector<int>& ranks) {
   group->id = id;
   group->queue = std::make_unique<baton::CollectiveQueue>(rank, ranks, abort_handle_);
   BATON_LOG_DEBUG("ucx", "joined group " << baton::format_group(ranks) << " (id " << id << ")");
-  std::lock_guard<std::mutex> lock(groups_mutex_);
-  groups_.push_back(std::move(group));
-  return static_cast<int>(groups_.size()) - 1;
+  return groups_.add(std::move(group));
 }
 
 std::unique_ptr<baton::Work> UcxTransport::iallreduce(int handle,
                                                       const std::vector<at::Tensor>& tensors) {
-  Group* group = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(groups_mutex_);
-    if (handle < 0 || handle >= static_cast<int>(groups_.size())) {
-      throw baton::TransportError("ucx: iallreduce() on group " + std::to_string(handle) +
-                                  ", which was never joined");
-    }
-    group = groups_[static_cast<std::size_t>(handle)].get();
-  }
+  Group* group = &groups_.at(handle, "ucx: ");
   const std::uint64_t id = group->id;
   const std::vector<int> ranks = group->ranks;
   int rank;
@@ -107,9 +93,8 @@ std::unique_ptr<baton::Work> UcxTransport::iallreduce(int handle,
 }
 
 void UcxTransport::stop_groups(const std::string& reason) {
-  std::lock_guard<std::mutex> lock(groups_mutex_);
   // A running ring ends when its transfers fail, which the caller has made them do.
-  for (auto& group : groups_) group->queue->fail_all(reason);
+  groups_.for_each([&reason](Group& group) { group.queue->fail_all(reason); });
 }
 
 }  // namespace baton_ucx

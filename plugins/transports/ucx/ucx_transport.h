@@ -24,15 +24,14 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "baton/all_reduce.h"
 #include "baton/collective_queue.h"
+#include "baton/joined_groups.h"
 #include "baton/transfer_outcome.h"
 #include "baton/transport.h"
 #include "baton/transport_capabilities.h"
@@ -150,12 +149,10 @@ class UcxTransport : public baton::Transport,
   bool control_repost_ = false;              // a notice arrived: post the next receive
   std::atomic<std::size_t> outstanding_{0};  // in_flight_.size(), read by the engine
 
-  // Groups (join_group); guarded by groups_mutex_, never taken under the engine's mutex.
+  // Groups (join_group); their registry's lock is never taken under the engine's mutex.
   std::shared_ptr<baton::Store> store_;
   std::chrono::milliseconds timeout_{60000};
-  std::mutex groups_mutex_;
-  std::vector<std::unique_ptr<Group>> groups_;
-  std::map<std::vector<int>, int> joins_;
+  baton::JoinedGroups<Group> groups_;
 };
 
 }  // namespace baton_ucx
