@@ -43,25 +43,24 @@ std::string shape_text(at::IntArrayRef values) {
 
 void check_p2p_arguments(const at::Tensor& tensor, int rank, int world_size, int peer,
                          P2PDirection direction, bool allow_non_cpu) {
-  const char* verb = direction == P2PDirection::kSend ? "send to" : "recv from";
-  const std::string where = rank_prefix(rank) + verb + " rank " + std::to_string(peer) + ": ";
+  // Every send and receive passes here: the wording is built only for an error.
+  const auto fail = [&](const std::string& problem) {
+    const char* verb = direction == P2PDirection::kSend ? "send to" : "recv from";
+    throw TransportError(rank_prefix(rank) + verb + " rank " + std::to_string(peer) + ": " +
+                         problem);
+  };
   if (peer < 0 || peer >= world_size) {
-    throw TransportError(where + "no such rank (the world has ranks 0.." +
-                         std::to_string(world_size - 1) + ")");
+    fail("no such rank (the world has ranks 0.." + std::to_string(world_size - 1) + ")");
   }
-  if (peer == rank) throw TransportError(where + "a rank cannot send to or receive from itself");
-  if (!tensor.defined()) throw TransportError(where + "the tensor is undefined");
-  if (tensor.layout() != c10::kStrided) {
-    throw TransportError(where + "only dense (strided) tensors can be transferred");
-  }
+  if (peer == rank) fail("a rank cannot send to or receive from itself");
+  if (!tensor.defined()) fail("the tensor is undefined");
+  if (tensor.layout() != c10::kStrided) fail("only dense (strided) tensors can be transferred");
   if (!allow_non_cpu && !tensor.device().is_cpu()) {
-    throw TransportError(where + "the tensor is on " + tensor.device().str() +
-                         "; this transport moves CPU tensors only");
+    fail("the tensor is on " + tensor.device().str() + "; this transport moves CPU tensors only");
   }
   if (!tensor.is_contiguous()) {
-    throw TransportError(where + "the tensor is not contiguous (sizes " +
-                         shape_text(tensor.sizes()) + ", strides " + shape_text(tensor.strides()) +
-                         "); pass a contiguous tensor (e.g. tensor.contiguous())");
+    fail("the tensor is not contiguous (sizes " + shape_text(tensor.sizes()) + ", strides " +
+         shape_text(tensor.strides()) + "); pass a contiguous tensor (e.g. tensor.contiguous())");
   }
 }
 
