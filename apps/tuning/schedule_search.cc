@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "baton/config.h"
 #include "baton/error.h"
+#include "baton/plan/action.h"
 #include "baton/plan/balanced_cuts.h"
 #include "baton/plan/compile.h"
 #include "baton/plan/gradient_reduction.h"
@@ -57,6 +59,20 @@ std::vector<std::string> installed_schedules(const baton::PluginLoader& loader) 
 
 bool set_by_user(const baton::ParamValue& value) {
   return value.origin().description != "default";
+}
+
+// What the runtime executes of a plan, as text: where each stage lives and each rank's
+// actions in order (idle steps only align the printed table).
+std::string execution_key(const baton::Plan& plan) {
+  std::string key;
+  for (int rank : plan.stage_to_rank) key += std::to_string(rank) + ",";
+  for (const std::vector<baton::PlanSlot>& steps : plan.rank_steps) {
+    key += "|";
+    for (const baton::PlanSlot& slot : steps) {
+      if (slot) key += baton::to_string(*slot) + " ";
+    }
+  }
+  return key;
 }
 
 double optimizer_state_factor(const baton::Config& config) {
@@ -161,6 +177,13 @@ SearchResult search_schedules(const baton::PluginLoader& loader, const ModelProf
   totals_only.keep_plan = false;
 
   SearchResult result;
+  // Plans already simulated, by microbatches, cuts and execution_key: a schedule that compiles
+  // to one of them joins that candidate's same_plan instead of being measured twice.
+  struct Seen {
+    bool ranked;
+    std::size_t index;
+  };
+  std::map<std::string, Seen> seen;
   for (const std::string& name : names) {
     const auto plugin = loader.load(baton::PluginKind::kSchedule, name);
     const baton::PluginDescriptor& descriptor = plugin->descriptor();
@@ -201,6 +224,13 @@ SearchResult search_schedules(const baton::PluginLoader& loader, const ModelProf
         candidate.bounds = balanced_cuts(measured, stages);
         baton::CompiledPlan compiled = baton::compile_schedule(*schedule, shape, plugin->name());
         if (space.data_parallel > 1) compiled = baton::with_gradient_reduction(compiled);
+        const std::string key = std::to_string(microbatches) + " " + cuts_text(candidate.bounds) +
+                                " " + execution_key(compiled.lowered);
+        if (const auto same = seen.find(key); same != seen.end()) {
+          std::vector<Candidate>& list = same->second.ranked ? result.ranked : result.over_memory;
+          list[same->second.index].same_plan.push_back(plugin->name());
+          continue;
+        }
         const baton::SimulationResult simulated =
             baton::simulate(compiled.lowered,
                             simulation_costs(measured, candidate.bounds, profile.transfer,
@@ -215,12 +245,11 @@ SearchResult search_schedules(const baton::PluginLoader& loader, const ModelProf
             candidate.peak_memory_rank = static_cast<int>(rank);
           }
         }
-        if (space.memory_limit_bytes > 0 &&
-            candidate.peak_memory_bytes > space.memory_limit_bytes) {
-          result.over_memory.push_back(candidate);
-        } else {
-          result.ranked.push_back(candidate);
-        }
+        const bool ranked = !(space.memory_limit_bytes > 0 &&
+                              candidate.peak_memory_bytes > space.memory_limit_bytes);
+        std::vector<Candidate>& list = ranked ? result.ranked : result.over_memory;
+        seen.emplace(key, Seen{ranked, list.size()});
+        list.push_back(candidate);
       }
     }
   }
@@ -280,6 +309,14 @@ std::string format_search_table(const SearchResult& result, std::size_t top) {
                   mib(c.peak_memory_bytes).c_str());
     out << line;
   }
+  for (std::size_t i = 0; i < rows; ++i) {
+    const std::vector<std::string>& same = result.ranked[i].same_plan;
+    if (same.empty()) continue;
+    std::string names;
+    for (const std::string& name : same) names += (names.empty() ? "" : ", ") + name;
+    out << "  " << i + 1 << ": also the plan of " << names
+        << " for this shape (the same actions on every rank, measured once)\n";
+  }
   const Candidate& best = result.ranked.front();
   out << "\nchosen: " << best.schedule << ", " << best.stages_per_rank << " stage(s) per rank, "
       << best.microbatches << " microbatches, cuts " << cuts_text(best.bounds)
@@ -317,7 +354,8 @@ std::string format_search_json(const SearchResult& result) {
                           {"predicted_step_s", c.predicted_step_s},
                           {"bubble", c.bubble},
                           {"peak_memory_bytes", c.peak_memory_bytes},
-                          {"peak_memory_rank", c.peak_memory_rank}};
+                          {"peak_memory_rank", c.peak_memory_rank},
+                          {"same_plan", c.same_plan}};
   };
   nlohmann::json out;
   out["ranked"] = nlohmann::json::array();

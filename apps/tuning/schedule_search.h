@@ -39,6 +39,10 @@ struct Candidate {
   double bubble = 0;
   double peak_memory_bytes = 0;  // the largest rank's
   int peak_memory_rank = 0;
+  // Other schedules whose plan for this shape is this very plan (each rank's actions in the
+  // same order, the stages on the same ranks): 1F1B and interleaved 1F1B at one stage per
+  // rank, say. Listed here rather than as candidates of their own.
+  std::vector<std::string> same_plan;
 };
 
 struct Refusal {

@@ -120,6 +120,38 @@ TEST(ScheduleSearch, DataParallelAddsEachStagesReductionToThePrediction) {
               reduction, 1e-9);
 }
 
+// With one microbatch and one stage per rank every schedule that keeps the backward whole
+// runs F0 then B0 on each rank: GPipe, interleaved 1F1B and looped BFS compile to the same
+// plan, which is one candidate, simulated and measured once, naming the others. Zero bubble
+// splits the backward: a plan of its own.
+TEST(ScheduleSearch, SchedulesThatCompileToTheSamePlanAreOneCandidate) {
+  SearchSpace space;
+  space.ranks = 2;
+  space.batch_size = 8;
+  space.microbatches = 1;
+  space.stages_per_rank = 1;
+  space.schedules = {"gpipe", "interleaved_1f1b", "looped_bfs", "zero_bubble"};
+  const auto result = baton_app::search_schedules(loader(), uniform_profile(4, 8), space);
+  ASSERT_EQ(result.ranked.size(), 2u);
+  EXPECT_EQ(result.simulated, 2);
+  const Candidate* gpipe = nullptr;
+  for (const Candidate& c : result.ranked) {
+    if (c.schedule == "gpipe") gpipe = &c;
+    if (c.schedule == "zero_bubble") {
+      EXPECT_TRUE(c.same_plan.empty());
+    }
+  }
+  ASSERT_NE(gpipe, nullptr);
+  EXPECT_EQ(gpipe->same_plan, (std::vector<std::string>{"interleaved_1f1b", "looped_bfs"}));
+  EXPECT_THAT(baton_app::format_search_table(result, 5),
+              HasSubstr("also the plan of interleaved_1f1b, looped_bfs for this shape"));
+  EXPECT_THAT(baton_app::format_search_json(result), HasSubstr("\"same_plan\""));
+  // With four microbatches their orders differ: three candidates again.
+  space.microbatches = 4;
+  space.schedules = {"gpipe", "interleaved_1f1b", "looped_bfs"};
+  EXPECT_EQ(baton_app::search_schedules(loader(), uniform_profile(4, 8), space).ranked.size(), 3u);
+}
+
 TEST(ScheduleSearch, AMemoryLimitExcludesGPipe) {
   // GPipe keeps all 8 microbatches' activations alive on rank 0; 1F1B at most 2.
   SearchSpace space;
