@@ -45,20 +45,26 @@ double median_of(std::vector<double> values) {
   return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
 }
 
-double real_step_ms(const std::vector<PipelineRecord>& records, int warmup) {
+std::vector<double> step_intervals_ms(const std::vector<PipelineRecord>& records, int warmup) {
   // The interval between rank 0's step starts is what the whole pipeline sustains.
   std::vector<double> intervals;
   const auto& first = records.at(0).steps;
   for (std::size_t i = 0; i < first.size(); ++i) {
     if (first[i].step <= warmup) continue;
-    if (i + 1 < first.size()) intervals.push_back(first[i + 1].started_s - first[i].started_s);
+    if (i + 1 < first.size()) {
+      intervals.push_back((first[i + 1].started_s - first[i].started_s) * 1000);
+    }
   }
   if (intervals.empty()) {
     for (const auto& step : first) {
-      if (step.step > warmup) intervals.push_back(step.seconds);
+      if (step.step > warmup) intervals.push_back(step.seconds * 1000);
     }
   }
-  return median_of(intervals) * 1000;
+  return intervals;
+}
+
+double real_step_ms(const std::vector<PipelineRecord>& records, int warmup) {
+  return median_of(step_intervals_ms(records, warmup));
 }
 
 void analyse_pipeline(const std::vector<PipelineRecord>& records, int warmup,

@@ -55,8 +55,11 @@ struct PipelineFigures {
 
 double median_of(std::vector<double> values);
 
-// The real step: the median interval between rank 0's step starts after `warmup` (its
-// median step time when it ran only one), in milliseconds.
+// The intervals between rank 0's step starts after `warmup` (its step times when it ran
+// only one), in milliseconds: what the whole pipeline sustains, step by step.
+std::vector<double> step_intervals_ms(const std::vector<PipelineRecord>& records, int warmup);
+
+// The real step: the median of step_intervals_ms, in milliseconds.
 double real_step_ms(const std::vector<PipelineRecord>& records, int warmup);
 
 // `records`: one per rank; steps up to `warmup` are left out. `plan`: the lowered plan.

@@ -29,22 +29,37 @@ namespace {
 struct TuneBenchOptions {
   PipelineBenchSettings settings;
   int top = 10;
-  int repeats = 3;
+  int repeats = 5;
   std::string out;  // empty: <run dir>/bench-tune
   std::string format = "table";
 };
 
 struct Measured {
   Candidate candidate;
-  // The fastest of its runs: on a shared machine noise only ever slows a run down, so the
-  // least disturbed run is the closest to what the plan costs.
+  // The lower quartile of every measured step of all its runs: on a shared machine noise only
+  // ever slows a step down, and the machine's speed swings within seconds (a fixed matmul by
+  // ±20% here), so a low quantile of many steps from several moments is the steadiest
+  // estimate of what the plan costs; one run's median is at the mercy of that run's spell.
   double measured_ms = 0;
-  std::vector<double> runs_ms;
+  std::vector<double> runs_ms;   // each run's median step
+  std::vector<double> steps_ms;  // every step of every run
+  // How far its runs are apart: (slowest run's median) / (fastest run's median) - 1.
+  double spread = 0;
 };
 
-// The candidate trained for real: its median step interval on rank 0, in milliseconds.
-double run_candidate(const PipelineBenchSettings& base, const Candidate& candidate,
-                     BenchClock::time_point deadline) {
+// The value a quarter of the way up the sorted values (linear between neighbours).
+double lower_quartile(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const double position = 0.25 * static_cast<double>(values.size() - 1);
+  const auto below = static_cast<std::size_t>(position);
+  const std::size_t above = std::min(below + 1, values.size() - 1);
+  return values[below] + (position - static_cast<double>(below)) * (values[above] - values[below]);
+}
+
+// The candidate trained for real: rank 0's step intervals, in milliseconds.
+std::vector<double> run_candidate(const PipelineBenchSettings& base, const Candidate& candidate,
+                                  BenchClock::time_point deadline) {
   PipelineBenchSettings settings = base;
   for (const std::string& set :
        {"schedule.name=" + candidate.schedule,
@@ -54,7 +69,7 @@ double run_candidate(const PipelineBenchSettings& base, const Candidate& candida
     settings.sets.push_back(set);
   }
   const ScratchFolder scratch;
-  return real_step_ms(run_pipeline_ranks(settings, scratch, deadline), settings.warmup);
+  return step_intervals_ms(run_pipeline_ranks(settings, scratch, deadline), settings.warmup);
 }
 
 std::vector<double> rounded_all(std::vector<double> values, int decimals) {
@@ -126,19 +141,28 @@ int run_tune_bench(const TuneBenchOptions& options) {
   const std::size_t count = std::min(result.ranked.size(), static_cast<std::size_t>(options.top));
 
   std::vector<Measured> runs;
-  for (std::size_t i = 0; i < count; ++i) runs.push_back({result.ranked[i], 0, {}});
-  // Rounds over all candidates rather than one candidate's runs back to back: a slow spell of
-  // the machine then costs every candidate one run, not one candidate all of its runs.
+  for (std::size_t i = 0; i < count; ++i) runs.push_back({result.ranked[i], 0, {}, {}, 0});
+  // Rounds over all candidates rather than one candidate's runs back to back, every other
+  // round in reverse: a slow spell of the machine then costs every candidate one run, and no
+  // candidate always runs first or last.
   for (int round = 1; round <= options.repeats; ++round) {
-    for (std::size_t i = 0; i < count; ++i) {
-      std::cerr << "bench tune: round " << round << "/" << options.repeats << ", " << i + 1 << "/"
+    for (std::size_t k = 0; k < count; ++k) {
+      const std::size_t i = round % 2 == 1 ? k : count - 1 - k;
+      std::cerr << "bench tune: round " << round << "/" << options.repeats << ", " << k + 1 << "/"
                 << count << ": " << label(runs[i].candidate) << std::endl;
-      runs[i].runs_ms.push_back(run_candidate(base, runs[i].candidate, deadline));
+      const std::vector<double> steps = run_candidate(base, runs[i].candidate, deadline);
+      runs[i].runs_ms.push_back(median_of(steps));
+      runs[i].steps_ms.insert(runs[i].steps_ms.end(), steps.begin(), steps.end());
     }
   }
+  std::vector<double> spreads;
   for (Measured& one : runs) {
-    one.measured_ms = *std::min_element(one.runs_ms.begin(), one.runs_ms.end());
+    one.measured_ms = lower_quartile(one.steps_ms);
+    const auto [fastest, slowest] = std::minmax_element(one.runs_ms.begin(), one.runs_ms.end());
+    one.spread = *fastest > 0 ? *slowest / *fastest - 1 : 0;
+    spreads.push_back(one.spread);
   }
+  const double typical_spread = median_of(spreads);
   std::vector<double> predicted, measured;
   for (const Measured& one : runs) {
     predicted.push_back(one.candidate.predicted_step_s * 1000);
@@ -161,14 +185,18 @@ int run_tune_bench(const TuneBenchOptions& options) {
                             {"microbatches", one.candidate.microbatches},
                             {"bounds", one.candidate.bounds},
                             {"predicted_ms", rounded(one.candidate.predicted_step_s * 1000, 3)},
-                            {"measured_ms", rounded(one.measured_ms, 3)},
-                            {"runs_ms", rounded_all(one.runs_ms, 3)}});
+                            {"measured_ms", one.measured_ms},
+                            {"runs_ms", rounded_all(one.runs_ms, 3)},
+                            {"steps_ms", one.steps_ms},
+                            {"spread", rounded(one.spread, 4)},
+                            {"same_plan", one.candidate.same_plan}});
     }
     const nlohmann::ordered_json report = {{"candidates", candidates},
                                            {"rank_correlation", rounded(correlation, 3)},
                                            {"auto_index", 0},
                                            {"best_measured_index", best},
                                            {"auto_over_best", rounded(gap, 4)},
+                                           {"typical_spread", rounded(typical_spread, 4)},
                                            {"searched", result.ranked.size()},
                                            {"transfers", cached.profile.transfer.source},
                                            {"picture", picture}};
@@ -179,27 +207,43 @@ int run_tune_bench(const TuneBenchOptions& options) {
   text << "bench tune: the top " << count << " of " << result.ranked.size()
        << " candidates, each trained for real on " << base.ranks << " ranks, " << options.repeats
        << " runs of " << base.steps << " steps after " << base.warmup
-       << " warm-up (the median step of each run; the fastest run counts)\n\n";
+       << " warm-up, in rounds (measured: the lower quartile of all its steps; spread: its "
+          "slowest run's median over its fastest's)\n\n";
   char line[200];
-  std::snprintf(line, sizeof(line), "%-4s %-18s %9s %12s %-16s %12s %12s %9s\n", "#", "schedule",
-                "stages/rk", "microbatches", "cuts", "predicted ms", "measured ms", "meas/pred");
+  std::snprintf(line, sizeof(line), "%-4s %-18s %9s %12s %-16s %12s %12s %9s %7s\n", "#",
+                "schedule", "stages/rk", "microbatches", "cuts", "predicted ms", "measured ms",
+                "meas/pred", "spread");
   text << line;
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const Measured& one = runs[i];
     const double predicted_ms = one.candidate.predicted_step_s * 1000;
     const std::string mark = std::to_string(i + 1) + (i == 0 ? "a" : "") + (i == best ? "*" : "");
-    std::snprintf(line, sizeof(line), "%-4s %-18s %9d %12d %-16s %12.3f %12.3f %9.2f\n",
+    std::snprintf(line, sizeof(line), "%-4s %-18s %9d %12d %-16s %12.3f %12.3f %9.2f %6.1f%%\n",
                   mark.c_str(), one.candidate.schedule.c_str(), one.candidate.stages_per_rank,
                   one.candidate.microbatches, cuts_text(one.candidate.bounds).c_str(), predicted_ms,
-                  one.measured_ms, predicted_ms > 0 ? one.measured_ms / predicted_ms : 0.0);
+                  one.measured_ms, predicted_ms > 0 ? one.measured_ms / predicted_ms : 0.0,
+                  one.spread * 100);
     text << line;
   }
   text << "\n(a: auto's choice, the first predicted; *: the fastest measured)\n"
        << "rank correlation, predicted against measured (Spearman): " << fixed(correlation, 3)
        << "\nauto's choice measured " << fixed(measured[0], 3) << " ms; the best measured ("
        << label(runs[best].candidate) << ") " << fixed(measured[best], 3) << " ms: auto is "
-       << fixed(gap * 100, 1) << "% slower\n"
-       << "picture: " << picture << "\n";
+       << fixed(gap * 100, 1) << "% slower\n";
+  if (options.repeats > 1) {
+    // What a user needs to read the two figures: differences below the machine's own
+    // run-to-run spread are noise, whichever way they point.
+    text << "noise: a candidate's runs spread a median " << fixed(typical_spread * 100, 1)
+         << "% from fastest to slowest on this machine; the top " << count
+         << " are predicted within "
+         << fixed(
+                (runs.back().candidate.predicted_step_s / runs.front().candidate.predicted_step_s -
+                 1) *
+                    100,
+                1)
+         << "% of each other\n";
+  }
+  text << "picture: " << picture << "\n";
   std::cout << text.str();
   return 0;
 }
@@ -221,7 +265,7 @@ void add_tune_bench(CommandLine& command_line) {
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
   tune.add_option("--repeats", options->repeats,
-                  "runs per candidate, in rounds; the fastest counts")
+                  "runs per candidate, in rounds; all their steps count")
       ->check(CLI::Range(1, 20))
       ->capture_default_str();
   tune.add_option("--out", options->out, "where the picture goes (default: <run dir>/bench-tune)")

@@ -172,11 +172,23 @@ TEST(CliBenchTune, RunsTheTopCandidatesAndComparesThemWithTheirPredictions) {
     previous = candidate["predicted_ms"].get<double>();
     ASSERT_EQ(candidate["runs_ms"].size(), 2u) << candidate.dump();
     EXPECT_GT(candidate["measured_ms"].get<double>(), 0) << candidate.dump();
-    EXPECT_EQ(
-        candidate["measured_ms"].get<double>(),
-        std::min(candidate["runs_ms"][0].get<double>(), candidate["runs_ms"][1].get<double>()))
+    // Measured: the lower quartile of every step of both runs (linear between neighbours).
+    std::vector<double> steps = candidate["steps_ms"].get<std::vector<double>>();
+    ASSERT_GE(steps.size(), 2u) << candidate.dump();
+    std::sort(steps.begin(), steps.end());
+    const double position = 0.25 * static_cast<double>(steps.size() - 1);
+    const std::size_t below = static_cast<std::size_t>(position);
+    const double quartile =
+        steps[below] +
+        (position - below) * (steps[std::min(below + 1, steps.size() - 1)] - steps[below]);
+    EXPECT_DOUBLE_EQ(candidate["measured_ms"].get<double>(), quartile) << candidate.dump();
+    const double first = candidate["runs_ms"][0].get<double>();
+    const double second = candidate["runs_ms"][1].get<double>();
+    EXPECT_NEAR(candidate["spread"].get<double>(),
+                std::max(first, second) / std::min(first, second) - 1, 1e-3)
         << candidate.dump();
   }
+  EXPECT_GE(report["typical_spread"].get<double>(), 0.0);
   const double correlation = report["rank_correlation"].get<double>();
   EXPECT_GE(correlation, -1.0);
   EXPECT_LE(correlation, 1.0);
