@@ -81,7 +81,16 @@ void analyse_pipeline(const std::vector<PipelineRecord>& records, int warmup,
 
   std::map<std::pair<int, std::string>, std::vector<double>> costs;
   std::vector<double> send_posts;
-  for (const auto& record : records) {
+  std::vector<double> receive_posts;  // per receive: a step's "post receives" over its count
+  for (std::size_t rank = 0; rank < records.size(); ++rank) {
+    const PipelineRecord& record = records[rank];
+    int receives = 0;  // the rank's RECVs in the plan: what its "post receives" posts
+    if (rank < plan.rank_steps.size()) {
+      for (const baton::PlanSlot& slot : plan.rank_steps[rank]) {
+        receives += slot && (slot->type == baton::ActionType::kRecvForward ||
+                             slot->type == baton::ActionType::kRecvBackward);
+      }
+    }
     RankBreakdown breakdown;
     int counted = 0;
     for (std::size_t i = 0; i < record.steps.size(); ++i) {
@@ -106,6 +115,7 @@ void analyse_pipeline(const std::vector<PipelineRecord>& records, int warmup,
         } else if (span.kind == kPost) {
           breakdown.post_ms += ms;
           if (contains(span.name, "SEND") && !contains(span.name, "RECV")) send_posts.push_back(ms);
+          if (span.name == "post receives" && receives > 0) receive_posts.push_back(ms / receives);
         } else if (contains(span.name, "sends")) {
           breakdown.wait_sends_ms += ms;
         } else if (contains(span.name, "REDUCE_GRAD")) {
@@ -137,6 +147,7 @@ void analyse_pipeline(const std::vector<PipelineRecord>& records, int warmup,
     }
   }
   figures->send_post_ms = median_of(send_posts);
+  figures->recv_post_ms = median_of(receive_posts);
 
   // Predicted: the plan replayed with what each action really cost in this run.
   baton::SimulationCosts measured;
@@ -157,6 +168,7 @@ void analyse_pipeline(const std::vector<PipelineRecord>& records, int warmup,
   }
   measured.transfer_time = figures->transfer_ms;
   measured.send_overhead = figures->send_post_ms;
+  measured.recv_overhead = figures->recv_post_ms;
   figures->predicted_ms = baton::simulate(plan, measured).makespan;
 
   // The schedule's ideal: balanced stages (F = 1/v, B = 2/v), free transfers.
@@ -193,7 +205,8 @@ std::string format_pipeline_table(const PipelineFigures& f) {
     out << "  " << cost.stage << cost.type << " " << fixed(cost.ms);
   }
   out << "\n  transfer: " << f.transfer_bytes << " bytes one way " << fixed(f.transfer_ms, 3)
-      << " ms; posting a send " << fixed(f.send_post_ms, 3) << " ms\n"
+      << " ms; posting a send " << fixed(f.send_post_ms, 3) << " ms, a receive "
+      << fixed(f.recv_post_ms, 3) << " ms\n"
       << "  validators: " << fixed(f.validator_check_us, 2) << " us per check, "
       << fixed(100 * f.validator_share, 2) << "% of the real step\n\n";
   out << "  per rank, ms per step   compute   posting  wait F   wait B   wait sends  "
@@ -261,6 +274,7 @@ std::string format_pipeline_json(const PipelineFigures& f) {
       {"transfer_ms", rounded(f.transfer_ms, 4)},
       {"transfer_bytes", f.transfer_bytes},
       {"send_post_ms", rounded(f.send_post_ms, 4)},
+      {"recv_post_ms", rounded(f.recv_post_ms, 4)},
       {"validator_check_us", rounded(f.validator_check_us, 3)},
       {"validator_share", rounded(f.validator_share, 5)},
       {"action_costs", std::move(costs)},

@@ -45,6 +45,7 @@ struct PipelineFigures {
   double transfer_ms = 0;  // one stage-boundary message, one way
   std::int64_t transfer_bytes = 0;
   double send_post_ms = 0;
+  double recv_post_ms = 0;  // one receive's share of a step's 'post receives'
   std::vector<ActionCost> action_costs;
   // The configured validators' cost: per check (measured in the bench's own process on a
   // tensor of the stage-boundary shape) x the checks of a step on the busiest rank.

@@ -50,13 +50,17 @@ baton::SimulationCosts parse_costs(const std::string& text) {
       costs.transfer_time = value;
     } else if (key == "send") {
       costs.send_overhead = value;
+    } else if (key == "recv") {
+      costs.recv_overhead = value;
     } else if (key == "reduce") {
       costs.reduce_grad = value;
     } else {
-      throw UsageError("--costs: unknown cost '" + key + "'" +
-                       baton::did_you_mean(key, {"F", "B", "I", "W", "comm", "send", "reduce"}) +
-                       "; costs are F, B, I, W, comm (transfer time), send (sender overhead), "
-                       "reduce (a stage's gradient all-reduce, with --data-parallel)");
+      throw UsageError(
+          "--costs: unknown cost '" + key + "'" +
+          baton::did_you_mean(key, {"F", "B", "I", "W", "comm", "send", "recv", "reduce"}) +
+          "; costs are F, B, I, W, comm (transfer time), send (sender overhead), "
+          "recv (posting one receive), reduce (a stage's gradient all-reduce, with "
+          "--data-parallel)");
     }
   }
   return costs;

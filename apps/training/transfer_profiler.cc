@@ -32,6 +32,7 @@ struct ProbeTimes {
   double small_s = 0;
   double large_s = 0;
   double post_s = 0;
+  double recv_post_s = 0;
 };
 
 // The CPU time isend() of `bytes` takes on rank 0 when the receive is already posted, as in
@@ -63,6 +64,33 @@ double time_send_posts(baton::Transport& transport, int me, std::int64_t bytes, 
   return posts[posts.size() / 2];
 }
 
+// The CPU time irecv() of `bytes` takes on rank 0 before its send is posted, as the runtime
+// posts a step's receives together ahead of their data: the median of `receives`.
+double time_receive_posts(baton::Transport& transport, int me, std::int64_t bytes, int receives,
+                          std::chrono::milliseconds timeout) {
+  constexpr std::uint64_t kData = 3, kPosted = 4;
+  const at::Tensor data = at::ones({bytes}, at::kByte);
+  const at::Tensor posted = at::zeros({1}, at::kByte);
+  if (me == 1) {
+    for (int i = 0; i < receives; ++i) {
+      transport.irecv(posted, 0, kPosted)->wait(timeout);  // receive i is posted: send it
+      transport.isend(data, 0, kData)->wait(timeout);
+    }
+    return 0;
+  }
+  std::vector<double> posts;
+  for (int i = 0; i < receives; ++i) {
+    const auto started = std::chrono::steady_clock::now();
+    auto receive = transport.irecv(data, 1, kData);
+    posts.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    transport.isend(posted, 1, kPosted)->wait(timeout);
+    receive->wait(timeout);
+  }
+  std::sort(posts.begin(), posts.end());
+  return posts[posts.size() / 2];
+}
+
 ProbeTimes probe_pair(baton::Config& config, std::int64_t large_bytes,
                       std::chrono::milliseconds timeout) {
   const baton::ConfiguredPlugins plugins =
@@ -84,6 +112,7 @@ ProbeTimes probe_pair(baton::Config& config, std::int64_t large_bytes,
     times.large_s = baton::probe_one_way_seconds(*transport, 1 - me, me == 0, large_bytes,
                                                  large_round_trips, timeout);
     times.post_s = time_send_posts(*transport, me, large_bytes, large_round_trips, timeout);
+    times.recv_post_s = time_receive_posts(*transport, me, large_bytes, large_round_trips, timeout);
     return times;
   };
   auto peer = std::async(std::launch::async, rank, 1);
@@ -117,10 +146,12 @@ TransferProfile profile_transfers(baton::Config& config, double largest_message_
     profile.seconds_per_byte = std::max(
         0.0, (times.large_s - times.small_s) / static_cast<double>(large_bytes - kSmallBytes));
     profile.send_overhead_s = times.post_s;
+    profile.recv_overhead_s = times.recv_post_s;
     std::ostringstream source;
     source << "measured: " << name << " between two ranks on this machine (one way: " << kSmallBytes
            << " B " << times.small_s * 1e6 << " us, " << large_bytes << " B " << times.large_s * 1e6
-           << " us; posting a send " << times.post_s * 1e6 << " us)";
+           << " us; posting a send " << times.post_s * 1e6 << " us, a receive "
+           << times.recv_post_s * 1e6 << " us)";
     profile.source = source.str();
   } catch (const std::exception& error) {
     profile.source = "not measured (" + name + ": " + error.what() +

@@ -12,7 +12,8 @@
 namespace baton_app {
 namespace {
 
-constexpr const char* kFormat = "baton-profile-1";
+// 2: the transfer costs include recv_overhead_s (a profile of format 1 is measured again).
+constexpr const char* kFormat = "baton-profile-2";
 
 double number(const nlohmann::json& object, const char* key, const std::string& where) {
   const auto found = object.find(key);
@@ -49,6 +50,7 @@ std::string profile_to_json(const ModelProfile& profile) {
   out["transfer"] = {{"latency_s", profile.transfer.latency_s},
                      {"seconds_per_byte", profile.transfer.seconds_per_byte},
                      {"send_overhead_s", profile.transfer.send_overhead_s},
+                     {"recv_overhead_s", profile.transfer.recv_overhead_s},
                      {"source", profile.transfer.source}};
   out["sizes"] = nlohmann::json::array();
   for (const MicrobatchProfile& size : profile.sizes) {
@@ -89,6 +91,7 @@ ModelProfile profile_from_json(const std::string& text, const std::string& origi
   profile.transfer.latency_s = number(transfer, "latency_s", origin + ": transfer");
   profile.transfer.seconds_per_byte = number(transfer, "seconds_per_byte", origin + ": transfer");
   profile.transfer.send_overhead_s = number(transfer, "send_overhead_s", origin + ": transfer");
+  profile.transfer.recv_overhead_s = number(transfer, "recv_overhead_s", origin + ": transfer");
   profile.transfer.source = transfer.value("source", "");
   const auto sizes = in.find("sizes");
   if (sizes == in.end() || !sizes->is_array() || sizes->empty()) {

@@ -34,7 +34,8 @@ struct TransferProfile {
   double latency_s = 0;
   double seconds_per_byte = 0;
   double send_overhead_s = 0;
-  std::string source;  // how it was found ("measured: gloo on loopback", "not measured")
+  double recv_overhead_s = 0;  // what posting one receive occupies its caller
+  std::string source;          // how it was found ("measured: gloo on loopback", "not measured")
 };
 
 struct ModelProfile {

@@ -121,6 +121,7 @@ baton::SimulationCosts simulation_costs(const MicrobatchProfile& measured,
   baton::SimulationCosts costs;
   costs.transfer_time = transfer.latency_s;
   costs.send_overhead = transfer.send_overhead_s;
+  costs.recv_overhead = transfer.recv_overhead_s;
   const std::size_t stages = bounds.size() - 1;
   costs.stages.resize(stages);
   for (std::size_t s = 0; s < stages; ++s) {

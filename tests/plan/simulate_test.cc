@@ -130,6 +130,34 @@ TEST(SimulateTest, CommCostsDelayTheReceiverAndOccupyTheSender) {
   EXPECT_DOUBLE_EQ(result.bubble_fraction, 16.0 / 22.0);
 }
 
+// A rank posts all its receives at its first RECV (as the runtime does): with 2 RECVs a rank
+// and recv_overhead 2, rank 1's 1RECV_F0 posts for 4 before it can take 0F0's output (ready
+// at 1): 1F0 [4,5], 1F1 [5,6], 1B0 [6,8], 1B1 [8,10]. Rank 0's 0RECV_B0, reached at 2, posts
+// until 6 and has its data at 8: 0B0 [8,10]; 0RECV_B1 posts nothing more: 0B1 [10,12].
+// Posting each RECV on its own would have delayed 0B1 to [12,14].
+TEST(SimulateTest, TheFirstReceiveOfARankPostsAllOfIt) {
+  SimulationCosts costs;
+  costs.recv_overhead = 2.0;
+  const SimulationResult result = simulate(gpipe_plan(2, 2), costs);
+  EXPECT_DOUBLE_EQ(result.makespan, 12.0);
+  std::string receives;
+  for (const TimelineEntry& entry : result.timeline) {
+    if (entry.action.type != ActionType::kRecvForward &&
+        entry.action.type != ActionType::kRecvBackward) {
+      continue;
+    }
+    receives += to_string(entry.action) + "@" + std::to_string(static_cast<int>(entry.start)) +
+                "-" + std::to_string(static_cast<int>(entry.end)) + " ";
+  }
+  EXPECT_EQ(receives, "1RECV_F0@0-4 0RECV_B0@2-8 1RECV_F1@5-5 0RECV_B1@10-10 ");
+  // A rank with no receives pays nothing: one rank holding both stages.
+  const Plan local =
+      plan_from_text(2, 1, Placement::kCustom, {{"0F0", "1F0", "1B0", "0B0"}}, {0, 0});
+  EXPECT_DOUBLE_EQ(simulate(local, costs).makespan, 6.0);
+  costs.recv_overhead = -1.0;
+  EXPECT_THROW(simulate(gpipe_plan(2, 2), costs), PlanError);
+}
+
 TEST(SimulateTest, SameRankStagesPassTensorsWithoutWaitingOnComms) {
   SimulationCosts costs;
   costs.transfer_time = 100.0;

@@ -152,6 +152,28 @@ TEST(ScheduleSearch, SchedulesThatCompileToTheSamePlanAreOneCandidate) {
   EXPECT_EQ(baton_app::search_schedules(loader(), uniform_profile(4, 8), space).ranked.size(), 3u);
 }
 
+// The profile's cost of posting a receive reaches the prediction: each rank posts its four
+// receives (1F1B, 2 ranks, 4 microbatches) at its first RECV. With 10 s a receive, rank 1's
+// first RECV posts for 40 s from time 0, where it would otherwise have waited for rank 0's
+// first forward (2 units x 2 samples x 1 ms = 4 ms); rank 0's posting ends before rank 1's
+// first gradient arrives. So the step grows by 40 s less at most those 4 ms.
+TEST(ScheduleSearch, PostingReceivesIsPartOfThePrediction) {
+  ModelProfile profile = uniform_profile(4, 8);
+  SearchSpace space;
+  space.ranks = 2;
+  space.batch_size = 8;
+  space.microbatches = 4;
+  space.stages_per_rank = 1;
+  space.schedules = {"1f1b"};
+  const double alone =
+      baton_app::search_schedules(loader(), profile, space).ranked.front().predicted_step_s;
+  profile.transfer.recv_overhead_s = 10.0;
+  const double posting =
+      baton_app::search_schedules(loader(), profile, space).ranked.front().predicted_step_s;
+  EXPECT_LE(posting - alone, 40.0 + 1e-9);
+  EXPECT_GE(posting - alone, 40.0 - 4e-3 - 1e-9);
+}
+
 TEST(ScheduleSearch, AMemoryLimitExcludesGPipe) {
   // GPipe keeps all 8 microbatches' activations alive on rank 0; 1F1B at most 2.
   SearchSpace space;
@@ -250,10 +272,16 @@ TEST(ModelProfile, RoundTripsAndRefusesDamagedOrForeignFiles) {
   const std::string dir = testing::TempDir() + "/profile-test";
   std::filesystem::create_directories(dir);
   const std::string path = dir + "/profile.json";
-  const ModelProfile written = uniform_profile(3, 4);
+  ModelProfile written = uniform_profile(3, 4);
+  written.transfer.latency_s = 1e-4;
+  written.transfer.send_overhead_s = 8e-5;
+  written.transfer.recv_overhead_s = 3e-5;
   baton_app::write_profile(path, written);
   const ModelProfile read = baton_app::read_profile(path, written.fingerprint);
   ASSERT_EQ(read.sizes.size(), written.sizes.size());
+  EXPECT_DOUBLE_EQ(read.transfer.latency_s, 1e-4);
+  EXPECT_DOUBLE_EQ(read.transfer.send_overhead_s, 8e-5);
+  EXPECT_DOUBLE_EQ(read.transfer.recv_overhead_s, 3e-5);
   EXPECT_EQ(read.sizes[1].units[2].name, "unit2");
   EXPECT_DOUBLE_EQ(read.sizes[1].units[2].saved_bytes, written.sizes[1].units[2].saved_bytes);
   // Another model's profile: both fingerprints named.

@@ -138,6 +138,7 @@ void check_costs(const SimulationCosts& costs) {
   check_cost(costs.backward_input, "backward_input");
   check_cost(costs.backward_weight, "backward_weight");
   check_cost(costs.send_overhead, "send_overhead");
+  check_cost(costs.recv_overhead, "recv_overhead");
   check_cost(costs.transfer_time, "transfer_time");
   check_cost(costs.reduce_grad, "reduce_grad");
   for (std::size_t index = 0; index < costs.stages.size(); ++index) {
@@ -166,6 +167,7 @@ class Replayer {
         live_activations_(plan.rank_steps.size(), 0),
         live_bytes_(plan.rank_steps.size(), 0.0),
         reduce_free_(plan.rank_steps.size(), 0.0),
+        receives_to_post_(plan.rank_steps.size(), 0),
         stage_costs_(static_cast<std::size_t>(std::max(plan.num_stages, 0))),
         events_(static_cast<std::size_t>(kNumSlots) * stage_costs_.size() *
                 static_cast<std::size_t>(std::max(plan.num_microbatches, 0))),
@@ -181,6 +183,11 @@ class Replayer {
       if (rank >= 0 && rank < result_.num_ranks) {
         result_.ranks[static_cast<std::size_t>(rank)].static_bytes +=
             stage_costs_[stage].static_bytes;
+      }
+    }
+    for (std::size_t rank = 0; rank < plan.rank_steps.size(); ++rank) {
+      for (const PlanSlot& slot : plan.rank_steps[rank]) {
+        if (slot && is_receive(slot->type)) ++receives_to_post_[rank];
       }
     }
     if (options_.timeline) {
@@ -217,6 +224,10 @@ class Replayer {
 
  private:
   static constexpr double kNotFinished = -1.0;  // times are never negative (check_costs)
+
+  static bool is_receive(ActionType type) {
+    return type == ActionType::kRecvForward || type == ActionType::kRecvBackward;
+  }
 
   int rank_of(int stage) const {
     if (stage < 0 || stage >= static_cast<int>(plan_.stage_to_rank.size())) return -1;
@@ -372,13 +383,18 @@ class Replayer {
       ++next_step_[rank];
       return true;
     }
-    const bool is_recv =
-        slot->type == ActionType::kRecvForward || slot->type == ActionType::kRecvBackward;
+    const bool is_recv = is_receive(slot->type);
     double duration = 0.0;
     for (const Action& part : parts) duration += duration_of(part);
-    // A RECV occupies its rank from the moment it is reached until its data arrives.
+    // A RECV occupies its rank from the moment it is reached until its data arrives; the
+    // rank's first posts all of them first.
+    double posting = 0.0;
+    if (is_recv && receives_to_post_[rank] > 0) {
+      posting = receives_to_post_[rank] * costs_.recv_overhead;
+      receives_to_post_[rank] = 0;
+    }
     const double start = is_recv ? rank_time_[rank] : std::max(rank_time_[rank], ready);
-    const double end = is_recv ? std::max(rank_time_[rank], ready) : start + duration;
+    const double end = is_recv ? std::max(rank_time_[rank] + posting, ready) : start + duration;
 
     for (const Action& part : parts) record_finish(rank, part, end, woken);
     if (is_compute(slot->type)) result_.ranks[rank].busy_time += end - start;
@@ -516,6 +532,7 @@ class Replayer {
   std::vector<int> live_activations_;
   std::vector<double> live_bytes_;
   std::vector<double> reduce_free_;      // per rank: when its last reduction posted so far ends
+  std::vector<int> receives_to_post_;    // per rank: RECVs its first RECV posts (0 once posted)
   std::vector<StageCosts> stage_costs_;  // per stage: its own, or the uniform figures
   struct Event {
     double finished_at = kNotFinished;

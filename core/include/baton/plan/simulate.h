@@ -10,6 +10,10 @@
 //    (local, or through an earlier RECV_B); W needs its own I;
 //  * SEND is asynchronous: it costs `send_overhead` on the sender, and its data can be received
 //    `transfer_time` after it was issued; a RECV waits until then;
+//  * a rank posts all its receives together when it reaches its first RECV (the runtime does
+//    so with transports that match receives by tag, gloo and UCX; posting one at a time costs
+//    the same in all): that RECV first occupies the rank for `recv_overhead` times the number
+//    of RECVs the rank has;
 //  * REDUCE_GRAD is asynchronous too: it takes no time on its rank and the reduction runs
 //    beside the rank's work, one at a time per rank (a rank's reductions share its link),
 //    for the stage's `reduce_grad`; the step ends when the last one does;
@@ -58,6 +62,7 @@ struct SimulationCosts {
   double backward_input = 1.0;   // I
   double backward_weight = 1.0;  // W
   double send_overhead = 0.0;    // time a SEND occupies its sender
+  double recv_overhead = 0.0;    // time posting one RECV occupies its receiver
   double transfer_time = 0.0;    // from a SEND being issued until its RECV can complete
   double reduce_grad = 0.0;      // one stage's gradient all-reduce (REDUCE_GRAD), when uniform
   // Per stage (index = stage), replacing the four compute figures above for the stages it
