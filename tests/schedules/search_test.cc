@@ -54,6 +54,17 @@ ModelProfile uniform_profile(int units, int batch, double saved = 1000) {
   return profile;
 }
 
+// 1F1B alone, one stage per rank on 2 ranks, a batch of 8 in 4 microbatches.
+SearchSpace one_f_one_b_on_two_ranks() {
+  SearchSpace space;
+  space.ranks = 2;
+  space.batch_size = 8;
+  space.microbatches = 4;
+  space.stages_per_rank = 1;
+  space.schedules = {"1f1b"};
+  return space;
+}
+
 const baton::PluginLoader& loader() {
   static const baton::PluginLoader instance;
   return instance;
@@ -104,12 +115,7 @@ TEST(ScheduleSearch, DataParallelAddsEachStagesReductionToThePrediction) {
   ModelProfile profile = uniform_profile(4, 8);
   profile.transfer.latency_s = 1e-3;
   profile.transfer.seconds_per_byte = 1e-6;
-  SearchSpace space;
-  space.ranks = 2;
-  space.batch_size = 8;
-  space.microbatches = 4;
-  space.stages_per_rank = 1;
-  space.schedules = {"1f1b"};
+  SearchSpace space = one_f_one_b_on_two_ranks();
   const auto alone = baton_app::search_schedules(loader(), profile, space);
   space.data_parallel = 2;
   const auto replicated = baton_app::search_schedules(loader(), profile, space);
@@ -159,12 +165,7 @@ TEST(ScheduleSearch, SchedulesThatCompileToTheSamePlanAreOneCandidate) {
 // first gradient arrives. So the step grows by 40 s less at most those 4 ms.
 TEST(ScheduleSearch, PostingReceivesIsPartOfThePrediction) {
   ModelProfile profile = uniform_profile(4, 8);
-  SearchSpace space;
-  space.ranks = 2;
-  space.batch_size = 8;
-  space.microbatches = 4;
-  space.stages_per_rank = 1;
-  space.schedules = {"1f1b"};
+  SearchSpace space = one_f_one_b_on_two_ranks();
   const double alone =
       baton_app::search_schedules(loader(), profile, space).ranked.front().predicted_step_s;
   profile.transfer.recv_overhead_s = 10.0;
