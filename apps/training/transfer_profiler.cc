@@ -1,6 +1,7 @@
 #include "transfer_profiler.h"
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
 #include <future>
 #include <iostream>
@@ -35,6 +36,19 @@ struct ProbeTimes {
   double recv_post_s = 0;
 };
 
+// How long `post` (an isend or irecv) occupies its caller; the Work goes to `work`.
+template <typename Post>
+double seconds_to_post(Post&& post, std::unique_ptr<baton::Work>* work) {
+  const auto started = std::chrono::steady_clock::now();
+  *work = post();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
 // The CPU time isend() of `bytes` takes on rank 0 when the receive is already posted, as in
 // a pipeline (receives are posted at the start of a step): the median of `sends`.
 double time_send_posts(baton::Transport& transport, int me, std::int64_t bytes, int sends,
@@ -54,14 +68,11 @@ double time_send_posts(baton::Transport& transport, int me, std::int64_t bytes, 
   std::vector<double> posts;
   for (int i = 0; i < sends; ++i) {
     transport.irecv(ready, 1, kReady)->wait(timeout);
-    const auto started = std::chrono::steady_clock::now();
-    auto send = transport.isend(data, 1, kData);
-    posts.push_back(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    std::unique_ptr<baton::Work> send;
+    posts.push_back(seconds_to_post([&] { return transport.isend(data, 1, kData); }, &send));
     send->wait(timeout);
   }
-  std::sort(posts.begin(), posts.end());
-  return posts[posts.size() / 2];
+  return median(posts);
 }
 
 // The CPU time irecv() of `bytes` takes on rank 0 before its send is posted, as the runtime
@@ -80,15 +91,12 @@ double time_receive_posts(baton::Transport& transport, int me, std::int64_t byte
   }
   std::vector<double> posts;
   for (int i = 0; i < receives; ++i) {
-    const auto started = std::chrono::steady_clock::now();
-    auto receive = transport.irecv(data, 1, kData);
-    posts.push_back(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    std::unique_ptr<baton::Work> receive;
+    posts.push_back(seconds_to_post([&] { return transport.irecv(data, 1, kData); }, &receive));
     transport.isend(posted, 1, kPosted)->wait(timeout);
     receive->wait(timeout);
   }
-  std::sort(posts.begin(), posts.end());
-  return posts[posts.size() / 2];
+  return median(posts);
 }
 
 ProbeTimes probe_pair(baton::Config& config, std::int64_t large_bytes,

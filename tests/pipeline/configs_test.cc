@@ -57,18 +57,30 @@ TEST_P(ShippedConfig, RunsTwoSteps) {
               testing::HasSubstr("launch: all " + std::to_string(ranks) + " ranks finished"));
 }
 
+constexpr const char* kNoMpirun =
+    "mpirun is not installed (scripts/bootstrap test installs openmpi-bin)";
+
+bool mpirun_installed() {
+  return baton_test::run_command("command -v mpirun").exit_code == 0;
+}
+
+// `baton run` on `ranks` ranks started by Open MPI, two steps of `config` into `out`; each
+// test its own port (`port_offset`), so that two such tests never meet.
+baton_test::CommandResult run_under_mpirun(int ranks, const std::string& config,
+                                           const std::string& out, int port_offset) {
+  return baton_test::run_command(
+      "cd '" + kSource + "' && timeout -k 5 200 mpirun --allow-run-as-root --oversubscribe -n " +
+      std::to_string(ranks) + " '" + BATON_BINARY + "' run --no-env " + config +
+      " --set run.steps=2 --set run.output_dir='" + out + "' --set world.port=" +
+      std::to_string(20000 + (::getpid() + port_offset) % 20000) + " < /dev/null");
+}
+
 // `baton run` as one rank of a job Open MPI started: rank and world size come from
 // OMPI_COMM_WORLD_RANK / OMPI_COMM_WORLD_SIZE, rank 0 hosts the store.
 TEST(Launchers, AConfigRunsUnderMpirun) {
-  if (baton_test::run_command("command -v mpirun").exit_code != 0) {
-    GTEST_SKIP() << "mpirun is not installed (scripts/bootstrap test installs openmpi-bin)";
-  }
+  if (!mpirun_installed()) GTEST_SKIP() << kNoMpirun;
   const std::string out = ::testing::TempDir() + "/mpirun";
-  const auto result = baton_test::run_command(
-      "cd '" + kSource + "' && timeout -k 5 200 mpirun --allow-run-as-root --oversubscribe -n 2 '" +
-      BATON_BINARY + "' run --no-env configs/gpipe-gloo.yaml --set run.steps=2" +
-      " --set run.output_dir='" + out +
-      "' --set world.port=" + std::to_string(20000 + ::getpid() % 20000) + " < /dev/null");
+  const auto result = run_under_mpirun(2, "configs/gpipe-gloo.yaml", out, 0);
   EXPECT_EQ(result.exit_code, 0) << result.output;
   EXPECT_THAT(result.output, testing::HasSubstr("done: 2 steps"));
   EXPECT_TRUE(std::filesystem::exists(out + "/gpipe-gloo/metrics.jsonl"));
@@ -77,15 +89,9 @@ TEST(Launchers, AConfigRunsUnderMpirun) {
 // Two replicas of a 2-rank pipeline under Open MPI: the layout comes from world.data_parallel,
 // the ranks from OMPI_COMM_WORLD_*.
 TEST(Launchers, DataParallelRunsUnderMpirun) {
-  if (baton_test::run_command("command -v mpirun").exit_code != 0) {
-    GTEST_SKIP() << "mpirun is not installed (scripts/bootstrap test installs openmpi-bin)";
-  }
-  const std::string out = ::testing::TempDir() + "/mpirun-dp";
-  const auto result = baton_test::run_command(
-      "cd '" + kSource + "' && timeout -k 5 200 mpirun --allow-run-as-root --oversubscribe -n 4 '" +
-      BATON_BINARY + "' run --no-env configs/1f1b-dp2-gloo.yaml --set run.steps=2" +
-      " --set run.output_dir='" + out +
-      "' --set world.port=" + std::to_string(20000 + (::getpid() + 7) % 20000) + " < /dev/null");
+  if (!mpirun_installed()) GTEST_SKIP() << kNoMpirun;
+  const auto result =
+      run_under_mpirun(4, "configs/1f1b-dp2-gloo.yaml", ::testing::TempDir() + "/mpirun-dp", 7);
   EXPECT_EQ(result.exit_code, 0) << result.output;
   EXPECT_THAT(result.output, testing::HasSubstr("layout: 2 replicas x 2 pipeline ranks"));
   EXPECT_THAT(result.output, testing::HasSubstr("done: 2 steps"));

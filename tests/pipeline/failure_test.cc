@@ -22,6 +22,17 @@ using testing::HasSubstr;
 
 const std::string kBaton = BATON_BINARY;
 
+// Launches `ranks` ranks with BATON_INJECT_FAILURE set to `failure` (which rank fails, at
+// which step and action, and how), under a 60 s guard: a run that only a timeout would end
+// fails the test.
+auto launch_failing(const std::string& failure, int ranks, const std::vector<std::string>& settings,
+                    const std::string& name) {
+  setenv("BATON_INJECT_FAILURE", failure.c_str(), 1);
+  auto result = baton_test::launch(kBaton, ranks, settings, name, /*timeout_s=*/60);
+  unsetenv("BATON_INJECT_FAILURE");
+  return result;
+}
+
 std::vector<std::string> small_mlp_run(const std::string& schedule) {
   return {"model.name=mlp",
           "model.params.in_features=8",
@@ -41,9 +52,7 @@ TEST(PipelineFailure, InjectedFailureIsAnnotatedAndStopsEveryRank) {
   // error must name that cause, not a timeout.
   auto settings = small_mlp_run("1f1b");
   settings.push_back("world.timeout_s=120");
-  setenv("BATON_INJECT_FAILURE", "rank=1,step=2,action=1B2", 1);
-  const auto result = baton_test::launch(kBaton, 2, settings, "inject", /*timeout_s=*/60);
-  unsetenv("BATON_INJECT_FAILURE");
+  const auto result = launch_failing("rank=1,step=2,action=1B2", 2, settings, "inject");
   const std::string& out = result.command.output;
   EXPECT_EQ(result.command.exit_code, 1) << out;
   // The failing rank's own report.
@@ -202,9 +211,7 @@ TEST(PipelineFailure, AHungRankIsFoundByTheHeartbeatBeforeTheTimeout) {
   settings.push_back("run.steps=6");
   settings.push_back("world.timeout_s=120");
   settings.push_back("world.heartbeat_s=3");
-  setenv("BATON_INJECT_FAILURE", "rank=1,step=2,action=stop", 1);
-  const auto result = baton_test::launch(kBaton, 2, settings, "heartbeat", /*timeout_s=*/60);
-  unsetenv("BATON_INJECT_FAILURE");
+  const auto result = launch_failing("rank=1,step=2,action=stop", 2, settings, "heartbeat");
   const std::string& out = result.command.output;
   EXPECT_EQ(result.command.exit_code, 1) << out;
   EXPECT_THAT(out, HasSubstr("rank 1 has sent no heartbeat for 3 s (world.heartbeat_s): it is "
@@ -223,9 +230,8 @@ std::vector<std::string> data_parallel_run() {
 }
 
 TEST(PipelineFailure, AFailureAtAGradientReductionNamesTheReplicaAndTheAction) {
-  setenv("BATON_INJECT_FAILURE", "rank=3,step=2,action=1REDUCE_GRAD", 1);
-  const auto result = baton_test::launch(kBaton, 4, data_parallel_run(), "dp-inject", 60);
-  unsetenv("BATON_INJECT_FAILURE");
+  const auto result =
+      launch_failing("rank=3,step=2,action=1REDUCE_GRAD", 4, data_parallel_run(), "dp-inject");
   const std::string& out = result.command.output;
   EXPECT_EQ(result.command.exit_code, 1) << out;
   EXPECT_THAT(out, HasSubstr("[rank 3] rank 3 failed: rank 3 (replica 1 of 2, pipeline rank 1), "
@@ -238,9 +244,8 @@ TEST(PipelineFailure, AFailureAtAGradientReductionNamesTheReplicaAndTheAction) {
 }
 
 TEST(PipelineFailure, ARankKilledAtItsGradientReductionStopsEveryRank) {
-  setenv("BATON_INJECT_FAILURE", "rank=3,step=2,action=1REDUCE_GRAD,by=kill", 1);
-  const auto result = baton_test::launch(kBaton, 4, data_parallel_run(), "dp-kill", 60);
-  unsetenv("BATON_INJECT_FAILURE");
+  const auto result = launch_failing("rank=3,step=2,action=1REDUCE_GRAD,by=kill", 4,
+                                     data_parallel_run(), "dp-kill");
   const std::string& out = result.command.output;
   EXPECT_EQ(result.command.exit_code, 1) << out;
   // Its replica peer (rank 1, pipeline rank 1 of replica 0) was reducing with it.
