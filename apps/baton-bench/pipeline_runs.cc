@@ -1,5 +1,8 @@
 #include "pipeline_runs.h"
 
+#include <functional>
+#include <utility>
+
 #include "baton/error.h"
 #include "pipeline_analysis.h"
 #include "process_group.h"
@@ -83,9 +86,14 @@ baton::Config load_bench_config(const PipelineBenchSettings& settings) {
                                  : baton::load_config_file(settings.config, overrides);
 }
 
-std::vector<PipelineRecord> run_pipeline_ranks(const PipelineBenchSettings& settings,
-                                               const ScratchFolder& scratch,
-                                               BenchClock::time_point deadline) {
+namespace {
+
+// Starts `settings.ranks` local ranks of `baton run` (rendezvous through a file store in
+// `scratch`, no checkpoints or traces), each with `extra(rank)` after its options, and
+// waits for them all.
+void run_ranks(const PipelineBenchSettings& settings, const ScratchFolder& scratch,
+               const std::function<std::vector<std::string>(int rank)>& extra,
+               const std::string& what, BenchClock::time_point deadline) {
   PipelineBenchSettings pipeline = settings;
   const std::string store = scratch.make_subfolder("store");
   for (const std::string& set : std::vector<std::string>{
@@ -99,20 +107,49 @@ std::vector<PipelineRecord> run_pipeline_ranks(const PipelineBenchSettings& sett
   std::vector<std::string> logs;
   for (int rank = 0; rank < settings.ranks; ++rank) {
     std::vector<std::string> argv = with_sets({sibling_program("baton-runtime"), "run"}, pipeline);
-    argv.push_back("--bench-record");
-    argv.push_back(scratch.path() + "/rank" + std::to_string(rank) + ".record");
+    for (std::string& word : extra(rank)) argv.push_back(std::move(word));
     logs.push_back(scratch.path() + "/rank" + std::to_string(rank) + ".log");
     group.spawn("rank " + std::to_string(rank), argv, logs.back(),
                 {"RANK=" + std::to_string(rank), "WORLD_SIZE=" + std::to_string(settings.ranks),
                  "LOCAL_WORLD_SIZE=" + std::to_string(settings.ranks), "BATON_LAUNCH_RANK="});
   }
-  wait_for(group, logs, "the pipelined run", deadline, settings.timeout_s);
+  wait_for(group, logs, what, deadline, settings.timeout_s);
+}
+
+std::string record_path(const ScratchFolder& scratch, int rank) {
+  return scratch.path() + "/rank" + std::to_string(rank) + ".record";
+}
+
+}  // namespace
+
+std::vector<PipelineRecord> run_pipeline_ranks(const PipelineBenchSettings& settings,
+                                               const ScratchFolder& scratch,
+                                               BenchClock::time_point deadline) {
+  run_ranks(
+      settings, scratch,
+      [&](int rank) {
+        return std::vector<std::string>{"--bench-record", record_path(scratch, rank)};
+      },
+      "the pipelined run", deadline);
   std::vector<PipelineRecord> records;
   for (int rank = 0; rank < settings.ranks; ++rank) {
-    records.push_back(
-        read_pipeline_record(scratch.path() + "/rank" + std::to_string(rank) + ".record"));
+    records.push_back(read_pipeline_record(record_path(scratch, rank)));
   }
   return records;
+}
+
+RotationResult run_rotation_ranks(const PipelineBenchSettings& settings, const RotationPlan& plan,
+                                  const ScratchFolder& scratch, BenchClock::time_point deadline) {
+  const std::string plan_path = scratch.path() + "/rotation.json";
+  write_rotation_plan(plan, plan_path);
+  run_ranks(
+      settings, scratch,
+      [&](int rank) {
+        return std::vector<std::string>{"--bench-rotate", plan_path, "--bench-record",
+                                        record_path(scratch, rank)};
+      },
+      "the candidates' rotation", deadline);
+  return read_rotation_result(record_path(scratch, 0));
 }
 
 double run_unpipelined(const PipelineBenchSettings& settings, int copies,

@@ -1,4 +1,4 @@
-// The processes of `baton bench pipeline` and `baton bench sweep`: the configured ranks
+// The processes of `baton bench pipeline`, `sweep` and `tune`: the configured ranks
 // training for real (each recording its steps, see training/pipeline_record.h), and the
 // unpipelined reference alone or as several concurrent copies (unpipelined.h). Every
 // child runs under the bench's deadline; a failure is reported with the child's own words.
@@ -11,6 +11,7 @@
 #include "command_line.h"
 #include "process_group.h"
 #include "scratch_folder.h"
+#include "training/candidate_rotation.h"
 #include "training/pipeline_record.h"
 
 namespace baton_app {
@@ -35,6 +36,12 @@ baton::Config load_bench_config(const PipelineBenchSettings& settings);
 std::vector<PipelineRecord> run_pipeline_ranks(const PipelineBenchSettings& settings,
                                                const ScratchFolder& scratch,
                                                BenchClock::time_point deadline);
+
+// `baton bench tune`'s measurement: `settings.ranks` local ranks set every candidate of
+// `plan` up side by side and train them in turns (training/candidate_rotation.h); rank 0's
+// timings.
+RotationResult run_rotation_ranks(const PipelineBenchSettings& settings, const RotationPlan& plan,
+                                  const ScratchFolder& scratch, BenchClock::time_point deadline);
 
 // The unpipelined reference run as `copies` processes at once: the mean of their median
 // step times, in milliseconds.

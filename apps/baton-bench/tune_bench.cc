@@ -29,47 +29,39 @@ namespace {
 struct TuneBenchOptions {
   PipelineBenchSettings settings;
   int top = 10;
-  int repeats = 5;
+  int rounds = 40;
   std::string out;  // empty: <run dir>/bench-tune
   std::string format = "table";
 };
 
 struct Measured {
   Candidate candidate;
-  // The lower quartile of every measured step of all its runs: on a shared machine noise only
-  // ever slows a step down, and the machine's speed swings within seconds (a fixed matmul by
-  // ±20% here), so a low quantile of many steps from several moments is the steadiest
-  // estimate of what the plan costs; one run's median is at the mercy of that run's spell.
+  // The median of every counted step of all its turns. The candidates take turns in one set
+  // of ranks, a few steps each, round after round (training/candidate_rotation.h), so every
+  // candidate's steps sample the same moments of the machine; runs launched one after
+  // another each met their own spell, and the machine's speed swings by a fifth within
+  // seconds here (docs/auto.md).
   double measured_ms = 0;
-  std::vector<double> runs_ms;   // each run's median step
-  std::vector<double> steps_ms;  // every step of every run
-  // How far its runs are apart: (slowest run's median) / (fastest run's median) - 1.
+  std::vector<double> rounds_ms;  // the median of each round's turn
+  std::vector<double> steps_ms;   // every counted step of every turn
+  // How far its rounds are apart: (slowest round's median) / (fastest round's median) - 1.
   double spread = 0;
 };
 
-// The value a quarter of the way up the sorted values (linear between neighbours).
-double lower_quartile(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const double position = 0.25 * static_cast<double>(values.size() - 1);
-  const auto below = static_cast<std::size_t>(position);
-  const std::size_t above = std::min(below + 1, values.size() - 1);
-  return values[below] + (position - static_cast<double>(below)) * (values[above] - values[below]);
+// The median of the rounds whose index has `parity`, in milliseconds.
+double median_of_rounds(const Measured& one, int parity) {
+  std::vector<double> chosen;
+  for (std::size_t round = 0; round < one.rounds_ms.size(); ++round) {
+    if (static_cast<int>(round % 2) == parity) chosen.push_back(one.rounds_ms[round]);
+  }
+  return median_of(chosen);
 }
 
-// The candidate trained for real: rank 0's step intervals, in milliseconds.
-std::vector<double> run_candidate(const PipelineBenchSettings& base, const Candidate& candidate,
-                                  BenchClock::time_point deadline) {
-  PipelineBenchSettings settings = base;
-  for (const std::string& set :
-       {"schedule.name=" + candidate.schedule,
-        "schedule.stages_per_rank=" + std::to_string(candidate.stages_per_rank),
-        "schedule.microbatches=" + std::to_string(candidate.microbatches),
-        "model.cuts=" + cuts_text(candidate.bounds)}) {
-    settings.sets.push_back(set);
-  }
-  const ScratchFolder scratch;
-  return step_intervals_ms(run_pipeline_ranks(settings, scratch, deadline), settings.warmup);
+std::vector<std::string> candidate_sets(const Candidate& candidate) {
+  return {"schedule.name=" + candidate.schedule,
+          "schedule.stages_per_rank=" + std::to_string(candidate.stages_per_rank),
+          "schedule.microbatches=" + std::to_string(candidate.microbatches),
+          "model.cuts=" + cuts_text(candidate.bounds)};
 }
 
 std::vector<double> rounded_all(std::vector<double> values, int decimals) {
@@ -124,6 +116,12 @@ int run_tune_bench(const TuneBenchOptions& options) {
     throw baton::ConfigError("bench tune needs at least 2 ranks (world.ranks is " +
                              std::to_string(base.ranks) + ")");
   }
+  if (base.steps < 3) {
+    throw baton::ConfigError(
+        "bench tune: --steps is the steps of each turn and must be at least 3 "
+        "(the first interval of a turn is not counted), got " +
+        std::to_string(base.steps));
+  }
   const RunSettings run = read_run_settings(config);
   // The profile is measured with the threads each rank will have, as `baton tune` does.
   WorldInfo world;
@@ -141,34 +139,50 @@ int run_tune_bench(const TuneBenchOptions& options) {
   const std::size_t count = std::min(result.ranked.size(), static_cast<std::size_t>(options.top));
 
   std::vector<Measured> runs;
-  for (std::size_t i = 0; i < count; ++i) runs.push_back({result.ranked[i], 0, {}, {}, 0});
-  // Rounds over all candidates rather than one candidate's runs back to back, every other
-  // round in reverse: a slow spell of the machine then costs every candidate one run, and no
-  // candidate always runs first or last.
-  for (int round = 1; round <= options.repeats; ++round) {
-    for (std::size_t k = 0; k < count; ++k) {
-      const std::size_t i = round % 2 == 1 ? k : count - 1 - k;
-      std::cerr << "bench tune: round " << round << "/" << options.repeats << ", " << k + 1 << "/"
-                << count << ": " << label(runs[i].candidate) << std::endl;
-      const std::vector<double> steps = run_candidate(base, runs[i].candidate, deadline);
-      runs[i].runs_ms.push_back(median_of(steps));
-      runs[i].steps_ms.insert(runs[i].steps_ms.end(), steps.begin(), steps.end());
-    }
+  RotationPlan rotation;
+  rotation.warmup_steps = base.warmup;
+  rotation.rounds = options.rounds;
+  rotation.steps_per_turn = base.steps;
+  for (std::size_t i = 0; i < count; ++i) {
+    runs.push_back({result.ranked[i], 0, {}, {}, 0});
+    rotation.candidates.push_back(candidate_sets(result.ranked[i]));
+  }
+  std::cerr << "bench tune: " << count << " candidates set up side by side in " << base.ranks
+            << " ranks, " << options.rounds << " rounds of " << base.steps << " steps each"
+            << std::endl;
+  const ScratchFolder scratch;
+  const RotationResult timings = run_rotation_ranks(base, rotation, scratch, deadline);
+  if (timings.intervals_s.size() != count) {
+    throw baton::Error("bench tune: rank 0 timed " + std::to_string(timings.intervals_s.size()) +
+                       " candidates of " + std::to_string(count));
   }
   std::vector<double> spreads;
-  for (Measured& one : runs) {
-    one.measured_ms = lower_quartile(one.steps_ms);
-    const auto [fastest, slowest] = std::minmax_element(one.runs_ms.begin(), one.runs_ms.end());
+  for (std::size_t i = 0; i < count; ++i) {
+    Measured& one = runs[i];
+    for (const std::vector<double>& turn : timings.intervals_s[i]) {
+      std::vector<double> turn_ms;
+      for (const double seconds : turn) turn_ms.push_back(seconds * 1000);
+      one.rounds_ms.push_back(median_of(turn_ms));
+      one.steps_ms.insert(one.steps_ms.end(), turn_ms.begin(), turn_ms.end());
+    }
+    one.measured_ms = median_of(one.steps_ms);
+    const auto [fastest, slowest] = std::minmax_element(one.rounds_ms.begin(), one.rounds_ms.end());
     one.spread = *fastest > 0 ? *slowest / *fastest - 1 : 0;
     spreads.push_back(one.spread);
   }
   const double typical_spread = median_of(spreads);
-  std::vector<double> predicted, measured;
+  std::vector<double> predicted, measured, odd_rounds, even_rounds;
   for (const Measured& one : runs) {
     predicted.push_back(one.candidate.predicted_step_s * 1000);
     measured.push_back(one.measured_ms);
+    even_rounds.push_back(median_of_rounds(one, 0));
+    odd_rounds.push_back(median_of_rounds(one, 1));
   }
   const double correlation = rank_correlation(predicted, measured);
+  // The measurement against itself: how well the candidates' order in half of the rounds
+  // predicts their order in the other half. A prediction cannot be judged more finely than
+  // the measurement repeats.
+  const double repeatability = options.rounds > 1 ? rank_correlation(even_rounds, odd_rounds) : 0;
   const std::size_t best = static_cast<std::size_t>(
       std::min_element(measured.begin(), measured.end()) - measured.begin());
   const double gap = measured[best] > 0 ? measured[0] / measured[best] - 1 : 0;
@@ -186,7 +200,7 @@ int run_tune_bench(const TuneBenchOptions& options) {
                             {"bounds", one.candidate.bounds},
                             {"predicted_ms", rounded(one.candidate.predicted_step_s * 1000, 3)},
                             {"measured_ms", one.measured_ms},
-                            {"runs_ms", rounded_all(one.runs_ms, 3)},
+                            {"rounds_ms", rounded_all(one.rounds_ms, 3)},
                             {"steps_ms", one.steps_ms},
                             {"spread", rounded(one.spread, 4)},
                             {"same_plan", one.candidate.same_plan}});
@@ -197,6 +211,7 @@ int run_tune_bench(const TuneBenchOptions& options) {
                                            {"best_measured_index", best},
                                            {"auto_over_best", rounded(gap, 4)},
                                            {"typical_spread", rounded(typical_spread, 4)},
+                                           {"repeatability", rounded(repeatability, 3)},
                                            {"searched", result.ranked.size()},
                                            {"transfers", cached.profile.transfer.source},
                                            {"picture", picture}};
@@ -205,10 +220,11 @@ int run_tune_bench(const TuneBenchOptions& options) {
   }
   std::ostringstream text;
   text << "bench tune: the top " << count << " of " << result.ranked.size()
-       << " candidates, each trained for real on " << base.ranks << " ranks, " << options.repeats
-       << " runs of " << base.steps << " steps after " << base.warmup
-       << " warm-up, in rounds (measured: the lower quartile of all its steps; spread: its "
-          "slowest run's median over its fastest's)\n\n";
+       << " candidates, trained for real side by side in " << base.ranks << " ranks: after "
+       << base.warmup << " warm-up steps each, " << options.rounds
+       << " rounds in which every candidate runs " << base.steps
+       << " steps (measured: the median of all its steps but each turn's first; spread: its "
+          "slowest round's median over its fastest's)\n\n";
   char line[200];
   std::snprintf(line, sizeof(line), "%-4s %-18s %9s %12s %-16s %12s %12s %9s %7s\n", "#",
                 "schedule", "stages/rk", "microbatches", "cuts", "predicted ms", "measured ms",
@@ -230,12 +246,13 @@ int run_tune_bench(const TuneBenchOptions& options) {
        << "\nauto's choice measured " << fixed(measured[0], 3) << " ms; the best measured ("
        << label(runs[best].candidate) << ") " << fixed(measured[best], 3) << " ms: auto is "
        << fixed(gap * 100, 1) << "% slower\n";
-  if (options.repeats > 1) {
+  if (options.rounds > 1) {
     // What a user needs to read the two figures: differences below the machine's own
-    // run-to-run spread are noise, whichever way they point.
-    text << "noise: a candidate's runs spread a median " << fixed(typical_spread * 100, 1)
-         << "% from fastest to slowest on this machine; the top " << count
-         << " are predicted within "
+    // round-to-round spread are noise, whichever way they point.
+    text << "noise: a candidate's rounds spread a median " << fixed(typical_spread * 100, 1)
+         << "% from fastest to slowest on this machine; the measurement against itself (even "
+            "rounds against odd, Spearman): "
+         << fixed(repeatability, 3) << "; the top " << count << " are predicted within "
          << fixed(
                 (runs.back().candidate.predicted_step_s / runs.front().candidate.predicted_step_s -
                  1) *
@@ -252,7 +269,7 @@ int run_tune_bench(const TuneBenchOptions& options) {
 
 void add_tune_bench(CommandLine& command_line) {
   auto options = std::make_shared<TuneBenchOptions>();
-  options->settings.steps = 10;
+  options->settings.steps = 5;
   options->settings.warmup = 3;
   options->settings.timeout_s = 1800;
   CLI::App& tune = command_line.add_command(
@@ -264,9 +281,10 @@ void add_tune_bench(CommandLine& command_line) {
   tune.add_option("--top", options->top, "how many of the best predicted candidates to run")
       ->check(CLI::Range(1, 100))
       ->capture_default_str();
-  tune.add_option("--repeats", options->repeats,
-                  "runs per candidate, in rounds; all their steps count")
-      ->check(CLI::Range(1, 20))
+  tune.add_option("--rounds", options->rounds,
+                  "rounds; in each, every candidate runs --steps steps (the first of them not "
+                  "counted), every other round in reverse order")
+      ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   tune.add_option("--out", options->out, "where the picture goes (default: <run dir>/bench-tune)")
       ->type_name("DIR");

@@ -1,13 +1,14 @@
-// `baton bench tune [CONFIG] [--set k=v]... [--top N] [--steps N] [--warmup W] [--out DIR]
-//                   [--format table|json] [--timeout S]`
+// `baton bench tune [CONFIG] [--set k=v]... [--top N] [--rounds R] [--steps N] [--warmup W]
+//                   [--out DIR] [--format table|json] [--timeout S]`
 //
 // Whether `schedule: auto` chooses well: the search of `baton tune` (the measured profile,
 // every schedule plugin × stages per rank × microbatch count the configuration leaves open),
-// then each of its top N candidates trained for real (local ranks, the configured
-// transport), in rounds, the fastest of each candidate's runs counting. It prints predicted
-// against measured step time per candidate, their rank
-// correlation (Spearman), and how far auto's choice (the first predicted) is from the best
-// measured candidate; with an SVG of predicted against measured (docs/auto.md).
+// then its top N candidates trained for real side by side in one set of local ranks over the
+// configured transport, taking turns of N steps for R rounds (training/candidate_rotation.h).
+// It prints predicted against measured step time per candidate, their rank correlation
+// (Spearman), the measurement's own repeatability (even rounds against odd), and how far
+// auto's choice (the first predicted) is from the best measured candidate; with an SVG of
+// predicted against measured (docs/auto.md).
 #pragma once
 
 #include "command_line.h"

@@ -2,6 +2,9 @@
 // unit at every microbatch size that divides the batch, forward, full backward and the
 // split backward (I, W), with the bytes it outputs, keeps for its backward and holds as
 // parameters. One process, the configured threads; a few seconds for the shipped models.
+// The timed passes run in company: as many threads as the run has other ranks on this
+// machine (no more than its other cores) compute the same model meanwhile, as those ranks
+// will, sharing the caches and the memory bandwidth.
 #pragma once
 
 #include <string>
@@ -12,13 +15,13 @@
 namespace baton_app {
 
 // What the costs depend on: the model section, the batch, the compute threads, the
-// transport and its parameters, and the machine (host name, CPU count). A cached profile with
-// another fingerprint is measured again.
+// transport and its parameters, the machine (host name, CPU count) and the company the units
+// were timed in. A cached profile with another fingerprint is measured again.
 std::string profile_fingerprint(const baton::Config& config);
 
-// `repeats` timed passes per unit (the median is kept), after one untimed pass; then the
-// configured transport's message costs (transfer_profiler.h).
-ModelProfile profile_model(baton::Config& config, const std::string& data_dir, int repeats = 3);
+// `repeats` timed passes per unit (the median is kept), after two alone (a warm-up, then one
+// for the bytes kept); then the configured transport's message costs (transfer_profiler.h).
+ModelProfile profile_model(baton::Config& config, const std::string& data_dir, int repeats = 5);
 
 struct CachedProfile {
   ModelProfile profile;

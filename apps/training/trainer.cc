@@ -37,6 +37,7 @@
 #include "heartbeat.h"
 #include "model_catalog.h"
 #include "progress.h"
+#include "rank_setup.h"
 #include "run_settings.h"
 #include "run_trace.h"
 #include "stage_cuts.h"
@@ -44,48 +45,6 @@
 
 namespace baton_app {
 namespace {
-
-// Seconds since `start`, to the hundredth: for log lines.
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return std::round(seconds * 100) / 100;
-}
-
-void check_world_size(const baton::Config& config, const WorldInfo& world) {
-  const baton::ParamValue& ranks = config.section("world").at("ranks");
-  if (world.launcher != "none" && ranks.as_int() != world.world_size) {
-    throw baton::ConfigError(ranks.origin().description + ": world.ranks is " + ranks.text() +
-                             " but the " + world.launcher + " launcher started " +
-                             std::to_string(world.world_size) +
-                             " ranks; set world.ranks to match (or --set world.ranks=" +
-                             std::to_string(world.world_size) + ")");
-  }
-}
-
-std::vector<std::shared_ptr<baton::Validator>> make_validators(const baton::Config& config,
-                                                               const baton::PluginLoader& loader) {
-  std::vector<std::shared_ptr<baton::Validator>> chain;
-  const baton::ParamValue& names = config.section("validation").at("validators");
-  for (const auto& name : names.as_string_list()) {
-    if (name == "off") continue;
-    if (auto builtin = baton::make_builtin_validator(name)) {
-      chain.push_back(std::move(builtin));
-      continue;
-    }
-    std::shared_ptr<baton::LoadedPlugin> plugin;
-    try {
-      plugin = loader.load(baton::PluginKind::kValidator, name);
-    } catch (const baton::PluginError& error) {
-      throw baton::ConfigError(names.origin().description + ": validation.validators: '" + name +
-                               "' is neither built in (shape_dtype, strict, finite, off) nor a "
-                               "validator plugin: " +
-                               error.what());
-    }
-    chain.push_back(plugin->create_shared<baton::Validator>(baton::ParamValues()));
-  }
-  return chain;
-}
 
 void write_dump(const std::string& dir, int rank, const c10::Dict<std::string, at::Tensor>& dump) {
   const std::vector<char> bytes = torch::pickle_save(c10::IValue(dump));
@@ -175,112 +134,6 @@ void clear_gradients(const std::vector<at::Tensor>& params) {
 }
 
 namespace {
-
-// run.log_level was checked with the configuration; empty leaves BATON_LOG_LEVEL in force.
-void set_up_logging(const baton::Config& config, const WorldInfo& world) {
-  baton::set_log_prefix("rank " + std::to_string(world.rank));
-  baton::LogLevel level;
-  if (baton::parse_log_level(config.section("run").get_string("log_level"), &level)) {
-    baton::set_log_level(level);
-  }
-}
-
-// The store every rank meets through; null for a single rank, which talks to nobody.
-std::shared_ptr<baton::Store> meet_the_other_ranks(const baton::Config& config,
-                                                   const WorldInfo& world,
-                                                   const RunSettings& settings) {
-  if (world.world_size == 1) return nullptr;
-  const baton::ParamValues& w = config.section("world");
-  baton::RendezvousOptions rendezvous;
-  rendezvous.kind = w.get_string("rendezvous");
-  rendezvous.address = world.store_address.empty() ? w.get_string("address") : world.store_address;
-  rendezvous.port = world.store_port > 0 ? world.store_port : static_cast<int>(w.get_int("port"));
-  rendezvous.file = w.get_string("file");
-  rendezvous.rank = world.rank;
-  rendezvous.world_size = world.world_size;
-  rendezvous.timeout = settings.timeout;
-  rendezvous.run_id = world.run_id.empty() ? settings.name : world.run_id;
-  rendezvous.rank0_hosts = !world.store_hosted_by_launcher;
-  rendezvous.token = world.store_token;
-  const std::string where =
-      rendezvous.kind == "file"
-          ? "the file store" + (rendezvous.file.empty() ? std::string() : " " + rendezvous.file)
-          : "the tcp store at " + rendezvous.address + ":" + std::to_string(rendezvous.port);
-  const auto started = std::chrono::steady_clock::now();
-  std::shared_ptr<baton::Store> store;
-  {
-    const baton::WaitNotice notice(
-        "rendezvous",
-        "the other " + std::to_string(world.world_size - 1) + " rank(s) through " + where);
-    store = baton::make_rendezvous_store(rendezvous);
-  }
-  BATON_LOG_INFO("rendezvous", "met through " << where << " (" << world.world_size
-                                              << " ranks, launcher " << world.launcher << ") in "
-                                              << seconds_since(started) << " s");
-  return store;
-}
-
-// This rank's part of the model: its stages and their parameters, by full-model name.
-struct LocalStages {
-  std::vector<int> bounds;  // every stage's first unit, then the unit count
-  std::vector<std::shared_ptr<baton::Stage>> stages;
-  std::vector<at::Tensor> params;
-  std::vector<std::pair<std::string, at::Tensor>> named_params;
-};
-
-LocalStages cut_into_stages(const baton::Config& config, baton_models::BuiltModel& model,
-                            const baton::ConfiguredPlan& configured, const WorldInfo& world,
-                            const std::shared_ptr<baton::Store>& store, const RunSettings& settings,
-                            const std::vector<at::Tensor>& inputs, bool resume) {
-  const baton::ScheduleShape& shape = configured.shape;
-  StageCutContext context;
-  context.rank = world.rank;
-  context.store = store;
-  context.timeout = settings.timeout;
-  context.run_dir = settings.run_dir;
-  context.resume = resume;
-  LocalStages local;
-  local.bounds = resolve_stage_boundaries(
-      config, *model.chain, shape.num_stages(),
-      baton::split_microbatches(inputs, shape.microbatches, 0).at(0), context);
-  const baton::Plan& plan = configured.plan.lowered;
-  for (int s = 0; s < shape.num_stages(); ++s) {
-    if (plan.stage_to_rank[s] != world.pipeline_rank) continue;
-    local.stages.push_back(
-        baton::make_chain_stage(model.chain, s, local.bounds[s], local.bounds[s + 1]));
-    for (const auto& named : local.stages.back()->named_parameters()) {
-      local.params.push_back(named.second);
-      local.named_params.push_back(named);
-    }
-  }
-  return local;
-}
-
-// The configured transport, connected to every other rank; null for a single rank.
-std::shared_ptr<baton::Transport> connect_transport(const baton::Config& config,
-                                                    const baton::ConfiguredPlugins& plugins,
-                                                    const WorldInfo& world,
-                                                    const std::shared_ptr<baton::Store>& store,
-                                                    std::chrono::milliseconds timeout) {
-  if (!store) return nullptr;
-  const baton::Viability viability = plugins.transport->viability();
-  if (!viability.viable) {
-    throw baton::PluginError("transport '" + plugins.transport->name() +
-                             "' cannot run on this machine: " + viability.reason);
-  }
-  auto transport =
-      plugins.transport->create_shared<baton::Transport>(config.plugin_params("transport"));
-  const auto started = std::chrono::steady_clock::now();
-  {
-    const baton::WaitNotice notice(
-        "transport", "transport '" + plugins.transport->name() + "' to connect to its peers");
-    transport->connect({world.rank, world.world_size,
-                        std::make_shared<baton::PrefixStore>("transport", store), timeout});
-  }
-  BATON_LOG_INFO("transport", "'" << plugins.transport->name() << "' connected in "
-                                  << seconds_since(started) << " s");
-  return transport;
-}
 
 // The order in which ranks failed, recorded before this one aborts its transport (which
 // makes its peers fail too): the launcher names the rank that failed first, not the first
@@ -411,27 +264,6 @@ void probe_transfer(const TrainOptions& options, baton::Transport* transport,
   const double seconds =
       baton::probe_one_way_seconds(*transport, 1 - rank, rank == 0, bytes, 50, timeout);
   if (rank == 0) options.on_transfer_probe(bytes, seconds);
-}
-
-// This replica's part of a global batch: rows [replica x B/D, (replica + 1) x B/D) of every
-// input and of the targets (the configuration checked that D divides B).
-std::vector<at::Tensor> replica_slice(const std::vector<at::Tensor>& tensors,
-                                      const WorldInfo& world) {
-  if (world.replicas == 1) return tensors;
-  std::vector<at::Tensor> slices;
-  for (const at::Tensor& tensor : tensors) {
-    if (!tensor.defined()) {
-      slices.push_back(tensor);
-      continue;
-    }
-    const std::int64_t rows = tensor.size(0) / world.replicas;
-    slices.push_back(tensor.narrow(0, world.replica * rows, rows));
-  }
-  return slices;
-}
-
-at::Tensor replica_slice(const at::Tensor& tensor, const WorldInfo& world) {
-  return replica_slice(std::vector<at::Tensor>{tensor}, world).front();
 }
 
 // Printed once by rank 0 when there are replicas: who is who.

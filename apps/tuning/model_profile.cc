@@ -12,8 +12,9 @@
 namespace baton_app {
 namespace {
 
-// 2: the transfer costs include recv_overhead_s (a profile of format 1 is measured again).
-constexpr const char* kFormat = "baton-profile-2";
+// 2: the transfer costs include recv_overhead_s; 3: latency and send overhead are measured
+// under load (an older profile is measured again).
+constexpr const char* kFormat = "baton-profile-3";
 
 double number(const nlohmann::json& object, const char* key, const std::string& where) {
   const auto found = object.find(key);

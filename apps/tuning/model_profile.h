@@ -29,7 +29,8 @@ struct MicrobatchProfile {
 };
 
 // A transfer of n bytes between neighbouring ranks takes latency_s + n * seconds_per_byte,
-// and posting it occupies its sender for send_overhead_s.
+// and posting it occupies its sender for send_overhead_s: latency and posting as measured
+// while the ranks compute (transfer_profiler.h).
 struct TransferProfile {
   double latency_s = 0;
   double seconds_per_byte = 0;

@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -153,49 +155,93 @@ TEST(CliBenchSweep, BadListsAreUsageErrors) {
   EXPECT_THAT(counts.output, HasSubstr("'x' is not a count"));
 }
 
-TEST(CliBenchTune, RunsTheTopCandidatesAndComparesThemWithTheirPredictions) {
+TEST(CliBenchTune, RunsTheTopCandidatesInTurnsAndComparesThemWithTheirPredictions) {
   const std::string out = ::testing::TempDir() + "/bench-tune-" + std::to_string(::getpid());
   std::filesystem::remove_all(out);
   const auto result = baton_test::run_command_stdout(
       "cd '" + kSource + "' && timeout -k 5 200 " + kBaton +
       " bench tune configs/bench-mlp-1f1b.yaml --set model.params.in_features=32"
       " --set model.params.hidden=32 --set schedule.name=auto --set run.output_dir='" +
-      out + "' --top 3 --repeats 2 --steps 2 --warmup 1 --format json --timeout 150");
+      out + "' --top 3 --rounds 3 --steps 4 --warmup 1 --format json --timeout 150");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   const nlohmann::json report = nlohmann::json::parse(result.output, nullptr, false);
   ASSERT_TRUE(report.is_object()) << result.output;
   ASSERT_EQ(report["candidates"].size(), 3u) << result.output;
   double previous = 0;
+  std::vector<double> even_rounds, odd_rounds;
   for (const auto& candidate : report["candidates"]) {
-    // Ranked by prediction, each run twice for real.
+    // Ranked by prediction, each with a turn in every round.
     EXPECT_GE(candidate["predicted_ms"].get<double>(), previous) << candidate.dump();
     previous = candidate["predicted_ms"].get<double>();
-    ASSERT_EQ(candidate["runs_ms"].size(), 2u) << candidate.dump();
-    EXPECT_GT(candidate["measured_ms"].get<double>(), 0) << candidate.dump();
-    // Measured: the lower quartile of every step of both runs (linear between neighbours).
+    ASSERT_EQ(candidate["rounds_ms"].size(), 3u) << candidate.dump();
+    // A turn of 4 steps counts the 2 intervals after its first.
     std::vector<double> steps = candidate["steps_ms"].get<std::vector<double>>();
-    ASSERT_GE(steps.size(), 2u) << candidate.dump();
-    std::sort(steps.begin(), steps.end());
-    const double position = 0.25 * static_cast<double>(steps.size() - 1);
-    const std::size_t below = static_cast<std::size_t>(position);
-    const double quartile =
-        steps[below] +
-        (position - below) * (steps[std::min(below + 1, steps.size() - 1)] - steps[below]);
-    EXPECT_DOUBLE_EQ(candidate["measured_ms"].get<double>(), quartile) << candidate.dump();
-    const double first = candidate["runs_ms"][0].get<double>();
-    const double second = candidate["runs_ms"][1].get<double>();
-    EXPECT_NEAR(candidate["spread"].get<double>(),
-                std::max(first, second) / std::min(first, second) - 1, 1e-3)
+    ASSERT_EQ(steps.size(), 6u) << candidate.dump();
+    for (const double step : steps) EXPECT_GT(step, 0) << candidate.dump();
+    // Measured: the median of all of them; a round's figure: the median of its turn.
+    std::vector<double> sorted = steps;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_NEAR(candidate["measured_ms"].get<double>(), (sorted[2] + sorted[3]) / 2, 1e-9)
         << candidate.dump();
+    std::vector<double> rounds = candidate["rounds_ms"].get<std::vector<double>>();
+    for (std::size_t round = 0; round < 3; ++round) {
+      EXPECT_NEAR(rounds[round], (steps[2 * round] + steps[2 * round + 1]) / 2, 1e-3)
+          << candidate.dump();
+    }
+    EXPECT_NEAR(candidate["spread"].get<double>(),
+                *std::max_element(rounds.begin(), rounds.end()) /
+                        *std::min_element(rounds.begin(), rounds.end()) -
+                    1,
+                1e-3)
+        << candidate.dump();
+    even_rounds.push_back((rounds[0] + rounds[2]) / 2);
+    odd_rounds.push_back(rounds[1]);
   }
   EXPECT_GE(report["typical_spread"].get<double>(), 0.0);
   const double correlation = report["rank_correlation"].get<double>();
   EXPECT_GE(correlation, -1.0);
   EXPECT_LE(correlation, 1.0);
+  // The measurement against itself: Spearman of even rounds against odd, worked here.
+  const auto ranks_of = [](const std::vector<double>& values) {
+    std::vector<double> ranks(values.size());
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      double below = 0, equal = 0;
+      for (const double other : values) {
+        below += other < values[i];
+        equal += other == values[i];
+      }
+      ranks[i] = below + (equal + 1) / 2;
+    }
+    return ranks;
+  };
+  const std::vector<double> a = ranks_of(even_rounds), b = ranks_of(odd_rounds);
+  double mean_a = 0, mean_b = 0;
+  for (std::size_t i = 0; i < 3; ++i) {
+    mean_a += a[i] / 3;
+    mean_b += b[i] / 3;
+  }
+  double cross = 0, square_a = 0, square_b = 0;
+  for (std::size_t i = 0; i < 3; ++i) {
+    cross += (a[i] - mean_a) * (b[i] - mean_b);
+    square_a += (a[i] - mean_a) * (a[i] - mean_a);
+    square_b += (b[i] - mean_b) * (b[i] - mean_b);
+  }
+  const double repeatability =
+      square_a > 0 && square_b > 0 ? cross / std::sqrt(square_a * square_b) : 0;
+  EXPECT_NEAR(report["repeatability"].get<double>(), repeatability, 2e-3) << result.output;
   EXPECT_GE(report["auto_over_best"].get<double>(), 0.0);
   EXPECT_THAT(report["transfers"].get<std::string>(), testing::StartsWith("measured: gloo"));
+  EXPECT_THAT(report["transfers"].get<std::string>(), HasSubstr("while both ranks compute"));
   EXPECT_TRUE(std::filesystem::exists(report["picture"].get<std::string>())) << result.output;
   std::filesystem::remove_all(out);
+}
+
+TEST(CliBenchTune, TurnsShorterThanThreeStepsAreRefused) {
+  const auto result = baton_test::run_command(
+      "cd '" + kSource + "' && " + kBaton +
+      " bench tune configs/bench-mlp-1f1b.yaml --set schedule.name=auto --steps 2 2>&1");
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_THAT(result.output, HasSubstr("--steps is the steps of each turn and must be at least 3"));
 }
 
 }  // namespace

@@ -1,0 +1,223 @@
+#include "candidate_rotation.h"
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <fstream>
+#include <iterator>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "batches.h"
+#include "baton/config_plugins.h"
+#include "baton/error.h"
+#include "baton/files.h"
+#include "baton/runtime/executor.h"
+#include "compute_setup.h"
+#include "model_catalog.h"
+#include "rank_setup.h"
+#include "store_count.h"
+#include "trainer.h"
+
+namespace baton_app {
+namespace {
+
+std::string describe(const std::vector<std::string>& sets) {
+  std::string text;
+  for (const std::string& set : sets) text += (text.empty() ? "" : " ") + set;
+  return text;
+}
+
+// One candidate's pipeline on this rank. Built in place and never moved: the stages refer to
+// the model's chain and the executor to the stages.
+struct CandidatePipeline {
+  std::string name;
+  baton::Config config;
+  baton_models::BuiltModel model;
+  LocalStages local;
+  std::unique_ptr<baton::PipelineExecutor> executor;
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  std::vector<at::Tensor> inputs;  // this replica's slice of the first batch, every step's
+  at::Tensor targets;
+  int steps_run = 0;
+  std::uint64_t seed = 0;
+
+  // One training step as the trainer runs it, less what a benchmark leaves out (progress,
+  // metrics, checkpoints): the same batch each time, which costs what any batch costs.
+  void step() {
+    ++steps_run;
+    torch::manual_seed(seed * 1000003 + static_cast<std::uint64_t>(steps_run));
+    clear_gradients(local.params);
+    executor->run_step(inputs, targets);
+    optimizer->step();
+  }
+};
+
+std::unique_ptr<CandidatePipeline> set_up_candidate(
+    const RunOptions& run, const std::vector<std::string>& sets, const WorldInfo& world,
+    const std::shared_ptr<baton::Store>& store, const std::shared_ptr<baton::Transport>& transport,
+    const std::string& data_dir) {
+  auto pipeline = std::make_unique<CandidatePipeline>();
+  pipeline->name = describe(sets);
+  RunOptions options = run;
+  options.sets.insert(options.sets.end(), sets.begin(), sets.end());
+  pipeline->config = load_run_config(options);
+  baton::Config& config = pipeline->config;
+  if (config.section("schedule").get_string("name") == "auto") {
+    throw baton::ConfigError("a candidate names its schedule (schedule.name is auto)");
+  }
+  const RunSettings settings = read_run_settings(config);
+  const baton::PluginLoader loader = baton::plugin_loader_for(config);
+  const baton::ConfiguredPlugins plugins = baton::resolve_plugins(config, loader);
+  const baton::ConfiguredPlan configured =
+      baton::compile_configured_plan(config, plugins, world.world_size);
+  pipeline->seed = settings.seed;
+  pipeline->model =
+      baton_models::build_model(baton_models::read_model_settings(config), settings.seed);
+  const auto batches = baton_models::make_batch_source(baton_models::read_data_settings(config),
+                                                       pipeline->model, data_dir);
+  const baton_models::Batch batch = batches->batch(1);
+  pipeline->inputs = replica_slice(batch.inputs, world);
+  pipeline->targets = replica_slice(batch.targets, world);
+  pipeline->local = cut_into_stages(config, pipeline->model, configured, world, store, settings,
+                                    pipeline->inputs, /*resume=*/false);
+  baton::ExecutorOptions executor_options;
+  executor_options.timeout = settings.timeout;
+  executor_options.replica = world.replica;
+  executor_options.replicas = world.replicas;
+  pipeline->executor = std::make_unique<baton::PipelineExecutor>(
+      world.pipeline_rank, configured.plan.lowered, pipeline->local.stages, transport,
+      make_validators(config, loader), pipeline->model.loss, executor_options);
+  pipeline->optimizer = make_optimizer(config, pipeline->local.params);
+  for (auto& stage : pipeline->local.stages) stage->set_training(true);
+  pipeline->executor->setup(pipeline->inputs);
+  return pipeline;
+}
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+void write_rotation_plan(const RotationPlan& plan, const std::string& path) {
+  const nlohmann::json json = {{"candidates", plan.candidates},
+                               {"warmup_steps", plan.warmup_steps},
+                               {"rounds", plan.rounds},
+                               {"steps_per_turn", plan.steps_per_turn}};
+  baton::write_file_atomically(path, json.dump());
+}
+
+namespace {
+
+nlohmann::json read_json(const std::string& path, const std::string& what) {
+  std::ifstream file(path);
+  if (!file) throw baton::Error("cannot read " + what + " '" + path + "'");
+  const nlohmann::json json = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object()) throw baton::Error(what + " '" + path + "' is not a JSON object");
+  return json;
+}
+
+}  // namespace
+
+RotationPlan read_rotation_plan(const std::string& path) {
+  const nlohmann::json json = read_json(path, "the rotation plan");
+  RotationPlan plan;
+  try {
+    plan.candidates = json.at("candidates").get<std::vector<std::vector<std::string>>>();
+    plan.warmup_steps = json.at("warmup_steps").get<int>();
+    plan.rounds = json.at("rounds").get<int>();
+    plan.steps_per_turn = json.at("steps_per_turn").get<int>();
+  } catch (const nlohmann::json::exception& error) {
+    throw baton::Error("the rotation plan '" + path + "': " + error.what());
+  }
+  if (plan.candidates.empty() || plan.warmup_steps < 0 || plan.rounds < 1 ||
+      plan.steps_per_turn < 3) {
+    throw baton::Error("the rotation plan '" + path +
+                       "' needs candidates, warmup_steps >= 0, rounds >= 1 and "
+                       "steps_per_turn >= 3");
+  }
+  return plan;
+}
+
+void write_rotation_result(const RotationResult& result, const std::string& path) {
+  baton::write_file_atomically(path, nlohmann::json({{"intervals_s", result.intervals_s}}).dump());
+}
+
+RotationResult read_rotation_result(const std::string& path) {
+  const nlohmann::json json = read_json(path, "the rotation's timings");
+  RotationResult result;
+  try {
+    result.intervals_s =
+        json.at("intervals_s").get<std::vector<std::vector<std::vector<double>>>>();
+  } catch (const nlohmann::json::exception& error) {
+    throw baton::Error("the rotation's timings '" + path + "': " + error.what());
+  }
+  return result;
+}
+
+RotationResult rotate_candidates(const RunOptions& run, const RotationPlan& plan,
+                                 const std::string& data_dir) {
+  baton::Config base = load_run_config(run);
+  const WorldInfo world = with_data_parallel(
+      world_from_environment(), static_cast<int>(base.section("world").get_int("data_parallel")));
+  set_up_logging(base, world);
+  check_world_size(base, world);
+  const RunSettings settings = read_run_settings(base);
+  set_up_compute(base, world);
+  const std::shared_ptr<baton::Store> store = meet_the_other_ranks(base, world, settings);
+  // The transport is the base configuration's: the candidates differ in schedule, stages per
+  // rank, microbatches and cuts only. Their messages share it one step at a time, matched in
+  // order per tag as every transport matches them.
+  const baton::ConfiguredPlugins transport_plugin =
+      baton::resolve_plugins(base, baton::plugin_loader_for(base));
+  const std::shared_ptr<baton::Transport> transport =
+      connect_transport(base, transport_plugin, world, store, settings.timeout);
+
+  std::vector<std::unique_ptr<CandidatePipeline>> pipelines;
+  std::size_t current = 0;
+  const auto named = [&](const baton::Error& error) {
+    return baton::Error("candidate " + std::to_string(current + 1) + " (" +
+                        describe(plan.candidates[current]) + "): " + error.what());
+  };
+  RotationResult result;
+  result.intervals_s.assign(plan.candidates.size(), std::vector<std::vector<double>>(
+                                                        static_cast<std::size_t>(plan.rounds)));
+  try {
+    for (current = 0; current < plan.candidates.size(); ++current) {
+      pipelines.push_back(
+          set_up_candidate(run, plan.candidates[current], world, store, transport, data_dir));
+      for (int step = 0; step < plan.warmup_steps; ++step) pipelines.back()->step();
+    }
+    const std::size_t count = pipelines.size();
+    for (int round = 0; round < plan.rounds; ++round) {
+      for (std::size_t k = 0; k < count; ++k) {
+        current = round % 2 == 0 ? k : count - 1 - k;
+        std::vector<double> starts;
+        for (int step = 0; step < plan.steps_per_turn; ++step) {
+          starts.push_back(now_s());
+          pipelines[current]->step();
+        }
+        std::vector<double>& intervals =
+            result.intervals_s[current][static_cast<std::size_t>(round)];
+        for (std::size_t i = 2; i < starts.size(); ++i)
+          intervals.push_back(starts[i] - starts[i - 1]);
+      }
+    }
+  } catch (const baton::Error& error) {
+    // Peers blocked on this rank fail fast instead of waiting for their timeout.
+    if (transport) transport->abort("rank " + std::to_string(world.rank) + " failed");
+    throw named(error);
+  }
+  // No rank closes its connections while a peer may still be finishing the last step.
+  if (store) {
+    store->add("rotation/done", 1);
+    wait_for_count(*store, "rotation/done", world.world_size, settings.timeout,
+                   "the end of the rotation");
+  }
+  if (world.rank != 0) result.intervals_s.clear();
+  return result;
+}
+
+}  // namespace baton_app

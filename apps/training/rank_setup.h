@@ -1,0 +1,63 @@
+// What every rank of a run sets up before it trains, in the order it does: logging, the
+// world check, the store the ranks meet through, this rank's stages of the model, the
+// transport and the validators. Shared by the trainer and by `baton bench tune`'s rotation
+// of candidates (candidate_rotation.h), which sets up several pipelines over one transport.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "baton/config.h"
+#include "baton/config_plugins.h"
+#include "baton/runtime/executor.h"
+#include "models.h"
+#include "run_settings.h"
+#include "world_env.h"
+
+namespace baton_app {
+
+// run.log_level was checked with the configuration; empty leaves BATON_LOG_LEVEL in force.
+void set_up_logging(const baton::Config& config, const WorldInfo& world);
+
+// Throws ConfigError when a launcher started another number of ranks than world.ranks.
+void check_world_size(const baton::Config& config, const WorldInfo& world);
+
+// The store every rank meets through; null for a single rank, which talks to nobody.
+std::shared_ptr<baton::Store> meet_the_other_ranks(const baton::Config& config,
+                                                   const WorldInfo& world,
+                                                   const RunSettings& settings);
+
+// This rank's part of the model: its stages and their parameters, by full-model name.
+struct LocalStages {
+  std::vector<int> bounds;  // every stage's first unit, then the unit count
+  std::vector<std::shared_ptr<baton::Stage>> stages;
+  std::vector<at::Tensor> params;
+  std::vector<std::pair<std::string, at::Tensor>> named_params;
+};
+
+LocalStages cut_into_stages(const baton::Config& config, baton_models::BuiltModel& model,
+                            const baton::ConfiguredPlan& configured, const WorldInfo& world,
+                            const std::shared_ptr<baton::Store>& store, const RunSettings& settings,
+                            const std::vector<at::Tensor>& inputs, bool resume);
+
+// The configured transport, connected to every other rank; null for a single rank.
+std::shared_ptr<baton::Transport> connect_transport(const baton::Config& config,
+                                                    const baton::ConfiguredPlugins& plugins,
+                                                    const WorldInfo& world,
+                                                    const std::shared_ptr<baton::Store>& store,
+                                                    std::chrono::milliseconds timeout);
+
+// validation.validators: the built-in ones and validator plugins, in the configured order.
+std::vector<std::shared_ptr<baton::Validator>> make_validators(const baton::Config& config,
+                                                               const baton::PluginLoader& loader);
+
+// This replica's part of a global batch: rows [replica x B/D, (replica + 1) x B/D) of every
+// input and of the targets (the configuration checked that D divides B).
+std::vector<at::Tensor> replica_slice(const std::vector<at::Tensor>& tensors,
+                                      const WorldInfo& world);
+at::Tensor replica_slice(const at::Tensor& tensor, const WorldInfo& world);
+
+}  // namespace baton_app
