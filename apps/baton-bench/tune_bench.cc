@@ -48,11 +48,14 @@ struct Measured {
   double spread = 0;
 };
 
-// The median of the rounds whose index has `parity`, in milliseconds.
+// The measured step on half of the rounds: the median of the counted steps of the rounds whose
+// index has `parity`.
 double median_of_rounds(const Measured& one, int parity) {
+  const std::size_t per_round =
+      one.steps_ms.size() / std::max<std::size_t>(1, one.rounds_ms.size());
   std::vector<double> chosen;
-  for (std::size_t round = 0; round < one.rounds_ms.size(); ++round) {
-    if (static_cast<int>(round % 2) == parity) chosen.push_back(one.rounds_ms[round]);
+  for (std::size_t i = 0; i < one.steps_ms.size(); ++i) {
+    if (static_cast<int>(i / per_round % 2) == parity) chosen.push_back(one.steps_ms[i]);
   }
   return median_of(chosen);
 }

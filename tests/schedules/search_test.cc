@@ -269,6 +269,37 @@ TEST(ScheduleSearch, BalancedCutsBeatParameterCountCuts) {
   EXPECT_LT(chosen.predicted_step_s, by_parameters.makespan);
 }
 
+// Stage costs are the sums of their units', except the split backward of the first stage:
+// its inputs need no gradient, so W does all of its backward and I only what the model's
+// first unit's I measured (sorting the graph). Worked by hand on three units.
+TEST(ScheduleSearch, TheFirstStagesSplitBackwardIsAllWeightGradient) {
+  baton_app::MicrobatchProfile measured;
+  measured.microbatch_size = 1;
+  measured.input_bytes = 64;
+  const double forward[] = {1e-3, 2e-3, 3e-3}, backward[] = {2e-3, 4e-3, 6e-3};
+  const double input_grad[] = {0.1e-3, 1.5e-3, 2.5e-3}, weight_grad[] = {1.9e-3, 2.5e-3, 3.5e-3};
+  for (int u = 0; u < 3; ++u) {
+    baton_app::UnitProfile unit;
+    unit.forward_s = forward[u];
+    unit.backward_s = backward[u];
+    unit.backward_input_s = input_grad[u];
+    unit.backward_weight_s = weight_grad[u];
+    unit.output_bytes = 64;
+    measured.units.push_back(unit);
+  }
+  const baton::SimulationCosts costs =
+      baton_app::simulation_costs(measured, {0, 2, 3}, baton_app::TransferProfile{}, 2);
+  ASSERT_EQ(costs.stages.size(), 2u);
+  // Stage 0 = units 0 and 1: F and B summed; I is unit 0's, W the rest of B (6 - 0.1 ms).
+  EXPECT_DOUBLE_EQ(costs.stages[0].forward, 3e-3);
+  EXPECT_DOUBLE_EQ(costs.stages[0].backward, 6e-3);
+  EXPECT_DOUBLE_EQ(costs.stages[0].backward_input, 0.1e-3);
+  EXPECT_DOUBLE_EQ(costs.stages[0].backward_weight, 5.9e-3);
+  // Stage 1 = unit 2: its own I and W.
+  EXPECT_DOUBLE_EQ(costs.stages[1].backward_input, 2.5e-3);
+  EXPECT_DOUBLE_EQ(costs.stages[1].backward_weight, 3.5e-3);
+}
+
 TEST(ModelProfile, RoundTripsAndRefusesDamagedOrForeignFiles) {
   const std::string dir = testing::TempDir() + "/profile-test";
   std::filesystem::create_directories(dir);
