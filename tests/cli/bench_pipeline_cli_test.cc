@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
@@ -238,6 +239,48 @@ TEST(CliBenchTune, RunsTheTopCandidatesInTurnsAndComparesThemWithTheirPrediction
   EXPECT_THAT(report["transfers"].get<std::string>(), HasSubstr("while both ranks compute"));
   EXPECT_TRUE(std::filesystem::exists(report["picture"].get<std::string>())) << result.output;
   std::filesystem::remove_all(out);
+}
+
+// One rank's side of the rotation, run directly: candidates set up side by side, each timed
+// in every round; and a candidate that cannot run is named with its settings.
+TEST(CliBenchTune, ARotationTimesEveryCandidateAndNamesOneThatFails) {
+  const std::string dir = ::testing::TempDir() + "/rotation-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string runtime = std::string(BATON_BINARY) + "-runtime";
+  const auto rotate = [&](const std::string& candidates) {
+    {
+      std::ofstream plan(dir + "/plan.json", std::ios::trunc);
+      plan << "{\"candidates\": " << candidates
+           << ", \"warmup_steps\": 1, \"rounds\": 2, \"steps_per_turn\": 4}";
+    }
+    return baton_test::run_command(
+        "cd '" + kSource + "' && timeout -k 5 100 " + runtime +
+        " run configs/bench-mlp-1f1b.yaml --set world.ranks=1 --set model.params.in_features=32"
+        " --set model.params.hidden=32 --set run.output_dir='" +
+        dir + "' --bench-rotate '" + dir + "/plan.json' --bench-record '" + dir +
+        "/timings.json' 2>&1");
+  };
+  const auto timed = rotate(
+      "[[\"schedule.name=gpipe\", \"schedule.microbatches=2\"], [\"schedule.name=1f1b\", "
+      "\"schedule.microbatches=4\"]]");
+  ASSERT_EQ(timed.exit_code, 0) << timed.output;
+  std::ifstream file(dir + "/timings.json");
+  const nlohmann::json timings = nlohmann::json::parse(file, nullptr, false);
+  ASSERT_TRUE(timings.is_object()) << timed.output;
+  ASSERT_EQ(timings["intervals_s"].size(), 2u);  // candidates
+  for (const auto& candidate : timings["intervals_s"]) {
+    ASSERT_EQ(candidate.size(), 2u);  // rounds
+    for (const auto& turn : candidate) {
+      ASSERT_EQ(turn.size(), 2u);  // 4 steps: 3 intervals, the first not counted
+      for (const auto& seconds : turn) EXPECT_GT(seconds.get<double>(), 0);
+    }
+  }
+  const auto failed = rotate(
+      "[[\"schedule.name=gpipe\"], [\"schedule.name=zbv\", \"schedule.stages_per_rank=1\"]]");
+  EXPECT_NE(failed.exit_code, 0);
+  EXPECT_THAT(failed.output,
+              HasSubstr("candidate 2 (schedule.name=zbv schedule.stages_per_rank=1): "));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(CliBenchTune, TurnsShorterThanThreeStepsAreRefused) {
