@@ -133,20 +133,33 @@ struct Samples {
   std::vector<double> forward, backward, input_grad, weight_grad, saved;
 };
 
-// Pass 0 warms the allocator and the thread pool up, pass 1 measures the bytes each unit
-// keeps (alone: the companions allocate too), and passes 2 .. repeats + 1 are timed in
-// company.
-MicrobatchProfile profile_size(baton::UnitChain& chain, const std::vector<at::Tensor>& inputs,
-                               int repeats, CompanionLoad& companions) {
-  const int units = chain.num_units();
-  std::vector<Samples> samples(static_cast<std::size_t>(units));
+// One microbatch size's measurements as the passes collect them.
+struct SizeSamples {
+  std::vector<at::Tensor> inputs;  // one microbatch
   MicrobatchProfile measured;
-  measured.microbatch_size = static_cast<int>(inputs.front().size(0));
-  measured.input_bytes = bytes_of(inputs);
-  measured.units.resize(static_cast<std::size_t>(units));
-  for (int pass = 0; pass <= repeats + 1; ++pass) {
-    if (pass == 2) companions.start(inputs);
-    std::vector<at::Tensor> values = inputs;
+  std::vector<Samples> samples;  // per unit
+};
+
+SizeSamples start_size(const baton::UnitChain& chain, std::vector<at::Tensor> inputs) {
+  SizeSamples size;
+  size.measured.microbatch_size = static_cast<int>(inputs.front().size(0));
+  size.measured.input_bytes = bytes_of(inputs);
+  size.measured.units.resize(static_cast<std::size_t>(chain.num_units()));
+  size.samples.resize(static_cast<std::size_t>(chain.num_units()));
+  size.inputs = std::move(inputs);
+  return size;
+}
+
+// One pass over every unit at one microbatch size. Pass 0 warms the allocator and the thread
+// pool up, pass 1 measures the bytes each unit keeps (alone: the companions allocate too),
+// later passes are timed, in company.
+void profile_pass(baton::UnitChain& chain, SizeSamples& size, int pass, CompanionLoad& companions) {
+  const int units = chain.num_units();
+  MicrobatchProfile& measured = size.measured;
+  std::vector<Samples>& samples = size.samples;
+  if (pass >= 2) companions.start(size.inputs);
+  {
+    std::vector<at::Tensor> values = size.inputs;
     for (int unit = 0; unit < units; ++unit) {
       UnitProfile& profile = measured.units[static_cast<std::size_t>(unit)];
       Samples& times = samples[static_cast<std::size_t>(unit)];
@@ -205,12 +218,17 @@ MicrobatchProfile profile_size(baton::UnitChain& chain, const std::vector<at::Te
     }
   }
   companions.stop();
-  for (int unit = 0; unit < units; ++unit) {
+}
+
+// The medians of what the passes collected.
+MicrobatchProfile finish_size(baton::UnitChain& chain, SizeSamples& size) {
+  MicrobatchProfile measured = size.measured;
+  for (int unit = 0; unit < chain.num_units(); ++unit) {
     for (auto& named : chain.unit_parameters(unit)) {
       if (named.second.grad().defined()) named.second.mutable_grad() = at::Tensor();
     }
     UnitProfile& profile = measured.units[static_cast<std::size_t>(unit)];
-    const Samples& times = samples[static_cast<std::size_t>(unit)];
+    const Samples& times = size.samples[static_cast<std::size_t>(unit)];
     profile.forward_s = median(times.forward);
     profile.backward_s = median(times.backward);
     profile.backward_input_s = median(times.input_grad);
@@ -271,10 +289,22 @@ ModelProfile profile_model(baton::Config& config, const std::string& data_dir, i
   profile.batch_size = static_cast<int>(config.section("data").get_int("batch_size"));
   double largest_message = 0;
   CompanionLoad companions(config, companions_for(config));
+  std::vector<SizeSamples> sizes;
   for (int microbatches = profile.batch_size; microbatches >= 1; --microbatches) {
     if (profile.batch_size % microbatches != 0) continue;
-    const auto split = baton::split_microbatches(inputs, microbatches, 0);
-    profile.sizes.push_back(profile_size(*model.chain, split.at(0), repeats, companions));
+    sizes.push_back(
+        start_size(*model.chain, baton::split_microbatches(inputs, microbatches, 0).at(0)));
+  }
+  // Pass after pass over all the sizes, every other one in reverse, rather than one size's
+  // passes back to back: the machine's speed swings within seconds, and each size's median
+  // then comes from several moments, as do the other sizes' it is compared with.
+  for (int pass = 0; pass <= repeats + 1; ++pass) {
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+      profile_pass(*model.chain, sizes[pass % 2 == 0 ? k : sizes.size() - 1 - k], pass, companions);
+    }
+  }
+  for (SizeSamples& size : sizes) {
+    profile.sizes.push_back(finish_size(*model.chain, size));
     for (const UnitProfile& unit : profile.sizes.back().units) {
       largest_message = std::max(largest_message, unit.output_bytes);
     }

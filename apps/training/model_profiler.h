@@ -1,7 +1,7 @@
 // Measures the configured model for the schedule search (tuning/model_profile.h): every
 // unit at every microbatch size that divides the batch, forward, full backward and the
 // split backward (I, W), with the bytes it outputs, keeps for its backward and holds as
-// parameters. One process, the configured threads; a few seconds for the shipped models.
+// parameters. One process, the configured threads; 5 to 15 s for the shipped models.
 // The timed passes run in company: as many threads as the run has other ranks on this
 // machine (no more than its other cores) compute the same model meanwhile, as those ranks
 // will, sharing the caches and the memory bandwidth.
@@ -20,8 +20,9 @@ namespace baton_app {
 std::string profile_fingerprint(const baton::Config& config);
 
 // `repeats` timed passes per unit (the median is kept), after two alone (a warm-up, then one
-// for the bytes kept); then the configured transport's message costs (transfer_profiler.h).
-ModelProfile profile_model(baton::Config& config, const std::string& data_dir, int repeats = 5);
+// for the bytes kept), pass after pass over all the microbatch sizes; then the configured
+// transport's message costs (transfer_profiler.h).
+ModelProfile profile_model(baton::Config& config, const std::string& data_dir, int repeats = 15);
 
 struct CachedProfile {
   ModelProfile profile;

@@ -27,7 +27,7 @@ constexpr int kSmallRoundTrips = 50;
 constexpr double kLargeFloorBytes = 64 << 10;  // below this, latency is all there is
 constexpr double kLargeCeilingBytes = 64 << 20;
 // The exchanges under load: a compute action's length apart, enough of them to meet spikes.
-constexpr int kLoadedExchanges = 60;
+constexpr int kLoadedExchanges = 200;
 constexpr double kBusySeconds = 0.002;
 
 // One-way seconds for a small and a large message, and what posting a large send costs
