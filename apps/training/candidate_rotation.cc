@@ -177,7 +177,7 @@ RotationResult rotate_candidates(const RunOptions& run, const RotationPlan& plan
 
   std::vector<std::unique_ptr<CandidatePipeline>> pipelines;
   std::size_t current = 0;
-  const auto named = [&](const baton::Error& error) {
+  const auto named = [&](const std::exception& error) {
     return baton::Error("candidate " + std::to_string(current + 1) + " (" +
                         describe(plan.candidates[current]) + "): " + error.what());
   };
@@ -205,10 +205,14 @@ RotationResult rotate_candidates(const RunOptions& run, const RotationPlan& plan
           intervals.push_back(starts[i] - starts[i - 1]);
       }
     }
-  } catch (const baton::Error& error) {
-    // Peers blocked on this rank fail fast instead of waiting for their timeout.
-    if (transport) transport->abort("rank " + std::to_string(world.rank) + " failed");
-    throw named(error);
+  } catch (const std::exception& error) {
+    // Peers blocked on this rank fail fast instead of waiting for their timeout; a LibTorch
+    // error from inside a model is caught here too.
+    const baton::Error failure = named(error);
+    if (transport) {
+      transport->abort("rank " + std::to_string(world.rank) + " failed: " + failure.what());
+    }
+    throw failure;
   }
   // No rank closes its connections while a peer may still be finishing the last step.
   if (store) {
