@@ -1,8 +1,5 @@
 #include "pipeline_runs.h"
 
-#include <functional>
-#include <utility>
-
 #include "baton/error.h"
 #include "pipeline_analysis.h"
 #include "process_group.h"
@@ -88,12 +85,16 @@ baton::Config load_bench_config(const PipelineBenchSettings& settings) {
 
 namespace {
 
+std::string record_path(const ScratchFolder& scratch, int rank) {
+  return scratch.path() + "/rank" + std::to_string(rank) + ".record";
+}
+
 // Starts `settings.ranks` local ranks of `baton run` (rendezvous through a file store in
-// `scratch`, no checkpoints or traces), each with `extra(rank)` after its options, and
-// waits for them all.
+// `scratch`, no checkpoints or traces), each with `extra` after its options and its record
+// file (record_path), and waits for them all.
 void run_ranks(const PipelineBenchSettings& settings, const ScratchFolder& scratch,
-               const std::function<std::vector<std::string>(int rank)>& extra,
-               const std::string& what, BenchClock::time_point deadline) {
+               const std::vector<std::string>& extra, const std::string& what,
+               BenchClock::time_point deadline) {
   PipelineBenchSettings pipeline = settings;
   const std::string store = scratch.make_subfolder("store");
   for (const std::string& set : std::vector<std::string>{
@@ -107,7 +108,9 @@ void run_ranks(const PipelineBenchSettings& settings, const ScratchFolder& scrat
   std::vector<std::string> logs;
   for (int rank = 0; rank < settings.ranks; ++rank) {
     std::vector<std::string> argv = with_sets({sibling_program("baton-runtime"), "run"}, pipeline);
-    for (std::string& word : extra(rank)) argv.push_back(std::move(word));
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    argv.push_back("--bench-record");
+    argv.push_back(record_path(scratch, rank));
     logs.push_back(scratch.path() + "/rank" + std::to_string(rank) + ".log");
     group.spawn("rank " + std::to_string(rank), argv, logs.back(),
                 {"RANK=" + std::to_string(rank), "WORLD_SIZE=" + std::to_string(settings.ranks),
@@ -116,21 +119,12 @@ void run_ranks(const PipelineBenchSettings& settings, const ScratchFolder& scrat
   wait_for(group, logs, what, deadline, settings.timeout_s);
 }
 
-std::string record_path(const ScratchFolder& scratch, int rank) {
-  return scratch.path() + "/rank" + std::to_string(rank) + ".record";
-}
-
 }  // namespace
 
 std::vector<PipelineRecord> run_pipeline_ranks(const PipelineBenchSettings& settings,
                                                const ScratchFolder& scratch,
                                                BenchClock::time_point deadline) {
-  run_ranks(
-      settings, scratch,
-      [&](int rank) {
-        return std::vector<std::string>{"--bench-record", record_path(scratch, rank)};
-      },
-      "the pipelined run", deadline);
+  run_ranks(settings, scratch, {}, "the pipelined run", deadline);
   std::vector<PipelineRecord> records;
   for (int rank = 0; rank < settings.ranks; ++rank) {
     records.push_back(read_pipeline_record(record_path(scratch, rank)));
@@ -142,13 +136,7 @@ RotationResult run_rotation_ranks(const PipelineBenchSettings& settings, const R
                                   const ScratchFolder& scratch, BenchClock::time_point deadline) {
   const std::string plan_path = scratch.path() + "/rotation.json";
   write_rotation_plan(plan, plan_path);
-  run_ranks(
-      settings, scratch,
-      [&](int rank) {
-        return std::vector<std::string>{"--bench-rotate", plan_path, "--bench-record",
-                                        record_path(scratch, rank)};
-      },
-      "the candidates' rotation", deadline);
+  run_ranks(settings, scratch, {"--bench-rotate", plan_path}, "the candidates' rotation", deadline);
   return read_rotation_result(record_path(scratch, 0));
 }
 

@@ -44,21 +44,11 @@ struct Measured {
   double measured_ms = 0;
   std::vector<double> rounds_ms;  // the median of each round's turn
   std::vector<double> steps_ms;   // every counted step of every turn
+  // The same steps split by round parity (even, odd): the measurement against itself.
+  std::vector<double> steps_by_parity_ms[2];
   // How far its rounds are apart: (slowest round's median) / (fastest round's median) - 1.
   double spread = 0;
 };
-
-// The measured step on half of the rounds: the median of the counted steps of the rounds whose
-// index has `parity`.
-double median_of_rounds(const Measured& one, int parity) {
-  const std::size_t per_round =
-      one.steps_ms.size() / std::max<std::size_t>(1, one.rounds_ms.size());
-  std::vector<double> chosen;
-  for (std::size_t i = 0; i < one.steps_ms.size(); ++i) {
-    if (static_cast<int>(i / per_round % 2) == parity) chosen.push_back(one.steps_ms[i]);
-  }
-  return median_of(chosen);
-}
 
 std::vector<std::string> candidate_sets(const Candidate& candidate) {
   return {"schedule.name=" + candidate.schedule,
@@ -147,7 +137,7 @@ int run_tune_bench(const TuneBenchOptions& options) {
   rotation.rounds = options.rounds;
   rotation.steps_per_turn = base.steps;
   for (std::size_t i = 0; i < count; ++i) {
-    runs.push_back({result.ranked[i], 0, {}, {}, 0});
+    runs.push_back({result.ranked[i], 0, {}, {}, {}, 0});
     rotation.candidates.push_back(candidate_sets(result.ranked[i]));
   }
   std::cerr << "bench tune: " << count << " candidates set up side by side in " << base.ranks
@@ -162,11 +152,13 @@ int run_tune_bench(const TuneBenchOptions& options) {
   std::vector<double> spreads;
   for (std::size_t i = 0; i < count; ++i) {
     Measured& one = runs[i];
-    for (const std::vector<double>& turn : timings.intervals_s[i]) {
+    for (std::size_t round = 0; round < timings.intervals_s[i].size(); ++round) {
       std::vector<double> turn_ms;
-      for (const double seconds : turn) turn_ms.push_back(seconds * 1000);
+      for (const double seconds : timings.intervals_s[i][round]) turn_ms.push_back(seconds * 1000);
       one.rounds_ms.push_back(median_of(turn_ms));
       one.steps_ms.insert(one.steps_ms.end(), turn_ms.begin(), turn_ms.end());
+      std::vector<double>& half = one.steps_by_parity_ms[round % 2];
+      half.insert(half.end(), turn_ms.begin(), turn_ms.end());
     }
     one.measured_ms = median_of(one.steps_ms);
     const auto [fastest, slowest] = std::minmax_element(one.rounds_ms.begin(), one.rounds_ms.end());
@@ -178,8 +170,8 @@ int run_tune_bench(const TuneBenchOptions& options) {
   for (const Measured& one : runs) {
     predicted.push_back(one.candidate.predicted_step_s * 1000);
     measured.push_back(one.measured_ms);
-    even_rounds.push_back(median_of_rounds(one, 0));
-    odd_rounds.push_back(median_of_rounds(one, 1));
+    even_rounds.push_back(median_of(one.steps_by_parity_ms[0]));
+    odd_rounds.push_back(median_of(one.steps_by_parity_ms[1]));
   }
   const double correlation = rank_correlation(predicted, measured);
   // The measurement against itself: how well the candidates' order in half of the rounds

@@ -32,8 +32,6 @@ std::string describe(const std::vector<std::string>& sets) {
 // One candidate's pipeline on this rank. Built in place and never moved: the stages refer to
 // the model's chain and the executor to the stages.
 struct CandidatePipeline {
-  std::string name;
-  baton::Config config;
   baton_models::BuiltModel model;
   LocalStages local;
   std::unique_ptr<baton::PipelineExecutor> executor;
@@ -59,11 +57,9 @@ std::unique_ptr<CandidatePipeline> set_up_candidate(
     const std::shared_ptr<baton::Store>& store, const std::shared_ptr<baton::Transport>& transport,
     const std::string& data_dir) {
   auto pipeline = std::make_unique<CandidatePipeline>();
-  pipeline->name = describe(sets);
   RunOptions options = run;
   options.sets.insert(options.sets.end(), sets.begin(), sets.end());
-  pipeline->config = load_run_config(options);
-  baton::Config& config = pipeline->config;
+  baton::Config config = load_run_config(options);
   if (config.section("schedule").get_string("name") == "auto") {
     throw baton::ConfigError("a candidate names its schedule (schedule.name is auto)");
   }

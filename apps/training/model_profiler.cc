@@ -56,6 +56,32 @@ std::vector<at::Tensor> stage_inputs(const std::vector<at::Tensor>& values, bool
   return inputs;
 }
 
+// The outputs that need a gradient and a gradient of ones for each, to start a backward
+// as a loss would.
+struct BackwardRoots {
+  std::vector<at::Tensor> roots, grads;
+};
+
+BackwardRoots ones_for(const std::vector<at::Tensor>& outputs) {
+  BackwardRoots start;
+  for (const at::Tensor& output : outputs) {
+    if (output.requires_grad()) {
+      start.roots.push_back(output);
+      start.grads.push_back(at::ones_like(output));
+    }
+  }
+  return start;
+}
+
+// Drops the gradients the passes accumulated into `chain`'s parameters.
+void drop_gradients(baton::UnitChain& chain) {
+  for (int unit = 0; unit < chain.num_units(); ++unit) {
+    for (auto& named : chain.unit_parameters(unit)) {
+      if (named.second.grad().defined()) named.second.mutable_grad() = at::Tensor();
+    }
+  }
+}
+
 // The other ranks of this machine compute while a rank does, sharing its caches and memory
 // bandwidth: on 2 cores here a Linear(1024, 1024) unit's actions took 1.5 to 1.9 times as
 // long in a pipeline of two ranks as when timed alone. Companion threads keep as many other
@@ -90,8 +116,6 @@ class CompanionLoad {
     threads_.clear();
   }
 
-  int count() const { return static_cast<int>(models_.size()); }
-
  private:
   // A model that fails here fails in the profile's own passes too, which say why; this load
   // just stops.
@@ -108,19 +132,9 @@ class CompanionLoad {
       for (int unit = 0; unit < chain.num_units() && !stopping_; ++unit) {
         values = chain.run_unit(unit, values);
       }
-      std::vector<at::Tensor> roots, grads;
-      for (const at::Tensor& output : values) {
-        if (output.requires_grad()) {
-          roots.push_back(output);
-          grads.push_back(at::ones_like(output));
-        }
-      }
-      if (!roots.empty() && !stopping_) torch::autograd::backward(roots, grads);
-      for (int unit = 0; unit < chain.num_units(); ++unit) {
-        for (auto& named : chain.unit_parameters(unit)) {
-          if (named.second.grad().defined()) named.second.mutable_grad() = at::Tensor();
-        }
-      }
+      const BackwardRoots start = ones_for(values);
+      if (!start.roots.empty() && !stopping_) torch::autograd::backward(start.roots, start.grads);
+      drop_gradients(chain);
     }
   }
 
@@ -154,68 +168,57 @@ SizeSamples start_size(const baton::UnitChain& chain, std::vector<at::Tensor> in
 // pool up, pass 1 measures the bytes each unit keeps (alone: the companions allocate too),
 // later passes are timed, in company.
 void profile_pass(baton::UnitChain& chain, SizeSamples& size, int pass, CompanionLoad& companions) {
-  const int units = chain.num_units();
-  MicrobatchProfile& measured = size.measured;
-  std::vector<Samples>& samples = size.samples;
   if (pass >= 2) companions.start(size.inputs);
-  {
-    std::vector<at::Tensor> values = size.inputs;
-    for (int unit = 0; unit < units; ++unit) {
-      UnitProfile& profile = measured.units[static_cast<std::size_t>(unit)];
-      Samples& times = samples[static_cast<std::size_t>(unit)];
-      std::vector<at::Tensor> params;
-      for (auto& named : chain.unit_parameters(unit)) params.push_back(named.second);
+  std::vector<at::Tensor> values = size.inputs;
+  for (int unit = 0; unit < chain.num_units(); ++unit) {
+    UnitProfile& profile = size.measured.units[static_cast<std::size_t>(unit)];
+    Samples& times = size.samples[static_cast<std::size_t>(unit)];
+    std::vector<at::Tensor> params;
+    for (auto& named : chain.unit_parameters(unit)) params.push_back(named.second);
 
-      // Forward, twice: once for the full backward, once for the split one (I, then W).
-      const std::vector<at::Tensor> unit_inputs = stage_inputs(values, unit > 0);
-      const double heap_before = heap_in_use();
-      auto started = std::chrono::steady_clock::now();
-      std::vector<at::Tensor> outputs = chain.run_unit(unit, unit_inputs);
-      const double forward_s = seconds_since(started);
-      const double output_bytes = bytes_of(outputs);
-      const double saved = std::max(0.0, heap_in_use() - heap_before - output_bytes);
-      std::vector<at::Tensor> roots, grads;
-      for (const at::Tensor& output : outputs) {
-        if (output.requires_grad()) {
-          roots.push_back(output);
-          grads.push_back(at::ones_like(output));
-        }
-      }
-      started = std::chrono::steady_clock::now();
-      if (!roots.empty()) torch::autograd::backward(roots, grads);
-      const double backward_s = seconds_since(started);
+    // Forward, twice: once for the full backward, once for the split one (I, then W).
+    const std::vector<at::Tensor> unit_inputs = stage_inputs(values, unit > 0);
+    const double heap_before = heap_in_use();
+    auto started = std::chrono::steady_clock::now();
+    std::vector<at::Tensor> outputs = chain.run_unit(unit, unit_inputs);
+    const double forward_s = seconds_since(started);
+    const double output_bytes = bytes_of(outputs);
+    const double saved = std::max(0.0, heap_in_use() - heap_before - output_bytes);
+    const BackwardRoots start = ones_for(outputs);
+    started = std::chrono::steady_clock::now();
+    if (!start.roots.empty()) torch::autograd::backward(start.roots, start.grads);
+    const double backward_s = seconds_since(started);
 
-      // The split backward as the executor runs it (baton/runtime/split_backward.h): I from
-      // the outputs to the inputs, capturing what W needs; W from the weight roots, its
-      // gradients accumulated into .grad.
-      const std::vector<at::Tensor> split_inputs = stage_inputs(values, unit > 0);
-      std::vector<at::Tensor> split_outputs = chain.run_unit(unit, split_inputs);
-      std::vector<at::Tensor> output_grads;
-      for (const at::Tensor& output : split_outputs) {
-        output_grads.push_back(output.requires_grad() ? at::ones_like(output) : at::Tensor());
-      }
-      double input_grad_s = 0, weight_grad_s = 0;
-      if (!roots.empty()) {
-        started = std::chrono::steady_clock::now();  // I includes classifying the graph
-        baton::SplitBackward split(split_outputs, split_inputs, params);
-        split.backward_input(output_grads);
-        input_grad_s = seconds_since(started);
-        started = std::chrono::steady_clock::now();
-        split.backward_weight();
-        weight_grad_s = seconds_since(started);
-      }
-      if (pass == 1) times.saved.push_back(saved);
-      if (pass >= 2) {
-        times.forward.push_back(forward_s);
-        times.backward.push_back(backward_s);
-        times.input_grad.push_back(input_grad_s);
-        times.weight_grad.push_back(weight_grad_s);
-      }
-      profile.name = chain.unit_name(unit);
-      profile.output_bytes = output_bytes;
-      profile.parameter_bytes = bytes_of(params);
-      values = outputs;
+    // The split backward as the executor runs it (baton/runtime/split_backward.h): I from
+    // the outputs to the inputs, capturing what W needs; W from the weight roots, its
+    // gradients accumulated into .grad.
+    const std::vector<at::Tensor> split_inputs = stage_inputs(values, unit > 0);
+    std::vector<at::Tensor> split_outputs = chain.run_unit(unit, split_inputs);
+    std::vector<at::Tensor> output_grads;
+    for (const at::Tensor& output : split_outputs) {
+      output_grads.push_back(output.requires_grad() ? at::ones_like(output) : at::Tensor());
     }
+    double input_grad_s = 0, weight_grad_s = 0;
+    if (!start.roots.empty()) {
+      started = std::chrono::steady_clock::now();  // I includes classifying the graph
+      baton::SplitBackward split(split_outputs, split_inputs, params);
+      split.backward_input(output_grads);
+      input_grad_s = seconds_since(started);
+      started = std::chrono::steady_clock::now();
+      split.backward_weight();
+      weight_grad_s = seconds_since(started);
+    }
+    if (pass == 1) times.saved.push_back(saved);
+    if (pass >= 2) {
+      times.forward.push_back(forward_s);
+      times.backward.push_back(backward_s);
+      times.input_grad.push_back(input_grad_s);
+      times.weight_grad.push_back(weight_grad_s);
+    }
+    profile.name = chain.unit_name(unit);
+    profile.output_bytes = output_bytes;
+    profile.parameter_bytes = bytes_of(params);
+    values = outputs;
   }
   companions.stop();
 }
@@ -223,10 +226,8 @@ void profile_pass(baton::UnitChain& chain, SizeSamples& size, int pass, Companio
 // The medians of what the passes collected.
 MicrobatchProfile finish_size(baton::UnitChain& chain, SizeSamples& size) {
   MicrobatchProfile measured = size.measured;
+  drop_gradients(chain);
   for (int unit = 0; unit < chain.num_units(); ++unit) {
-    for (auto& named : chain.unit_parameters(unit)) {
-      if (named.second.grad().defined()) named.second.mutable_grad() = at::Tensor();
-    }
     UnitProfile& profile = measured.units[static_cast<std::size_t>(unit)];
     const Samples& times = size.samples[static_cast<std::size_t>(unit)];
     profile.forward_s = median(times.forward);
