@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -20,6 +21,7 @@
 #include "training/model_profiler.h"
 #include "training/run_settings.h"
 #include "training/world_env.h"
+#include "tuning/measured_order.h"
 #include "tuning/rank_correlation.h"
 #include "tuning/schedule_search.h"
 
@@ -150,11 +152,13 @@ int run_tune_bench(const TuneBenchOptions& options) {
                        " candidates of " + std::to_string(count));
   }
   std::vector<double> spreads;
+  StepsByRound steps_by_round(count);
   for (std::size_t i = 0; i < count; ++i) {
     Measured& one = runs[i];
     for (std::size_t round = 0; round < timings.intervals_s[i].size(); ++round) {
       std::vector<double> turn_ms;
       for (const double seconds : timings.intervals_s[i][round]) turn_ms.push_back(seconds * 1000);
+      steps_by_round[i].push_back(turn_ms);
       one.rounds_ms.push_back(median_of(turn_ms));
       one.steps_ms.insert(one.steps_ms.end(), turn_ms.begin(), turn_ms.end());
       std::vector<double>& half = one.steps_by_parity_ms[round % 2];
@@ -178,6 +182,10 @@ int run_tune_bench(const TuneBenchOptions& options) {
   // predicts their order in the other half. A prediction cannot be judged more finely than
   // the measurement repeats.
   const double repeatability = options.rounds > 1 ? rank_correlation(even_rounds, odd_rounds) : 0;
+  // Which pairs the measurement itself orders, and whether the prediction orders them alike:
+  // what the rank correlation means once candidates closer than the noise are set aside.
+  const MeasuredOrder order = resolve_measured_order(steps_by_round);
+  const std::vector<std::pair<int, int>> alike = pairs_predicted_alike(order, predicted);
   const std::size_t best = static_cast<std::size_t>(
       std::min_element(measured.begin(), measured.end()) - measured.begin());
   const double gap = measured[best] > 0 ? measured[0] / measured[best] - 1 : 0;
@@ -207,6 +215,9 @@ int run_tune_bench(const TuneBenchOptions& options) {
                                            {"auto_over_best", rounded(gap, 4)},
                                            {"typical_spread", rounded(typical_spread, 4)},
                                            {"repeatability", rounded(repeatability, 3)},
+                                           {"pairs", order.pairs},
+                                           {"resolved_pairs", order.resolved},
+                                           {"resolved_pairs_predicted_alike", alike.size()},
                                            {"searched", result.ranked.size()},
                                            {"transfers", cached.profile.transfer.source},
                                            {"picture", picture}};
@@ -254,6 +265,20 @@ int run_tune_bench(const TuneBenchOptions& options) {
                     100,
                 1)
          << "% of each other\n";
+    text << "measured order: the rounds order " << order.resolved.size() << " of the "
+         << order.pairs
+         << " pairs of candidates with 95% confidence (a bootstrap over rounds; the others "
+            "are closer than the noise); the prediction orders "
+         << alike.size() << " of them alike\n";
+    for (const auto& [faster, slower] : order.resolved) {
+      if (std::find(alike.begin(), alike.end(), std::make_pair(faster, slower)) != alike.end()) {
+        continue;
+      }
+      text << "  predicted the other way: " << faster + 1 << " ("
+           << label(runs[static_cast<std::size_t>(faster)].candidate) << ") measured faster than "
+           << slower + 1 << " (" << label(runs[static_cast<std::size_t>(slower)].candidate)
+           << ")\n";
+    }
   }
   text << "picture: " << picture << "\n";
   std::cout << text.str();

@@ -234,6 +234,20 @@ TEST(CliBenchTune, RunsTheTopCandidatesInTurnsAndComparesThemWithTheirPrediction
   const double repeatability =
       square_a > 0 && square_b > 0 ? cross / std::sqrt(square_a * square_b) : 0;
   EXPECT_NEAR(report["repeatability"].get<double>(), repeatability, 2e-3) << result.output;
+  // The pairs the rounds order with confidence, and how many of them the prediction orders
+  // alike, counted here from the predictions.
+  EXPECT_EQ(report["pairs"].get<int>(), 3);
+  std::size_t alike = 0;
+  for (const auto& pair : report["resolved_pairs"]) {
+    ASSERT_EQ(pair.size(), 2u) << result.output;
+    const auto faster = pair[0].get<std::size_t>(), slower = pair[1].get<std::size_t>();
+    ASSERT_LT(faster, 3u);
+    ASSERT_LT(slower, 3u);
+    EXPECT_NE(faster, slower);
+    alike += report["candidates"][faster]["predicted_ms"].get<double>() <
+             report["candidates"][slower]["predicted_ms"].get<double>();
+  }
+  EXPECT_EQ(report["resolved_pairs_predicted_alike"].get<std::size_t>(), alike) << result.output;
   EXPECT_GE(report["auto_over_best"].get<double>(), 0.0);
   EXPECT_THAT(report["transfers"].get<std::string>(), testing::StartsWith("measured: gloo"));
   EXPECT_THAT(report["transfers"].get<std::string>(), HasSubstr("while both ranks compute"));

@@ -1,0 +1,39 @@
+// Which candidates a benchmark's measurement tells apart, for `baton bench tune`: a rank
+// correlation over candidates whose measured steps differ by less than the machine's noise
+// scores the noise, so the bench also says which pairs the measurement orders with
+// confidence and how many of those the prediction orders alike. LibTorch-free.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace baton_app {
+
+// steps_ms[candidate][round]: the candidate's counted steps of that round (milliseconds).
+// Every candidate has the same rounds, run close together in time: a round is the unit of
+// the machine's drift.
+using StepsByRound = std::vector<std::vector<std::vector<double>>>;
+
+struct MeasuredOrder {
+  int pairs = 0;  // candidate pairs in all
+  // (faster, slower): the pairs whose order holds in at least `confidence` of the resamples.
+  std::vector<std::pair<int, int>> resolved;
+};
+
+// Bootstrap over rounds: `resamples` times, draws as many rounds as there are with
+// replacement (the same rounds for every candidate, keeping each round's pairing) and takes
+// each candidate's median step over them, as the bench's measured step is taken; a pair is
+// resolved when one candidate is the faster in at least `confidence` of the resamples
+// (0.975: a two-sided 95% interval of their difference excludes zero). Deterministic for a
+// given `seed`. Candidates without steps take part in no resolved pair, and with fewer than
+// two rounds no pair is resolved: one round says nothing of how the machine drifts.
+MeasuredOrder resolve_measured_order(const StepsByRound& steps_ms, int resamples = 1000,
+                                     double confidence = 0.975, std::uint64_t seed = 1);
+
+// Of `order.resolved`, the pairs that `predicted` (one value per candidate, lower = faster)
+// orders the same way; a tie in the prediction orders neither way.
+std::vector<std::pair<int, int>> pairs_predicted_alike(const MeasuredOrder& order,
+                                                       const std::vector<double>& predicted);
+
+}  // namespace baton_app

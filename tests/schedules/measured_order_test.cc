@@ -1,0 +1,76 @@
+// `baton bench tune`'s measured order: which candidate pairs the rounds tell apart.
+#include "tuning/measured_order.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <utility>
+#include <vector>
+
+namespace {
+
+using baton_app::MeasuredOrder;
+using baton_app::pairs_predicted_alike;
+using baton_app::resolve_measured_order;
+using baton_app::StepsByRound;
+using Pairs = std::vector<std::pair<int, int>>;
+
+// `rounds` rounds of 3 steps, every step of round r scaled by the machine's speed that round
+// (1 to 2: a drift far larger than the candidates' differences), times each candidate's own
+// factor and a small per-step jitter.
+StepsByRound drifting_rounds(const std::vector<double>& factors, int rounds) {
+  StepsByRound steps(factors.size());
+  for (std::size_t c = 0; c < factors.size(); ++c) {
+    for (int round = 0; round < rounds; ++round) {
+      const double speed = 1.5 + 0.5 * std::sin(round * 1.7);
+      std::vector<double> turn;
+      for (int step = 0; step < 3; ++step) {
+        const double jitter = 0.002 * std::cos(static_cast<double>(round * 3 + step) * 2.3 + c);
+        turn.push_back(100 * speed * factors[c] * (1 + jitter));
+      }
+      steps[c].push_back(turn);
+    }
+  }
+  return steps;
+}
+
+TEST(MeasuredOrder, ADifferenceSmallerThanTheDriftIsResolvedBecauseRoundsArePaired) {
+  // 3% apart while the rounds swing by a factor of 3: drawing the same rounds for both
+  // candidates keeps the difference visible in every resample.
+  const MeasuredOrder order = resolve_measured_order(drifting_rounds({1.03, 1.0}, 20));
+  EXPECT_EQ(order.pairs, 1);
+  EXPECT_EQ(order.resolved, (Pairs{{1, 0}}));
+}
+
+TEST(MeasuredOrder, CandidatesThatDifferLessThanTheirJitterAreNotResolved) {
+  // Three candidates: 0 and 1 alike (their jitter differs, their level not), 2 10% slower.
+  StepsByRound steps = drifting_rounds({1.0, 1.0, 1.1}, 30);
+  for (auto& turn : steps[1]) {
+    for (double& step : turn) step *= 1.0005;  // well inside the 0.2% jitter
+  }
+  const MeasuredOrder order = resolve_measured_order(steps);
+  EXPECT_EQ(order.pairs, 3);
+  EXPECT_EQ(order.resolved, (Pairs{{0, 2}, {1, 2}}));
+}
+
+TEST(MeasuredOrder, OneRoundResolvesNothing) {
+  EXPECT_TRUE(resolve_measured_order(drifting_rounds({1.0, 2.0}, 1)).resolved.empty());
+  EXPECT_EQ(resolve_measured_order({}).pairs, 0);
+  // A candidate without steps takes part in no resolved pair.
+  StepsByRound steps = drifting_rounds({1.0, 1.2, 1.4}, 10);
+  for (auto& turn : steps[1]) turn.clear();
+  EXPECT_EQ(resolve_measured_order(steps).resolved, (Pairs{{0, 2}}));
+}
+
+TEST(MeasuredOrder, ThePredictionAgreesOnAPairOnlyWhenItOrdersItTheSameWay) {
+  MeasuredOrder order;
+  order.pairs = 3;
+  order.resolved = {{0, 1}, {2, 1}};
+  EXPECT_EQ(pairs_predicted_alike(order, {10, 20, 15}), (Pairs{{0, 1}, {2, 1}}));
+  EXPECT_EQ(pairs_predicted_alike(order, {10, 20, 25}), (Pairs{{0, 1}}));
+  // A tie in the prediction orders neither way.
+  EXPECT_EQ(pairs_predicted_alike(order, {20, 20, 20}), Pairs{});
+  EXPECT_EQ(pairs_predicted_alike(order, {}), Pairs{});
+}
+
+}  // namespace
