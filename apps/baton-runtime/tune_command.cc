@@ -24,6 +24,12 @@
 namespace baton_app {
 namespace {
 
+std::string factor_text(double factor) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3f", factor);
+  return text;
+}
+
 struct TuneOptions {
   RunOptions run;
   std::string profile;  // default: <run dir>/profile.json
@@ -50,7 +56,8 @@ int run_tune(const TuneOptions& options) {
   const bool reused = cached.reused;
   std::cerr << "profile: " << (reused ? "reused " : "measured and written to ") << path << " ("
             << profile.sizes.size() << " microbatch sizes, " << profile.sizes.front().units.size()
-            << " units; transfers " << profile.transfer.source << ")\n";
+            << " units; a stage's split backward x" << factor_text(profile.split_backward_factor)
+            << " its units'; transfers " << profile.transfer.source << ")\n";
 
   const SearchSpace space = search_space_from_config(config, world.world_size, profile.batch_size);
   const SearchResult result = search_schedules(baton::plugin_loader_for(config), profile, space);

@@ -13,8 +13,8 @@ namespace baton_app {
 namespace {
 
 // 2: the transfer costs include recv_overhead_s; 3: latency and send overhead are measured
-// under load (an older profile is measured again).
-constexpr const char* kFormat = "baton-profile-3";
+// under load; 4: split_backward_factor (an older profile is measured again).
+constexpr const char* kFormat = "baton-profile-4";
 
 double number(const nlohmann::json& object, const char* key, const std::string& where) {
   const auto found = object.find(key);
@@ -48,6 +48,7 @@ std::string profile_to_json(const ModelProfile& profile) {
   out["model"] = profile.model;
   out["fingerprint"] = profile.fingerprint;
   out["batch_size"] = profile.batch_size;
+  out["split_backward_factor"] = profile.split_backward_factor;
   out["transfer"] = {{"latency_s", profile.transfer.latency_s},
                      {"seconds_per_byte", profile.transfer.seconds_per_byte},
                      {"send_overhead_s", profile.transfer.send_overhead_s},
@@ -88,6 +89,7 @@ ModelProfile profile_from_json(const std::string& text, const std::string& origi
   profile.model = in.value("model", "");
   profile.fingerprint = in.value("fingerprint", "");
   profile.batch_size = static_cast<int>(number(in, "batch_size", origin));
+  profile.split_backward_factor = number(in, "split_backward_factor", origin);
   const nlohmann::json transfer = in.value("transfer", nlohmann::json::object());
   profile.transfer.latency_s = number(transfer, "latency_s", origin + ": transfer");
   profile.transfer.seconds_per_byte = number(transfer, "seconds_per_byte", origin + ": transfer");

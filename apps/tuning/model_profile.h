@@ -45,6 +45,11 @@ struct ModelProfile {
   int batch_size = 0;       // data.batch_size of one pipeline
   std::vector<MicrobatchProfile> sizes;
   TransferProfile transfer;
+  // How much longer a stage's split backward (I + W) takes, run as a pipeline rank runs it,
+  // than its units' I and W add up to, relative to its full backward (1: as the units say).
+  // Model-dependent: above 1 for Linear(1024) units at few rows, below for GPT blocks. The
+  // search scales every stage's I and W by it.
+  double split_backward_factor = 1.0;
 
   // The measurements for `microbatch_size`; throws ConfigError naming the sizes it has.
   const MicrobatchProfile& at(int microbatch_size, const std::string& origin) const;

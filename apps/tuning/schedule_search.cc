@@ -117,7 +117,8 @@ SearchSpace search_space_from_config(const baton::Config& config, int ranks, int
 baton::SimulationCosts simulation_costs(const MicrobatchProfile& measured,
                                         const std::vector<int>& bounds,
                                         const TransferProfile& transfer,
-                                        double optimizer_state_factor, int data_parallel) {
+                                        double optimizer_state_factor, int data_parallel,
+                                        double split_backward_factor) {
   baton::SimulationCosts costs;
   costs.transfer_time = transfer.latency_s;
   costs.send_overhead = transfer.send_overhead_s;
@@ -146,6 +147,8 @@ baton::SimulationCosts simulation_costs(const MicrobatchProfile& measured,
       stage.backward_input = measured.units[static_cast<std::size_t>(bounds[s])].backward_input_s;
       stage.backward_weight = std::max(0.0, stage.backward - stage.backward_input);
     }
+    stage.backward_input *= split_backward_factor;
+    stage.backward_weight *= split_backward_factor;
     const UnitProfile& last = measured.units[static_cast<std::size_t>(bounds[s + 1] - 1)];
     stage.forward_transfer = last.output_bytes * transfer.seconds_per_byte;
     // The gradient sent back has the shape of the stage's input.
@@ -244,7 +247,8 @@ SearchResult search_schedules(const baton::PluginLoader& loader, const ModelProf
         const baton::SimulationResult simulated =
             baton::simulate(compiled.lowered,
                             simulation_costs(measured, candidate.bounds, profile.transfer,
-                                             space.optimizer_state_factor, space.data_parallel),
+                                             space.optimizer_state_factor, space.data_parallel,
+                                             profile.split_backward_factor),
                             totals_only);
         ++result.simulated;
         candidate.predicted_step_s = simulated.makespan;

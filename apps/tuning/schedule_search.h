@@ -73,11 +73,13 @@ std::vector<int> balanced_cuts(const MicrobatchProfile& measured, int num_stages
 
 // Simulator costs of one candidate: stage s runs units [bounds[s], bounds[s+1]).
 // With `data_parallel` D > 1 each stage's REDUCE_GRAD costs a ring all-reduce of its
-// gradients: 2(D-1) messages of 1/D of them each way.
+// gradients: 2(D-1) messages of 1/D of them each way. Every stage's I and W are scaled by
+// `split_backward_factor` (ModelProfile::split_backward_factor).
 baton::SimulationCosts simulation_costs(const MicrobatchProfile& measured,
                                         const std::vector<int>& bounds,
                                         const TransferProfile& transfer,
-                                        double optimizer_state_factor, int data_parallel = 1);
+                                        double optimizer_state_factor, int data_parallel = 1,
+                                        double split_backward_factor = 1.0);
 
 // Throws ConfigError when nothing can run (naming why each shape was refused) or when
 // nothing fits the memory limit (naming the smallest candidate's need).

@@ -35,6 +35,17 @@ TEST(CliTune, MeasuresRanksAndReusesItsProfile) {
   const auto first = run_command(tune_command(dir, ""));
   ASSERT_EQ(first.exit_code, 0) << first.output;
   EXPECT_THAT(first.output, HasSubstr("profile: measured and written to " + dir));
+  // The split backward timed at stage level as a rank runs it: a factor on the units' I and W.
+  EXPECT_THAT(first.output, testing::ContainsRegex("a stage's split backward x[0-9]+\\.[0-9]{3} "
+                                                   "its units'"));
+  {
+    std::ifstream written(dir + "/baton/profile.json");
+    const nlohmann::json profile = nlohmann::json::parse(written, nullptr, false);
+    ASSERT_TRUE(profile.is_object());
+    const double factor = profile["split_backward_factor"].get<double>();
+    EXPECT_GT(factor, 0.0);
+    EXPECT_LT(factor, 10.0);
+  }
   EXPECT_THAT(first.output, testing::ContainsRegex("schedule +stages/rk +microbatches +cuts +"
                                                    "predicted ms +bubble +peak mem/rank"));
   EXPECT_THAT(first.output, HasSubstr("chosen: "));
@@ -87,14 +98,14 @@ TEST(CliTune, MeasuresRanksAndReusesItsProfile) {
   // A truncated profile is named and measured again.
   {
     std::ofstream damage(dir + "/baton/profile.json", std::ios::trunc);
-    damage << "{\"format\": \"baton-profile-3\", \"sizes\": [";
+    damage << "{\"format\": \"baton-profile-4\", \"sizes\": [";
   }
   const auto damaged = run_command(tune_command(dir, ""));
   ASSERT_EQ(damaged.exit_code, 0) << damaged.output;
   EXPECT_THAT(damaged.output, HasSubstr("not a whole JSON document"));
   {
     std::ofstream damage(dir + "/baton/profile.json", std::ios::trunc);
-    damage << "{\"format\": \"baton-profile-3\", \"sizes\": [";
+    damage << "{\"format\": \"baton-profile-4\", \"sizes\": [";
   }
   const auto refused = run_command(kBaton +
                                    " plan --schedule 1f1b --ranks 2 --microbatches 4 "

@@ -298,6 +298,17 @@ TEST(ScheduleSearch, TheFirstStagesSplitBackwardIsAllWeightGradient) {
   // Stage 1 = unit 2: its own I and W.
   EXPECT_DOUBLE_EQ(costs.stages[1].backward_input, 2.5e-3);
   EXPECT_DOUBLE_EQ(costs.stages[1].backward_weight, 3.5e-3);
+
+  // The profile's split-backward factor scales every stage's I and W, and nothing else.
+  const baton::SimulationCosts scaled = baton_app::simulation_costs(
+      measured, {0, 2, 3}, baton_app::TransferProfile{}, 2, 1, /*split_backward_factor=*/1.1);
+  EXPECT_DOUBLE_EQ(scaled.stages[0].forward, 3e-3);
+  EXPECT_DOUBLE_EQ(scaled.stages[0].backward, 6e-3);
+  EXPECT_DOUBLE_EQ(scaled.stages[0].backward_input, 0.1e-3 * 1.1);
+  EXPECT_DOUBLE_EQ(scaled.stages[0].backward_weight, 5.9e-3 * 1.1);
+  EXPECT_DOUBLE_EQ(scaled.stages[1].backward, 6e-3);
+  EXPECT_DOUBLE_EQ(scaled.stages[1].backward_input, 2.5e-3 * 1.1);
+  EXPECT_DOUBLE_EQ(scaled.stages[1].backward_weight, 3.5e-3 * 1.1);
 }
 
 TEST(ModelProfile, RoundTripsAndRefusesDamagedOrForeignFiles) {
@@ -308,9 +319,11 @@ TEST(ModelProfile, RoundTripsAndRefusesDamagedOrForeignFiles) {
   written.transfer.latency_s = 1e-4;
   written.transfer.send_overhead_s = 8e-5;
   written.transfer.recv_overhead_s = 3e-5;
+  written.split_backward_factor = 1.07;
   baton_app::write_profile(path, written);
   const ModelProfile read = baton_app::read_profile(path, written.fingerprint);
   ASSERT_EQ(read.sizes.size(), written.sizes.size());
+  EXPECT_DOUBLE_EQ(read.split_backward_factor, 1.07);
   EXPECT_DOUBLE_EQ(read.transfer.latency_s, 1e-4);
   EXPECT_DOUBLE_EQ(read.transfer.send_overhead_s, 8e-5);
   EXPECT_DOUBLE_EQ(read.transfer.recv_overhead_s, 3e-5);
@@ -344,6 +357,17 @@ TEST(ModelProfile, RoundTripsAndRefusesDamagedOrForeignFiles) {
     ADD_FAILURE() << "a negative cost was accepted";
   } catch (const baton::ConfigError& error) {
     EXPECT_THAT(error.what(), HasSubstr("p.json: sizes[0].units[0]: 'forward_s' is"));
+  }
+  // A profile without the split-backward factor (format 3 had none) is refused naming it.
+  std::string without = baton_app::profile_to_json(written);
+  const auto factor = without.find("\"split_backward_factor\"");
+  ASSERT_NE(factor, std::string::npos);
+  without.replace(factor, std::string("\"split_backward_factor\"").size(), "\"unknown\"");
+  try {
+    baton_app::profile_from_json(without, "p.json");
+    ADD_FAILURE() << "a profile without split_backward_factor was accepted";
+  } catch (const baton::ConfigError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("p.json: 'split_backward_factor' is missing"));
   }
   EXPECT_THROW(read.at(3, "test"), baton::ConfigError);
   std::filesystem::remove_all(dir);
