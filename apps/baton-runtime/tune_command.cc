@@ -14,6 +14,7 @@
 #include "baton/config_plugins.h"
 #include "baton/error.h"
 #include "commands.h"
+#include "number_format.h"
 #include "run_options.h"
 #include "training/compute_setup.h"
 #include "training/model_profiler.h"
@@ -23,12 +24,6 @@
 
 namespace baton_app {
 namespace {
-
-std::string factor_text(double factor) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.3f", factor);
-  return text;
-}
 
 struct TuneOptions {
   RunOptions run;
@@ -56,7 +51,7 @@ int run_tune(const TuneOptions& options) {
   const bool reused = cached.reused;
   std::cerr << "profile: " << (reused ? "reused " : "measured and written to ") << path << " ("
             << profile.sizes.size() << " microbatch sizes, " << profile.sizes.front().units.size()
-            << " units; a stage's split backward x" << factor_text(profile.split_backward_factor)
+            << " units; a stage's split backward x" << fixed(profile.split_backward_factor, 3)
             << " its units'; transfers " << profile.transfer.source << ")\n";
 
   const SearchSpace space = search_space_from_config(config, world.world_size, profile.batch_size);

@@ -73,6 +73,19 @@ BackwardRoots ones_for(const std::vector<at::Tensor>& outputs) {
   return start;
 }
 
+// What SplitBackward::backward_input takes for `outputs`: a gradient of ones for each output
+// that needs one, undefined for the others; empty when none does (nothing to run).
+std::vector<at::Tensor> split_grads_for(const std::vector<at::Tensor>& outputs) {
+  std::vector<at::Tensor> grads;
+  bool any = false;
+  for (const at::Tensor& output : outputs) {
+    any = any || output.requires_grad();
+    grads.push_back(output.requires_grad() ? at::ones_like(output) : at::Tensor());
+  }
+  if (!any) grads.clear();
+  return grads;
+}
+
 // Drops the gradients the passes accumulated into `chain`'s parameters.
 void drop_gradients(baton::UnitChain& chain) {
   for (int unit = 0; unit < chain.num_units(); ++unit) {
@@ -194,10 +207,7 @@ void profile_pass(baton::UnitChain& chain, SizeSamples& size, int pass, Companio
     // gradients accumulated into .grad.
     const std::vector<at::Tensor> split_inputs = stage_inputs(values, unit > 0);
     std::vector<at::Tensor> split_outputs = chain.run_unit(unit, split_inputs);
-    std::vector<at::Tensor> output_grads;
-    for (const at::Tensor& output : split_outputs) {
-      output_grads.push_back(output.requires_grad() ? at::ones_like(output) : at::Tensor());
-    }
+    const std::vector<at::Tensor> output_grads = split_grads_for(split_outputs);
     double input_grad_s = 0, weight_grad_s = 0;
     if (!start.roots.empty()) {
       started = std::chrono::steady_clock::now();  // I includes classifying the graph
@@ -306,21 +316,22 @@ class SplitBackwardCalibration {
         values = runs.back().outputs;
       }
       for (std::size_t stage = runs.size(); stage-- > 0;) {
-        const BackwardRoots start = ones_for(runs[stage].outputs);
-        if (start.roots.empty()) continue;
-        std::vector<at::Tensor> output_grads;
-        for (const at::Tensor& output : runs[stage].outputs) {
-          output_grads.push_back(output.requires_grad() ? at::ones_like(output) : at::Tensor());
-        }
-        const auto started = std::chrono::steady_clock::now();
+        const StageRun& run = runs[stage];
         if (split) {
-          baton::SplitBackward backward(runs[stage].outputs, runs[stage].inputs, params_[stage]);
+          const std::vector<at::Tensor> output_grads = split_grads_for(run.outputs);
+          if (output_grads.empty()) continue;
+          const auto started = std::chrono::steady_clock::now();
+          baton::SplitBackward backward(run.outputs, run.inputs, params_[stage]);
           backward.backward_input(output_grads);
           backward.backward_weight();
+          seconds += seconds_since(started);
         } else {
+          const BackwardRoots start = ones_for(run.outputs);
+          if (start.roots.empty()) continue;
+          const auto started = std::chrono::steady_clock::now();
           torch::autograd::backward(start.roots, start.grads);
+          seconds += seconds_since(started);
         }
-        seconds += seconds_since(started);
       }
     }
     return seconds;

@@ -1,4 +1,4 @@
-// Numbers as the benches print them: fixed decimals, for tables and JSON alike.
+// Numbers as the programs print them: fixed decimals, for tables and JSON alike.
 #pragma once
 
 #include <cmath>
