@@ -114,7 +114,7 @@ int run_tune_bench(const TuneBenchOptions& options) {
   if (base.steps < 3) {
     throw baton::ConfigError(
         "bench tune: --steps is the steps of each turn and must be at least 3 "
-        "(the first interval of a turn is not counted), got " +
+        "(the first step of a turn is not counted), got " +
         std::to_string(base.steps));
   }
   const RunSettings run = read_run_settings(config);

@@ -190,15 +190,18 @@ RotationResult rotate_candidates(const RunOptions& run, const RotationPlan& plan
     for (int round = 0; round < plan.rounds; ++round) {
       for (std::size_t k = 0; k < count; ++k) {
         current = round % 2 == 0 ? k : count - 1 - k;
-        std::vector<double> starts;
+        // Rank 0 starts each step as soon as its previous one returns, so the time between
+        // two marks is one step as the pipeline paces it; the turn's last step ends at the
+        // last mark and counts like the others. Its first does not: it carries the previous
+        // candidate's tail on the other ranks.
+        std::vector<double> marks = {now_s()};
         for (int step = 0; step < plan.steps_per_turn; ++step) {
-          starts.push_back(now_s());
           pipelines[current]->step();
+          marks.push_back(now_s());
         }
         std::vector<double>& intervals =
             result.intervals_s[current][static_cast<std::size_t>(round)];
-        for (std::size_t i = 2; i < starts.size(); ++i)
-          intervals.push_back(starts[i] - starts[i - 1]);
+        for (std::size_t i = 2; i < marks.size(); ++i) intervals.push_back(marks[i] - marks[i - 1]);
       }
     }
   } catch (const std::exception& error) {

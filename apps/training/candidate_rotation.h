@@ -18,9 +18,8 @@ struct RotationPlan {
   std::vector<std::vector<std::string>> candidates;
   int warmup_steps = 3;  // per candidate, once, before the first round; not timed
   int rounds = 20;
-  // Steps of one candidate per turn; rank 0 times the intervals between their starts, and the
-  // first interval of a turn does not count (it carries the previous candidate's tail):
-  // at least 3.
+  // Steps of one candidate per turn; rank 0 times each of them, and the first step of a turn
+  // does not count (it carries the previous candidate's tail): at least 3.
   int steps_per_turn = 5;
 };
 

@@ -175,18 +175,21 @@ TEST(CliBenchTune, RunsTheTopCandidatesInTurnsAndComparesThemWithTheirPrediction
     EXPECT_GE(candidate["predicted_ms"].get<double>(), previous) << candidate.dump();
     previous = candidate["predicted_ms"].get<double>();
     ASSERT_EQ(candidate["rounds_ms"].size(), 3u) << candidate.dump();
-    // A turn of 4 steps counts the 2 intervals after its first.
+    // A turn of 4 steps counts the 3 after its first.
     std::vector<double> steps = candidate["steps_ms"].get<std::vector<double>>();
-    ASSERT_EQ(steps.size(), 6u) << candidate.dump();
+    ASSERT_EQ(steps.size(), 9u) << candidate.dump();
     for (const double step : steps) EXPECT_GT(step, 0) << candidate.dump();
     // Measured: the median of all of them; a round's figure: the median of its turn.
-    std::vector<double> sorted = steps;
-    std::sort(sorted.begin(), sorted.end());
-    EXPECT_NEAR(candidate["measured_ms"].get<double>(), (sorted[2] + sorted[3]) / 2, 1e-9)
-        << candidate.dump();
+    const auto median = [](std::vector<double> values) {
+      std::sort(values.begin(), values.end());
+      const std::size_t n = values.size();
+      return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+    };
+    EXPECT_NEAR(candidate["measured_ms"].get<double>(), median(steps), 1e-9) << candidate.dump();
     std::vector<double> rounds = candidate["rounds_ms"].get<std::vector<double>>();
     for (std::size_t round = 0; round < 3; ++round) {
-      EXPECT_NEAR(rounds[round], (steps[2 * round] + steps[2 * round + 1]) / 2, 1e-3)
+      EXPECT_NEAR(rounds[round],
+                  median({steps[3 * round], steps[3 * round + 1], steps[3 * round + 2]}), 1e-3)
           << candidate.dump();
     }
     EXPECT_NEAR(candidate["spread"].get<double>(),
@@ -195,11 +198,9 @@ TEST(CliBenchTune, RunsTheTopCandidatesInTurnsAndComparesThemWithTheirPrediction
                     1,
                 1e-3)
         << candidate.dump();
-    // Even rounds (0 and 2): the median of their 4 steps; odd (1): of its 2.
-    std::vector<double> even = {steps[0], steps[1], steps[4], steps[5]};
-    std::sort(even.begin(), even.end());
-    even_rounds.push_back((even[1] + even[2]) / 2);
-    odd_rounds.push_back((steps[2] + steps[3]) / 2);
+    // Even rounds (0 and 2): the median of their 6 steps; odd (1): of its 3.
+    even_rounds.push_back(median({steps[0], steps[1], steps[2], steps[6], steps[7], steps[8]}));
+    odd_rounds.push_back(median({steps[3], steps[4], steps[5]}));
   }
   EXPECT_GE(report["typical_spread"].get<double>(), 0.0);
   const double correlation = report["rank_correlation"].get<double>();
@@ -285,7 +286,7 @@ TEST(CliBenchTune, ARotationTimesEveryCandidateAndNamesOneThatFails) {
   for (const auto& candidate : timings["intervals_s"]) {
     ASSERT_EQ(candidate.size(), 2u);  // rounds
     for (const auto& turn : candidate) {
-      ASSERT_EQ(turn.size(), 2u);  // 4 steps: 3 intervals, the first not counted
+      ASSERT_EQ(turn.size(), 3u);  // 4 steps, the first not counted
       for (const auto& seconds : turn) EXPECT_GT(seconds.get<double>(), 0);
     }
   }

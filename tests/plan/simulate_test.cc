@@ -130,18 +130,24 @@ TEST(SimulateTest, CommCostsDelayTheReceiverAndOccupyTheSender) {
   EXPECT_DOUBLE_EQ(result.bubble_fraction, 16.0 / 22.0);
 }
 
-// A rank posts all its receives at its first RECV (as the runtime does): with 2 RECVs a rank
-// and recv_overhead 2, rank 1's 1RECV_F0 posts for 4 before it can take 0F0's output (ready
-// at 1): 1F0 [4,5], 1F1 [5,6], 1B0 [6,8], 1B1 [8,10]. Rank 0's 0RECV_B0, reached at 2, posts
-// until 6 and has its data at 8: 0B0 [8,10]; 0RECV_B1 posts nothing more: 0B1 [10,12].
-// Posting each RECV on its own would have delayed 0B1 to [12,14].
-TEST(SimulateTest, TheFirstReceiveOfARankPostsAllOfIt) {
+// A rank posts all its receives at its first communication (as the runtime does): a RECV
+// posts them before it waits, a SEND right after its data has gone. With 2 RECVs a rank and
+// recv_overhead 2: rank 0's 0SEND_F0 at 1 sends, then posts until 5: 0F1 [5,6], 0SEND_F1 at
+// 6. Rank 1's 1RECV_F0 posts for 4 (0F0's output was ready at 1): 1F0 [4,5]; 1RECV_F1 waits
+// from 5 to 6; 1F1 [6,7], 1B0 [7,9], 1B1 [9,11]. Rank 0's 0RECV_B0, reached at 6, posts
+// nothing more and has its data at 9: 0B0 [9,11]; 0B1 [11,13]. Posting each RECV on its own
+// would have delayed 0B1 by another 2.
+TEST(SimulateTest, TheFirstCommunicationOfARankPostsAllItsReceives) {
   SimulationCosts costs;
   costs.recv_overhead = 2.0;
   const SimulationResult result = simulate(gpipe_plan(2, 2), costs);
-  EXPECT_DOUBLE_EQ(result.makespan, 12.0);
+  EXPECT_DOUBLE_EQ(result.makespan, 13.0);
   std::string receives;
   for (const TimelineEntry& entry : result.timeline) {
+    if (entry.action.type == ActionType::kForward && entry.rank == 0 &&
+        entry.action.microbatch == 1) {
+      EXPECT_DOUBLE_EQ(entry.start, 5.0) << "0F1 runs after the posting";
+    }
     if (entry.action.type != ActionType::kRecvForward &&
         entry.action.type != ActionType::kRecvBackward) {
       continue;
@@ -149,7 +155,7 @@ TEST(SimulateTest, TheFirstReceiveOfARankPostsAllOfIt) {
     receives += to_string(entry.action) + "@" + std::to_string(static_cast<int>(entry.start)) +
                 "-" + std::to_string(static_cast<int>(entry.end)) + " ";
   }
-  EXPECT_EQ(receives, "1RECV_F0@0-4 0RECV_B0@2-8 1RECV_F1@5-5 0RECV_B1@10-10 ");
+  EXPECT_EQ(receives, "1RECV_F0@0-4 1RECV_F1@5-6 0RECV_B0@6-9 0RECV_B1@11-11 ");
   // A rank with no receives pays nothing: one rank holding both stages.
   const Plan local =
       plan_from_text(2, 1, Placement::kCustom, {{"0F0", "1F0", "1B0", "0B0"}}, {0, 0});

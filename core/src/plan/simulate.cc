@@ -386,10 +386,13 @@ class Replayer {
     const bool is_recv = is_receive(slot->type);
     double duration = 0.0;
     for (const Action& part : parts) duration += duration_of(part);
-    // A RECV occupies its rank from the moment it is reached until its data arrives; the
-    // rank's first posts all of them first.
+    // A RECV occupies its rank from the moment it is reached until its data arrives. The
+    // rank's first communication posts all its RECVs, as the executor does: a RECV posts them
+    // before it waits, a SEND right after it has gone (its data leaves first).
+    const bool is_send =
+        slot->type == ActionType::kSendForward || slot->type == ActionType::kSendBackward;
     double posting = 0.0;
-    if (is_recv && receives_to_post_[rank] > 0) {
+    if ((is_recv || is_send) && receives_to_post_[rank] > 0) {
       posting = receives_to_post_[rank] * costs_.recv_overhead;
       receives_to_post_[rank] = 0;
     }
@@ -400,7 +403,7 @@ class Replayer {
     if (is_compute(slot->type)) result_.ranks[rank].busy_time += end - start;
     if (options_.timeline) result_.timeline.push_back({rank, step, *slot, start, end});
     result_.makespan = std::max(result_.makespan, end);
-    rank_time_[rank] = end;
+    rank_time_[rank] = is_send ? end + posting : end;
     ++next_step_[rank];
     return true;
   }
@@ -531,8 +534,9 @@ class Replayer {
   std::vector<double> rank_time_;
   std::vector<int> live_activations_;
   std::vector<double> live_bytes_;
-  std::vector<double> reduce_free_;      // per rank: when its last reduction posted so far ends
-  std::vector<int> receives_to_post_;    // per rank: RECVs its first RECV posts (0 once posted)
+  std::vector<double> reduce_free_;  // per rank: when its last reduction posted so far ends
+  std::vector<int>
+      receives_to_post_;  // per rank: RECVs its first SEND or RECV posts (0 once posted)
   std::vector<StageCosts> stage_costs_;  // per stage: its own, or the uniform figures
   struct Event {
     double finished_at = kNotFinished;

@@ -611,9 +611,13 @@ struct PipelineExecutor::Impl {
     return type == ActionType::kRecvForward || type == ActionType::kRecvBackward;
   }
 
-  // Posting a receive costs the same at any point; posted together at the first RECV of the
-  // step (not at its start, where the first stage's forward should not wait for them), no
-  // sender ever waits for this rank to reach a later RECV, and data lands while it computes.
+  // Every receive of the step is posted at once, at the rank's first communication of the step:
+  // before a run that receives, or right after a run that only sends (the first stage's first
+  // forward does not wait for them, and its first send goes first). Not later: transports
+  // such as Gloo move a message only once its receive is posted, so a rank that reached its
+  // first RECV only after a stage's forwards (looped BFS, interleaved and V schedules on rank
+  // 0) held its peer's outputs back that long: 1-5 ms before 2F0 in looped BFS on
+  // bench-mlp-interleaved, 0.1 ms once posted after the first send.
   void post_step_receives(std::size_t t) {
     receives_posted = true;
     try {
@@ -662,6 +666,8 @@ struct PipelineExecutor::Impl {
             t = first;
             throw;
           }
+          // After a run of sends only: the step's receives go right behind them.
+          if (early_receives && !receives_posted) post_step_receives(first);
           continue;
         }
         if (!options.inject_action.empty()) inject_failure_at(to_string(*steps[t]));

@@ -10,10 +10,10 @@
 //    (local, or through an earlier RECV_B); W needs its own I;
 //  * SEND is asynchronous: it costs `send_overhead` on the sender, and its data can be received
 //    `transfer_time` after it was issued; a RECV waits until then;
-//  * a rank posts all its receives together when it reaches its first RECV (the runtime does
-//    so with transports that match receives by tag, gloo and UCX; posting one at a time costs
-//    the same in all): that RECV first occupies the rank for `recv_overhead` times the number
-//    of RECVs the rank has;
+//  * a rank posts all its receives together at its first SEND or RECV (the runtime does so
+//    with transports that match receives by tag, gloo and UCX; posting one at a time costs
+//    the same in all): that action also occupies the rank for `recv_overhead` times the
+//    number of RECVs the rank has — a RECV before it waits, a SEND after its data has gone;
 //  * REDUCE_GRAD is asynchronous too: it takes no time on its rank and the reduction runs
 //    beside the rank's work, one at a time per rank (a rank's reductions share its link),
 //    for the stage's `reduce_grad`; the step ends when the last one does;
