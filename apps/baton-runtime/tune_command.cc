@@ -51,11 +51,8 @@ int run_tune(const TuneOptions& options) {
   const bool reused = cached.reused;
   std::cerr << "profile: " << (reused ? "reused " : "measured and written to ") << path << " ("
             << profile.sizes.size() << " microbatch sizes, " << profile.sizes.front().units.size()
-            << " units; a stage as a rank runs it: forward x"
-            << fixed(profile.stage_forward_factor, 3) << ", backward x"
-            << fixed(profile.stage_backward_factor, 3) << ", split backward x"
-            << fixed(profile.split_backward_factor, 3) << " its units'; transfers "
-            << profile.transfer.source << ")\n";
+            << " units; a stage's split backward x" << fixed(profile.split_backward_factor, 3)
+            << " its units'; transfers " << profile.transfer.source << ")\n";
 
   const SearchSpace space = search_space_from_config(config, world.world_size, profile.batch_size);
   const SearchResult result = search_schedules(baton::plugin_loader_for(config), profile, space);

@@ -147,7 +147,7 @@ baton::SimulationCosts costs_from_profile(const PlanOptions& options, std::strin
                std::to_string(measured.microbatch_size) + ", cuts " + cuts_text(bounds) +
                "), in seconds\n";
   return simulation_costs(measured, bounds, profile.transfer, /*optimizer_state_factor=*/2.0,
-                          options.data_parallel, stage_factors_of(profile));
+                          options.data_parallel, profile.split_backward_factor);
 }
 
 int run_plan(const PlanOptions& options) {

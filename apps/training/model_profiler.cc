@@ -156,10 +156,6 @@ class CompanionLoad {
   std::atomic<bool> stopping_{true};
 };
 
-struct CalibratedFactors {
-  double split_backward = 1, forward = 1, backward = 1;
-};
-
 struct Samples {
   std::vector<double> forward, backward, input_grad, weight_grad, saved;
 };
@@ -253,26 +249,18 @@ MicrobatchProfile finish_size(baton::UnitChain& chain, SizeSamples& size) {
   return measured;
 }
 
-// A stage run as a pipeline rank runs it does not cost what its units add up to, timed one
-// after another. The units' passes run each unit's forward and backward back to back, its
-// weights still in cache; a rank runs a stage's units in turn and comes back to them for the
-// backward after other microbatches' work. On the quickstart (GPT blocks of 0.8 MB of
-// weights, under the 1 MiB L2 of this machine's cores) that put every prediction 25-30%
-// below the measured step and ranked the schedules with more messages too low; on the MLPs
-// (4 MB a unit, never cached) the units' sums were right within a few percent.
-// And a stage's split backward: timed inside a run, a stage of two Linear(1024, 1024) units
-// at 8 rows took 1.4-4.9% longer for I + W than for B, where the units' own I + W equal their
-// B; a GPT block's units measure their split 7-16% dearer than B, a stage of them only 4-12%.
-// So the profile times stages as a rank does, beside the units: the chain cut into (at most)
-// two stages, a few microbatches in turn, all their forwards, then each stage's backward
-// after the next one's, a round of full backwards then a round of split ones, in company.
-// The forward and backward factors are the stages' forward and full backward time over what
-// the units say (medians over the rounds of every microbatch size); the split-backward factor
-// is the stages' (I + W) / B over the units' (I + W) / B, the median over every pair of
-// rounds (one size's few pairs alone spread 0.98-1.14 on the MLP).
-class StageCalibration {
+// A stage's split backward run as a pipeline rank runs it does not cost what its units' I
+// and W add up to: timed inside a run, a stage of two Linear(1024, 1024) units at 8 rows took
+// 1.4-4.9% longer for I + W than for B, where the units' own I + W equal their B; a GPT
+// block's units measure their split 7-16% dearer than B, a stage of them only 4-12%. So the
+// profile times it as a rank does, beside the units: the chain cut into (at most) two
+// stages, a few microbatches in turn, each stage's backward after the next one's, a round
+// of full backwards then a round of split ones, in company. The factor is the stages'
+// (I + W) / B over the units' (I + W) / B: the median over every pair of rounds at every
+// microbatch size (one size's few pairs alone spread 0.98-1.14 on the MLP).
+class SplitBackwardCalibration {
  public:
-  StageCalibration(baton::UnitChain& chain, CompanionLoad& companions)
+  SplitBackwardCalibration(baton::UnitChain& chain, CompanionLoad& companions)
       : chain_(chain), companions_(companions) {
     const int units = chain.num_units();
     bounds_ = units >= 2 ? std::vector<int>{0, units / 2, units} : std::vector<int>{0, units};
@@ -284,42 +272,26 @@ class StageCalibration {
     }
   }
 
-  CalibratedFactors factors(const std::vector<SizeSamples>& sizes,
-                            const std::vector<MicrobatchProfile>& measured) {
-    std::vector<double> split, forward, backward;
+  double factor(const std::vector<SizeSamples>& sizes,
+                const std::vector<MicrobatchProfile>& measured) {
+    std::vector<double> factors;
     for (std::size_t index = 0; index < sizes.size(); ++index) {
-      double units_split = 0, units_full = 0, units_forward = 0;
+      double units_split = 0, units_full = 0;
       for (const UnitProfile& unit : measured[index].units) {
         units_split += unit.backward_input_s + unit.backward_weight_s;
         units_full += unit.backward_s;
-        units_forward += unit.forward_s;
       }
-      if (units_split <= 0 || units_full <= 0 || units_forward <= 0) continue;
-      for (const RoundPair& pair : round_pairs(sizes[index].inputs)) {
-        split.push_back(pair.split.backward / pair.full.backward / (units_split / units_full));
-        forward.push_back(pair.full.forward / (kMicrobatches * units_forward));
-        forward.push_back(pair.split.forward / (kMicrobatches * units_forward));
-        backward.push_back(pair.full.backward / (kMicrobatches * units_full));
+      if (units_split <= 0 || units_full <= 0) continue;
+      for (const double stages : stage_ratios(sizes[index].inputs)) {
+        factors.push_back(stages / (units_split / units_full));
       }
     }
-    CalibratedFactors result;
-    if (!split.empty()) {
-      result.split_backward = median(split);
-      result.forward = median(forward);
-      result.backward = median(backward);
-    }
-    return result;
+    return factors.empty() ? 1.0 : median(factors);
   }
 
  private:
   struct StageRun {
     std::vector<at::Tensor> inputs, outputs;
-  };
-  struct RoundTimes {
-    double forward = 0, backward = 0;  // seconds, all the round's stages and microbatches
-  };
-  struct RoundPair {
-    RoundTimes full, split;
   };
 
   StageRun forward(std::size_t stage, const std::vector<at::Tensor>& values) {
@@ -333,23 +305,16 @@ class StageCalibration {
     return run;
   }
 
-  // One round: every microbatch's forward through the stages, then their backwards, each
-  // stage's after the next one's, microbatch after microbatch.
-  RoundTimes round_seconds(const std::vector<at::Tensor>& inputs, bool split) {
-    RoundTimes times;
-    std::vector<std::vector<StageRun>> microbatches;
+  // Seconds all the backwards of one round took.
+  double round_seconds(const std::vector<at::Tensor>& inputs, bool split) {
+    double seconds = 0;
     for (int microbatch = 0; microbatch < kMicrobatches; ++microbatch) {
       std::vector<StageRun> runs;
       std::vector<at::Tensor> values = inputs;
       for (std::size_t stage = 0; stage < params_.size(); ++stage) {
-        const auto started = std::chrono::steady_clock::now();
         runs.push_back(forward(stage, values));
-        times.forward += seconds_since(started);
         values = runs.back().outputs;
       }
-      microbatches.push_back(std::move(runs));
-    }
-    for (const std::vector<StageRun>& runs : microbatches) {
       for (std::size_t stage = runs.size(); stage-- > 0;) {
         const StageRun& run = runs[stage];
         if (split) {
@@ -359,32 +324,31 @@ class StageCalibration {
           baton::SplitBackward backward(run.outputs, run.inputs, params_[stage]);
           backward.backward_input(output_grads);
           backward.backward_weight();
-          times.backward += seconds_since(started);
+          seconds += seconds_since(started);
         } else {
           const BackwardRoots start = ones_for(run.outputs);
           if (start.roots.empty()) continue;
           const auto started = std::chrono::steady_clock::now();
           torch::autograd::backward(start.roots, start.grads);
-          times.backward += seconds_since(started);
+          seconds += seconds_since(started);
         }
       }
     }
-    return times;
+    return seconds;
   }
 
-  // Pairs of rounds, a full one then a split one, after a pair that warms up.
-  std::vector<RoundPair> round_pairs(const std::vector<at::Tensor>& inputs) {
+  // Per pair of rounds: the split round's time over the full round's before it.
+  std::vector<double> stage_ratios(const std::vector<at::Tensor>& inputs) {
     companions_.start(inputs);
-    std::vector<RoundPair> pairs;
+    std::vector<double> ratios;
     for (int pair = 0; pair <= kPairs; ++pair) {
-      RoundPair times;
-      times.full = round_seconds(inputs, false);
-      times.split = round_seconds(inputs, true);
-      if (pair > 0 && times.full.backward > 0 && times.split.backward > 0) pairs.push_back(times);
+      const double full = round_seconds(inputs, false);
+      const double split = round_seconds(inputs, true);
+      if (pair > 0 && full > 0 && split > 0) ratios.push_back(split / full);  // 0 warms up
     }
     companions_.stop();
     drop_gradients(chain_);
-    return pairs;
+    return ratios;
   }
 
   static constexpr int kMicrobatches = 4;
@@ -466,11 +430,8 @@ ModelProfile profile_model(baton::Config& config, const std::string& data_dir, i
       largest_message = std::max(largest_message, unit.output_bytes);
     }
   }
-  const CalibratedFactors stages =
-      StageCalibration(*model.chain, companions).factors(sizes, profile.sizes);
-  profile.split_backward_factor = stages.split_backward;
-  profile.stage_forward_factor = stages.forward;
-  profile.stage_backward_factor = stages.backward;
+  profile.split_backward_factor =
+      SplitBackwardCalibration(*model.chain, companions).factor(sizes, profile.sizes);
   profile.transfer = profile_transfers(config, largest_message, read_run_settings(config).timeout);
   return profile;
 }

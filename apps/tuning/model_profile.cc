@@ -13,9 +13,8 @@ namespace baton_app {
 namespace {
 
 // 2: the transfer costs include recv_overhead_s; 3: latency and send overhead are measured
-// under load; 4: split_backward_factor; 5: stage_forward_factor and stage_backward_factor
-// (an older profile is measured again).
-constexpr const char* kFormat = "baton-profile-5";
+// under load; 4: split_backward_factor (an older profile is measured again).
+constexpr const char* kFormat = "baton-profile-4";
 
 double number(const nlohmann::json& object, const char* key, const std::string& where) {
   const auto found = object.find(key);
@@ -50,8 +49,6 @@ std::string profile_to_json(const ModelProfile& profile) {
   out["fingerprint"] = profile.fingerprint;
   out["batch_size"] = profile.batch_size;
   out["split_backward_factor"] = profile.split_backward_factor;
-  out["stage_forward_factor"] = profile.stage_forward_factor;
-  out["stage_backward_factor"] = profile.stage_backward_factor;
   out["transfer"] = {{"latency_s", profile.transfer.latency_s},
                      {"seconds_per_byte", profile.transfer.seconds_per_byte},
                      {"send_overhead_s", profile.transfer.send_overhead_s},
@@ -93,8 +90,6 @@ ModelProfile profile_from_json(const std::string& text, const std::string& origi
   profile.fingerprint = in.value("fingerprint", "");
   profile.batch_size = static_cast<int>(number(in, "batch_size", origin));
   profile.split_backward_factor = number(in, "split_backward_factor", origin);
-  profile.stage_forward_factor = number(in, "stage_forward_factor", origin);
-  profile.stage_backward_factor = number(in, "stage_backward_factor", origin);
   const nlohmann::json transfer = in.value("transfer", nlohmann::json::object());
   profile.transfer.latency_s = number(transfer, "latency_s", origin + ": transfer");
   profile.transfer.seconds_per_byte = number(transfer, "seconds_per_byte", origin + ": transfer");

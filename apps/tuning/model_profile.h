@@ -50,14 +50,6 @@ struct ModelProfile {
   // Model-dependent: above 1 for Linear(1024) units at few rows, below for GPT blocks. The
   // search scales every stage's I and W by it.
   double split_backward_factor = 1.0;
-  // How much longer a stage's forward and full backward take, run as a rank runs them (its
-  // units in turn, the backward after other microbatches' forwards), than its units' own,
-  // each timed right after the other with its weights in cache (1: as the units say). Near 1
-  // for Linear(1024, 1024) units, whose 4 MB of weights no core's cache holds; above it for
-  // GPT blocks that fit a core's L2. The search scales every stage's F by the first, and
-  // its B, I and W by the second.
-  double stage_forward_factor = 1.0;
-  double stage_backward_factor = 1.0;
 
   // The measurements for `microbatch_size`; throws ConfigError naming the sizes it has.
   const MicrobatchProfile& at(int microbatch_size, const std::string& origin) const;

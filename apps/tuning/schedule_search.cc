@@ -114,16 +114,11 @@ SearchSpace search_space_from_config(const baton::Config& config, int ranks, int
   return space;
 }
 
-StageFactors stage_factors_of(const ModelProfile& profile) {
-  return {profile.stage_forward_factor, profile.stage_backward_factor,
-          profile.split_backward_factor};
-}
-
 baton::SimulationCosts simulation_costs(const MicrobatchProfile& measured,
                                         const std::vector<int>& bounds,
                                         const TransferProfile& transfer,
                                         double optimizer_state_factor, int data_parallel,
-                                        const StageFactors& factors) {
+                                        double split_backward_factor) {
   baton::SimulationCosts costs;
   costs.transfer_time = transfer.latency_s;
   costs.send_overhead = transfer.send_overhead_s;
@@ -152,10 +147,8 @@ baton::SimulationCosts simulation_costs(const MicrobatchProfile& measured,
       stage.backward_input = measured.units[static_cast<std::size_t>(bounds[s])].backward_input_s;
       stage.backward_weight = std::max(0.0, stage.backward - stage.backward_input);
     }
-    stage.forward *= factors.forward;
-    stage.backward *= factors.backward;
-    stage.backward_input *= factors.backward * factors.split_backward;
-    stage.backward_weight *= factors.backward * factors.split_backward;
+    stage.backward_input *= split_backward_factor;
+    stage.backward_weight *= split_backward_factor;
     const UnitProfile& last = measured.units[static_cast<std::size_t>(bounds[s + 1] - 1)];
     stage.forward_transfer = last.output_bytes * transfer.seconds_per_byte;
     // The gradient sent back has the shape of the stage's input.
@@ -255,7 +248,7 @@ SearchResult search_schedules(const baton::PluginLoader& loader, const ModelProf
             baton::simulate(compiled.lowered,
                             simulation_costs(measured, candidate.bounds, profile.transfer,
                                              space.optimizer_state_factor, space.data_parallel,
-                                             stage_factors_of(profile)),
+                                             profile.split_backward_factor),
                             totals_only);
         ++result.simulated;
         candidate.predicted_step_s = simulated.makespan;

@@ -16,15 +16,6 @@
 
 namespace baton_app {
 
-// How a stage run as a rank runs it differs from what its units' own timings add up to
-// (ModelProfile's stage_forward_factor, stage_backward_factor, split_backward_factor).
-struct StageFactors {
-  double forward = 1.0;
-  double backward = 1.0;
-  double split_backward = 1.0;
-};
-StageFactors stage_factors_of(const ModelProfile& profile);
-
 struct SearchSpace {
   int ranks = 0;       // of one pipeline
   int batch_size = 0;  // of one pipeline (data.batch_size)
@@ -82,14 +73,13 @@ std::vector<int> balanced_cuts(const MicrobatchProfile& measured, int num_stages
 
 // Simulator costs of one candidate: stage s runs units [bounds[s], bounds[s+1]).
 // With `data_parallel` D > 1 each stage's REDUCE_GRAD costs a ring all-reduce of its
-// gradients: 2(D-1) messages of 1/D of them each way. Every stage's F is scaled by
-// `factors.forward`, its B by `factors.backward`, its I and W by both `factors.backward` and
-// `factors.split_backward`.
+// gradients: 2(D-1) messages of 1/D of them each way. Every stage's I and W are scaled by
+// `split_backward_factor` (ModelProfile::split_backward_factor).
 baton::SimulationCosts simulation_costs(const MicrobatchProfile& measured,
                                         const std::vector<int>& bounds,
                                         const TransferProfile& transfer,
                                         double optimizer_state_factor, int data_parallel = 1,
-                                        const StageFactors& factors = {});
+                                        double split_backward_factor = 1.0);
 
 // Throws ConfigError when nothing can run (naming why each shape was refused) or when
 // nothing fits the memory limit (naming the smallest candidate's need).

@@ -300,10 +300,8 @@ TEST(ScheduleSearch, TheFirstStagesSplitBackwardIsAllWeightGradient) {
   EXPECT_DOUBLE_EQ(costs.stages[1].backward_weight, 3.5e-3);
 
   // The profile's split-backward factor scales every stage's I and W, and nothing else.
-  baton_app::StageFactors split;
-  split.split_backward = 1.1;
-  const baton::SimulationCosts scaled =
-      baton_app::simulation_costs(measured, {0, 2, 3}, baton_app::TransferProfile{}, 2, 1, split);
+  const baton::SimulationCosts scaled = baton_app::simulation_costs(
+      measured, {0, 2, 3}, baton_app::TransferProfile{}, 2, 1, /*split_backward_factor=*/1.1);
   EXPECT_DOUBLE_EQ(scaled.stages[0].forward, 3e-3);
   EXPECT_DOUBLE_EQ(scaled.stages[0].backward, 6e-3);
   EXPECT_DOUBLE_EQ(scaled.stages[0].backward_input, 0.1e-3 * 1.1);
@@ -311,21 +309,6 @@ TEST(ScheduleSearch, TheFirstStagesSplitBackwardIsAllWeightGradient) {
   EXPECT_DOUBLE_EQ(scaled.stages[1].backward, 6e-3);
   EXPECT_DOUBLE_EQ(scaled.stages[1].backward_input, 2.5e-3 * 1.1);
   EXPECT_DOUBLE_EQ(scaled.stages[1].backward_weight, 3.5e-3 * 1.1);
-  // The stage factors: F by the forward one; B by the backward one, and I and W by it too.
-  baton_app::StageFactors stage;
-  stage.forward = 1.3;
-  stage.backward = 1.2;
-  stage.split_backward = 1.1;
-  const baton::SimulationCosts staged =
-      baton_app::simulation_costs(measured, {0, 2, 3}, baton_app::TransferProfile{}, 2, 1, stage);
-  EXPECT_DOUBLE_EQ(staged.stages[0].forward, 3e-3 * 1.3);
-  EXPECT_DOUBLE_EQ(staged.stages[0].backward, 6e-3 * 1.2);
-  EXPECT_DOUBLE_EQ(staged.stages[0].backward_input, 0.1e-3 * 1.2 * 1.1);
-  EXPECT_DOUBLE_EQ(staged.stages[0].backward_weight, 5.9e-3 * 1.2 * 1.1);
-  EXPECT_DOUBLE_EQ(staged.stages[1].forward, 3e-3 * 1.3);
-  EXPECT_DOUBLE_EQ(staged.stages[1].backward_input, 2.5e-3 * 1.2 * 1.1);
-  EXPECT_DOUBLE_EQ(staged.stages[1].backward_weight, 3.5e-3 * 1.2 * 1.1);
-  EXPECT_DOUBLE_EQ(staged.stages[1].forward_transfer, costs.stages[1].forward_transfer);
 }
 
 TEST(ModelProfile, RoundTripsAndRefusesDamagedOrForeignFiles) {
@@ -337,14 +320,10 @@ TEST(ModelProfile, RoundTripsAndRefusesDamagedOrForeignFiles) {
   written.transfer.send_overhead_s = 8e-5;
   written.transfer.recv_overhead_s = 3e-5;
   written.split_backward_factor = 1.07;
-  written.stage_forward_factor = 1.21;
-  written.stage_backward_factor = 1.34;
   baton_app::write_profile(path, written);
   const ModelProfile read = baton_app::read_profile(path, written.fingerprint);
   ASSERT_EQ(read.sizes.size(), written.sizes.size());
   EXPECT_DOUBLE_EQ(read.split_backward_factor, 1.07);
-  EXPECT_DOUBLE_EQ(read.stage_forward_factor, 1.21);
-  EXPECT_DOUBLE_EQ(read.stage_backward_factor, 1.34);
   EXPECT_DOUBLE_EQ(read.transfer.latency_s, 1e-4);
   EXPECT_DOUBLE_EQ(read.transfer.send_overhead_s, 8e-5);
   EXPECT_DOUBLE_EQ(read.transfer.recv_overhead_s, 3e-5);
@@ -388,9 +367,6 @@ TEST(ModelProfile, RoundTripsAndRefusesDamagedOrForeignFiles) {
   // A profile without the split-backward factor (format 3 had none) is refused naming it.
   EXPECT_THAT(refusal_of(text, "\"split_backward_factor\"", "\"unknown\""),
               HasSubstr("p.json: 'split_backward_factor' is missing"));
-  // Nor without the stage factors (format 4 had none).
-  EXPECT_THAT(refusal_of(text, "\"stage_backward_factor\"", "\"unknown\""),
-              HasSubstr("p.json: 'stage_backward_factor' is missing"));
   EXPECT_THROW(read.at(3, "test"), baton::ConfigError);
   std::filesystem::remove_all(dir);
 }
