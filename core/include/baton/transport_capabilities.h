@@ -10,8 +10,8 @@ namespace baton {
 // Messages are matched to receives by (peer, tag), never by posting order, and a posted
 // receive holds up nothing else (no stream, no queue behind it). The executor then posts
 // every receive of a training step at once, into the preallocated buffers, at its first
-// communication of the step, so a sender never waits for its peer to reach the matching RECV. Gloo and
-// UCX match by tag; NCCL matches by order on a stream and must not declare this.
+// communication of the step, so a sender never waits for its peer to reach the matching RECV. Gloo
+// and UCX match by tag; NCCL matches by order on a stream and must not declare this.
 class BATON_API ReceivesMatchByTag {
  public:
   virtual ~ReceivesMatchByTag();
