@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "launch_run.h"
 
@@ -81,6 +83,38 @@ TEST(RunOutputs, TraceOfEveryRankMetricsWithBubbleAndTimes) {
     steps += line.rfind("{\"step\":", 0) == 0;
   }
   EXPECT_EQ(steps, 3);
+}
+
+// A transport that matches receives by tag (Gloo) moves a message only once its receive is
+// posted, so a rank posts the step's receives at its first communication: on rank 0 of looped
+// BFS, right after its first send, not at its first RECV, which comes only after all of stage
+// 0's forwards (until 2026-12-03 it did, and rank 1's outputs waited that long). Read off the
+// rank's own trace: in every recorded step, 0SEND_F0 then "post receives", before 0F1.
+TEST(RunOutputs, ARankPostsItsReceivesRightAfterItsFirstSends) {
+  const std::string root = ::testing::TempDir() + "/run-outputs-posting";
+  const auto result = baton_test::launch(
+      BATON_BINARY, 2,
+      {"model.name=mlp", "model.params.in_features=8", "model.params.hidden=16",
+       "model.params.layers=3", "model.params.out_features=3", "data.source=synthetic",
+       "data.batch_size=8", "schedule.name=looped_bfs", "schedule.stages_per_rank=2",
+       "schedule.microbatches=4", "run.steps=2", "run.name=posting", "trace.steps=2",
+       "checkpoint.enabled=false", "run.output_dir=" + root},
+      "posting");
+  ASSERT_EQ(result.command.exit_code, 0) << result.command.output;
+  std::istringstream lines(read_text(root + "/posting/trace-ranks/rank0.tsv"));
+  std::vector<std::string> names;  // the spans of rank 0, in the order it ran them
+  for (std::string line; std::getline(lines, line);)
+    names.push_back(line.substr(line.rfind('\t') + 1));
+  int steps = 0;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i].rfind("0F0 (step ", 0) != 0) continue;
+    ++steps;
+    ASSERT_LT(i + 3, names.size());
+    EXPECT_EQ(names[i + 1], "0SEND_F0") << names[i];
+    EXPECT_EQ(names[i + 2], "post receives") << names[i];
+    EXPECT_EQ(names[i + 3].rfind("0F1 (step ", 0), 0u) << names[i + 3];
+  }
+  EXPECT_EQ(steps, 2) << result.command.output;
 }
 
 }  // namespace
