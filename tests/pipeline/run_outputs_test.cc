@@ -21,14 +21,26 @@ std::string read_text(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
 }
 
+// A small MLP on synthetic data in batches of 8, no checkpoints; then `sets`.
+std::vector<std::string> small_mlp_run(int layers, std::vector<std::string> sets) {
+  std::vector<std::string> all = {"model.name=mlp",
+                                  "model.params.in_features=8",
+                                  "model.params.hidden=16",
+                                  "model.params.layers=" + std::to_string(layers),
+                                  "model.params.out_features=3",
+                                  "data.source=synthetic",
+                                  "data.batch_size=8",
+                                  "checkpoint.enabled=false"};
+  all.insert(all.end(), sets.begin(), sets.end());
+  return all;
+}
+
 TEST(RunOutputs, TraceOfEveryRankMetricsWithBubbleAndTimes) {
   const std::string root = ::testing::TempDir() + "/run-outputs";
   const auto result = baton_test::launch(
       BATON_BINARY, 2,
-      {"model.name=mlp", "model.params.in_features=8", "model.params.hidden=16",
-       "model.params.layers=2", "model.params.out_features=3", "data.source=synthetic",
-       "data.batch_size=8", "schedule.name=gpipe", "schedule.microbatches=4", "run.steps=3",
-       "run.name=outputs", "trace.steps=2", "checkpoint.enabled=false", "run.output_dir=" + root},
+      small_mlp_run(2, {"schedule.name=gpipe", "schedule.microbatches=4", "run.steps=3",
+                        "run.name=outputs", "trace.steps=2", "run.output_dir=" + root}),
       "outputs");
   ASSERT_EQ(result.command.exit_code, 0) << result.command.output;
   // Each phase is logged once per rank, prefixed by the launcher alone.
@@ -91,17 +103,14 @@ TEST(RunOutputs, TraceOfEveryRankMetricsWithBubbleAndTimes) {
 // 0's forwards (until 2026-12-03 it did, and rank 1's outputs waited that long). Read off the
 // rank's own trace: in every recorded step, 0SEND_F0 then "post receives", before 0F1.
 TEST(RunOutputs, ARankPostsItsReceivesRightAfterItsFirstSends) {
-  const std::string root = ::testing::TempDir() + "/run-outputs-posting";
-  const auto result = baton_test::launch(
-      BATON_BINARY, 2,
-      {"model.name=mlp", "model.params.in_features=8", "model.params.hidden=16",
-       "model.params.layers=3", "model.params.out_features=3", "data.source=synthetic",
-       "data.batch_size=8", "schedule.name=looped_bfs", "schedule.stages_per_rank=2",
-       "schedule.microbatches=4", "run.steps=2", "run.name=posting", "trace.steps=2",
-       "checkpoint.enabled=false", "run.output_dir=" + root},
-      "posting");
+  const auto result =
+      baton_test::launch(BATON_BINARY, 2,
+                         small_mlp_run(3, {"schedule.name=looped_bfs", "schedule.stages_per_rank=2",
+                                           "schedule.microbatches=4", "run.steps=2",
+                                           "run.name=posting", "trace.steps=2"}),
+                         "posting");
   ASSERT_EQ(result.command.exit_code, 0) << result.command.output;
-  std::istringstream lines(read_text(root + "/posting/trace-ranks/rank0.tsv"));
+  std::istringstream lines(read_text(result.dump_dir + "/runs/posting/trace-ranks/rank0.tsv"));
   std::vector<std::string> names;  // the spans of rank 0, in the order it ran them
   for (std::string line; std::getline(lines, line);)
     names.push_back(line.substr(line.rfind('\t') + 1));

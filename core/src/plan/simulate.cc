@@ -389,10 +389,9 @@ class Replayer {
     // A RECV occupies its rank from the moment it is reached until its data arrives. The
     // rank's first communication posts all its RECVs, as the executor does: a RECV posts them
     // before it waits, a SEND right after it has gone (its data leaves first).
-    const bool is_send =
-        slot->type == ActionType::kSendForward || slot->type == ActionType::kSendBackward;
+    const bool is_send = is_comm(slot->type) && !is_recv;
     double posting = 0.0;
-    if ((is_recv || is_send) && receives_to_post_[rank] > 0) {
+    if (is_comm(slot->type) && receives_to_post_[rank] > 0) {
       posting = receives_to_post_[rank] * costs_.recv_overhead;
       receives_to_post_[rank] = 0;
     }
@@ -535,8 +534,8 @@ class Replayer {
   std::vector<int> live_activations_;
   std::vector<double> live_bytes_;
   std::vector<double> reduce_free_;  // per rank: when its last reduction posted so far ends
-  std::vector<int>
-      receives_to_post_;  // per rank: RECVs its first SEND or RECV posts (0 once posted)
+  // per rank: RECVs its first SEND or RECV posts (0 once posted)
+  std::vector<int> receives_to_post_;
   std::vector<StageCosts> stage_costs_;  // per stage: its own, or the uniform figures
   struct Event {
     double finished_at = kNotFinished;

@@ -652,8 +652,10 @@ struct PipelineExecutor::Impl {
             receives = receives || is_receive(steps[t]->type);
             run.push_back(*steps[t++]);
           }
-          // The run's own receives are among the step's.
-          if (early_receives && receives && !receives_posted) post_step_receives(first);
+          // The step's receives, if not yet posted, go before a run that receives (its own
+          // are among them), or right behind a run that only sends.
+          const bool post_receives_now = early_receives && !receives_posted;
+          if (post_receives_now && receives) post_step_receives(first);
           try {
             const double posted_at = since_step_start();
             post_comms(run);
@@ -666,8 +668,7 @@ struct PipelineExecutor::Impl {
             t = first;
             throw;
           }
-          // After a run of sends only: the step's receives go right behind them.
-          if (early_receives && !receives_posted) post_step_receives(first);
+          if (post_receives_now && !receives) post_step_receives(first);
           continue;
         }
         if (!options.inject_action.empty()) inject_failure_at(to_string(*steps[t]));
