@@ -2,10 +2,11 @@
 // schedule search: two instances of the transport in this process, ranks 0 and 1 of a world
 // of two, meeting through a file store in a scratch folder, ping-pong a small and a large
 // message (the one-way times give the cost per byte), time posting a send and a receive, and
-// then exchange messages while both keep a core busy, as ranks do in a pipeline: the latency
-// and the send overhead the search uses are those under load (on 2 cores here, 5 to 20 times
-// the idle latency, 2 to 5 times the idle posting). That is the cost between two ranks on
-// this machine (what `baton launch` runs), not across hosts.
+// then exchange messages of two sizes while both compute, as ranks do in a pipeline: the
+// latency, and the send overhead (posting plus the compute a message takes from the ranks, by
+// message size) the search uses are those under load (on 2 cores here, 5 to 20 times the idle
+// latency, 2 to 5 times the idle posting). That is the cost between two ranks on this machine
+// (what `baton launch` runs), not across hosts.
 #pragma once
 
 #include <chrono>

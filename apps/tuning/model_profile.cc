@@ -13,8 +13,9 @@ namespace baton_app {
 namespace {
 
 // 2: the transfer costs include recv_overhead_s; 3: latency and send overhead are measured
-// under load; 4: split_backward_factor (an older profile is measured again).
-constexpr const char* kFormat = "baton-profile-4";
+// under load; 4: split_backward_factor; 5: send_overhead_per_byte, the send overhead with the
+// compute a message takes (an older profile is measured again).
+constexpr const char* kFormat = "baton-profile-5";
 
 double number(const nlohmann::json& object, const char* key, const std::string& where) {
   const auto found = object.find(key);
@@ -52,6 +53,7 @@ std::string profile_to_json(const ModelProfile& profile) {
   out["transfer"] = {{"latency_s", profile.transfer.latency_s},
                      {"seconds_per_byte", profile.transfer.seconds_per_byte},
                      {"send_overhead_s", profile.transfer.send_overhead_s},
+                     {"send_overhead_per_byte", profile.transfer.send_overhead_per_byte},
                      {"recv_overhead_s", profile.transfer.recv_overhead_s},
                      {"source", profile.transfer.source}};
   out["sizes"] = nlohmann::json::array();
@@ -94,6 +96,8 @@ ModelProfile profile_from_json(const std::string& text, const std::string& origi
   profile.transfer.latency_s = number(transfer, "latency_s", origin + ": transfer");
   profile.transfer.seconds_per_byte = number(transfer, "seconds_per_byte", origin + ": transfer");
   profile.transfer.send_overhead_s = number(transfer, "send_overhead_s", origin + ": transfer");
+  profile.transfer.send_overhead_per_byte =
+      number(transfer, "send_overhead_per_byte", origin + ": transfer");
   profile.transfer.recv_overhead_s = number(transfer, "recv_overhead_s", origin + ": transfer");
   profile.transfer.source = transfer.value("source", "");
   const auto sizes = in.find("sizes");

@@ -29,12 +29,13 @@ struct MicrobatchProfile {
 };
 
 // A transfer of n bytes between neighbouring ranks takes latency_s + n * seconds_per_byte,
-// and posting it occupies its sender for send_overhead_s: latency and posting as measured
-// while the ranks compute (transfer_profiler.h).
+// and occupies its sender for send_overhead_s + n * send_overhead_per_byte: latency, posting
+// and the compute a message takes as measured while the ranks compute (transfer_profiler.h).
 struct TransferProfile {
   double latency_s = 0;
   double seconds_per_byte = 0;
   double send_overhead_s = 0;
+  double send_overhead_per_byte = 0;
   double recv_overhead_s = 0;  // what posting one receive occupies its caller
   std::string source;          // how it was found ("measured: gloo on loopback", "not measured")
 };

@@ -151,11 +151,13 @@ baton::SimulationCosts simulation_costs(const MicrobatchProfile& measured,
     stage.backward_weight *= split_backward_factor;
     const UnitProfile& last = measured.units[static_cast<std::size_t>(bounds[s + 1] - 1)];
     stage.forward_transfer = last.output_bytes * transfer.seconds_per_byte;
+    stage.forward_send_overhead = last.output_bytes * transfer.send_overhead_per_byte;
     // The gradient sent back has the shape of the stage's input.
     const double input_bytes =
         bounds[s] == 0 ? measured.input_bytes
                        : measured.units[static_cast<std::size_t>(bounds[s] - 1)].output_bytes;
     stage.backward_transfer = input_bytes * transfer.seconds_per_byte;
+    stage.backward_send_overhead = input_bytes * transfer.send_overhead_per_byte;
     if (data_parallel > 1) {
       double gradient_bytes = 0;
       for (int u = bounds[s]; u < bounds[s + 1]; ++u) {

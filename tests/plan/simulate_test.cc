@@ -304,6 +304,45 @@ TEST(SimulateTest, PerStageTransfersAddToTheTransferTime) {
   EXPECT_DOUBLE_EQ(simulate(gpipe_plan(2, 1), costs).makespan, 10.5);
 }
 
+TEST(SimulateTest, PerStageSendOverheadsAddToTheSendOverhead) {
+  // GPipe, 2 ranks, 1 microbatch, F 1, B 2, transfer_time 1, send_overhead 0.5: stage 0's
+  // SEND_F occupies rank 0 for 0.5 + 1 = 1.5, stage 1's SEND_B rank 1 for 0.5 + 0.25.
+  // 0F0 [0,1]; 0SEND_F0 [1,2.5]; data at 3.5; 1F0 [3.5,4.5]; 1B0 [4.5,6.5]; 1SEND_B0
+  // [6.5,7.25]; gradient at 8.25; 0B0 [8.25,10.25].
+  SimulationCosts costs;
+  costs.transfer_time = 1.0;
+  costs.send_overhead = 0.5;
+  costs.stages.resize(2);
+  costs.stages[0].forward_send_overhead = 1.0;
+  costs.stages[0].backward_send_overhead = 100.0;  // stage 0 sends nothing back
+  costs.stages[1].forward_send_overhead = 100.0;   // nor stage 1 anything forward
+  costs.stages[1].backward_send_overhead = 0.25;
+  const SimulationResult result = simulate(gpipe_plan(2, 1), costs);
+  EXPECT_DOUBLE_EQ(result.makespan, 10.25);
+  int sends = 0;
+  for (const TimelineEntry& entry : result.timeline) {
+    if (entry.action.type == ActionType::kSendForward) {
+      EXPECT_DOUBLE_EQ(entry.end - entry.start, 1.5);
+      ++sends;
+    }
+    if (entry.action.type == ActionType::kSendBackward) {
+      EXPECT_DOUBLE_EQ(entry.end - entry.start, 0.75);
+      ++sends;
+    }
+  }
+  EXPECT_EQ(sends, 2);
+  // Negative: refused, naming the stage and the cost.
+  costs.stages[1].backward_send_overhead = -1.0;
+  try {
+    simulate(gpipe_plan(2, 1), costs);
+    ADD_FAILURE() << "a negative send overhead was accepted";
+  } catch (const PlanError& error) {
+    EXPECT_NE(std::string(error.what()).find("of stage 1: backward_send_overhead"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
 TEST(SimulateTest, PeakMemoryInBytesFollowsLiveActivations) {
   // 1F1B on 2 ranks, 4 microbatches: rank 0 holds at most 2 microbatches, rank 1 one;
   // GPipe holds all 4 on both. Stage 0 keeps 100 bytes per microbatch, stage 1 10, and

@@ -311,6 +311,37 @@ TEST(ScheduleSearch, TheFirstStagesSplitBackwardIsAllWeightGradient) {
   EXPECT_DOUBLE_EQ(scaled.stages[1].backward_weight, 3.5e-3 * 1.1);
 }
 
+// A send occupies its rank for the fixed overhead (send_overhead, the same for every send)
+// plus its message's bytes at the profile's rate (the stage's own part), on four units cut
+// into three stages.
+TEST(ScheduleSearch, ASendsOverheadGrowsWithItsMessage) {
+  baton_app::MicrobatchProfile measured;
+  measured.microbatch_size = 1;
+  measured.input_bytes = 64;
+  const double output_bytes[] = {1000, 4000, 500, 16};
+  for (int u = 0; u < 4; ++u) {
+    baton_app::UnitProfile unit;
+    unit.forward_s = 1e-3;
+    unit.backward_s = 2e-3;
+    unit.output_bytes = output_bytes[u];
+    measured.units.push_back(unit);
+  }
+  baton_app::TransferProfile transfer;
+  transfer.send_overhead_s = 5e-5;
+  transfer.send_overhead_per_byte = 1e-9;
+  const baton::SimulationCosts costs =
+      baton_app::simulation_costs(measured, {0, 2, 3, 4}, transfer, 2);
+  ASSERT_EQ(costs.stages.size(), 3u);
+  EXPECT_DOUBLE_EQ(costs.send_overhead, 5e-5);
+  // Stage 0 (units 0, 1) sends unit 1's 4000 B forward; stage 1 (unit 2) sends its 500 B
+  // forward and its input's gradient, the 4000 B it received, back; stage 2 (unit 3) sends
+  // back the gradient of unit 2's 500 B output.
+  EXPECT_DOUBLE_EQ(costs.stages[0].forward_send_overhead, 4000e-9);
+  EXPECT_DOUBLE_EQ(costs.stages[1].forward_send_overhead, 500e-9);
+  EXPECT_DOUBLE_EQ(costs.stages[1].backward_send_overhead, 4000e-9);
+  EXPECT_DOUBLE_EQ(costs.stages[2].backward_send_overhead, 500e-9);
+}
+
 TEST(ModelProfile, RoundTripsAndRefusesDamagedOrForeignFiles) {
   const std::string dir = testing::TempDir() + "/profile-test";
   std::filesystem::create_directories(dir);
@@ -318,6 +349,7 @@ TEST(ModelProfile, RoundTripsAndRefusesDamagedOrForeignFiles) {
   ModelProfile written = uniform_profile(3, 4);
   written.transfer.latency_s = 1e-4;
   written.transfer.send_overhead_s = 8e-5;
+  written.transfer.send_overhead_per_byte = 2e-9;
   written.transfer.recv_overhead_s = 3e-5;
   written.split_backward_factor = 1.07;
   baton_app::write_profile(path, written);
@@ -326,6 +358,7 @@ TEST(ModelProfile, RoundTripsAndRefusesDamagedOrForeignFiles) {
   EXPECT_DOUBLE_EQ(read.split_backward_factor, 1.07);
   EXPECT_DOUBLE_EQ(read.transfer.latency_s, 1e-4);
   EXPECT_DOUBLE_EQ(read.transfer.send_overhead_s, 8e-5);
+  EXPECT_DOUBLE_EQ(read.transfer.send_overhead_per_byte, 2e-9);
   EXPECT_DOUBLE_EQ(read.transfer.recv_overhead_s, 3e-5);
   EXPECT_EQ(read.sizes[1].units[2].name, "unit2");
   EXPECT_DOUBLE_EQ(read.sizes[1].units[2].saved_bytes, written.sizes[1].units[2].saved_bytes);

@@ -150,6 +150,8 @@ void check_costs(const SimulationCosts& costs) {
     check_cost(stage.backward_weight, prefix + "backward_weight");
     check_cost(stage.forward_transfer, prefix + "forward_transfer");
     check_cost(stage.backward_transfer, prefix + "backward_transfer");
+    check_cost(stage.forward_send_overhead, prefix + "forward_send_overhead");
+    check_cost(stage.backward_send_overhead, prefix + "backward_send_overhead");
     check_cost(stage.activation_bytes, prefix + "activation_bytes");
     check_cost(stage.static_bytes, prefix + "static_bytes");
     check_cost(stage.reduce_grad, prefix + "reduce_grad");
@@ -342,8 +344,9 @@ class Replayer {
       case ActionType::kBackwardWeight:
         return stage ? stage->backward_weight : costs_.backward_weight;
       case ActionType::kSendForward:
+        return costs_.send_overhead + (stage ? stage->forward_send_overhead : 0.0);
       case ActionType::kSendBackward:
-        return costs_.send_overhead;
+        return costs_.send_overhead + (stage ? stage->backward_send_overhead : 0.0);
       default:
         return 0.0;
     }

@@ -8,8 +8,9 @@
 //    share a rank, else through a RECV_F that this rank ran earlier;
 //  * B/I of the last stage needs its own F; B/I of an earlier stage needs the gradient of B/I(s+1)
 //    (local, or through an earlier RECV_B); W needs its own I;
-//  * SEND is asynchronous: it costs `send_overhead` on the sender, and its data can be received
-//    `transfer_time` after it was issued; a RECV waits until then;
+//  * SEND is asynchronous: it costs `send_overhead` (plus its stage's size-dependent part) on
+//    the sender, and its data can be received `transfer_time` (plus its stage's part) after
+//    it was issued; a RECV waits until then;
 //  * a rank posts all its receives together at its first SEND or RECV (the runtime does so
 //    with transports that match receives by tag, gloo and UCX; posting one at a time costs
 //    the same in all): that action also occupies the rank for `recv_overhead` times the
@@ -46,6 +47,10 @@ struct StageCosts {
   // stage) and SEND_B (its input gradient, to the previous stage): the size-dependent part.
   double forward_transfer = 0.0;
   double backward_transfer = 0.0;
+  // Added to SimulationCosts::send_overhead for the same two SENDs: what a message of this
+  // size occupies its sender for beyond the fixed part.
+  double forward_send_overhead = 0.0;
+  double backward_send_overhead = 0.0;
   // Bytes one microbatch keeps alive on the stage's rank from its F until its B (or its W,
   // when the backward is split), and bytes the stage holds all the time (parameters, their
   // gradients, optimizer state). Only reported (RankStatistics), never a cost.
