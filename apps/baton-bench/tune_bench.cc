@@ -50,7 +50,22 @@ struct Measured {
   std::vector<double> steps_by_parity_ms[2];
   // How far its rounds are apart: (slowest round's median) / (fastest round's median) - 1.
   double spread = 0;
+  // Per rank, the mean over its counted steps: the executor's compute, its posting and
+  // waiting for transfers, and the simulation's compute for the same rank.
+  std::vector<double> compute_ms;
+  std::vector<double> comm_ms;
+  std::vector<double> predicted_compute_ms;
 };
+
+// The simulation's compute of world rank `rank` (replicas repeat the pipeline's ranks).
+std::vector<double> predicted_compute_by_rank(const Candidate& candidate, std::size_t ranks) {
+  std::vector<double> by_rank;
+  const std::size_t pipeline_ranks = candidate.predicted_compute_s.size();
+  for (std::size_t rank = 0; rank < ranks && pipeline_ranks > 0; ++rank) {
+    by_rank.push_back(candidate.predicted_compute_s[rank % pipeline_ranks] * 1000);
+  }
+  return by_rank;
+}
 
 std::vector<std::string> candidate_sets(const Candidate& candidate) {
   return {"schedule.name=" + candidate.schedule,
@@ -139,7 +154,7 @@ int run_tune_bench(const TuneBenchOptions& options) {
   rotation.rounds = options.rounds;
   rotation.steps_per_turn = base.steps;
   for (std::size_t i = 0; i < count; ++i) {
-    runs.push_back({result.ranked[i], 0, {}, {}, {}, 0});
+    runs.push_back({result.ranked[i], 0, {}, {}, {}, 0, {}, {}, {}});
     rotation.candidates.push_back(candidate_sets(result.ranked[i]));
   }
   std::cerr << "bench tune: " << count << " candidates set up side by side in " << base.ranks
@@ -165,6 +180,10 @@ int run_tune_bench(const TuneBenchOptions& options) {
       half.insert(half.end(), turn_ms.begin(), turn_ms.end());
     }
     one.measured_ms = median_of(one.steps_ms);
+    if (i < timings.compute_ms.size()) one.compute_ms = timings.compute_ms[i];
+    if (i < timings.comm_ms.size()) one.comm_ms = timings.comm_ms[i];
+    one.predicted_compute_ms =
+        predicted_compute_by_rank(one.candidate, static_cast<std::size_t>(base.ranks));
     const auto [fastest, slowest] = std::minmax_element(one.rounds_ms.begin(), one.rounds_ms.end());
     one.spread = *fastest > 0 ? *slowest / *fastest - 1 : 0;
     spreads.push_back(one.spread);
@@ -206,6 +225,9 @@ int run_tune_bench(const TuneBenchOptions& options) {
                             {"rounds_ms", rounded_all(one.rounds_ms, 3)},
                             {"steps_ms", one.steps_ms},
                             {"spread", rounded(one.spread, 4)},
+                            {"compute_ms", rounded_all(one.compute_ms, 3)},
+                            {"predicted_compute_ms", rounded_all(one.predicted_compute_ms, 3)},
+                            {"comm_ms", rounded_all(one.comm_ms, 3)},
                             {"same_plan", one.candidate.same_plan}});
     }
     const nlohmann::ordered_json report = {{"candidates", candidates},
@@ -247,7 +269,24 @@ int run_tune_bench(const TuneBenchOptions& options) {
                   one.spread * 100);
     text << line;
   }
-  text << "\n(a: auto's choice, the first predicted; *: the fastest measured)\n"
+  text << "\n(a: auto's choice, the first predicted; *: the fastest measured)\n\n"
+       << "where a step's time went, per rank (ms, the mean over the counted steps): the "
+          "executor's compute against the simulation's (measured/predicted), and its posting "
+          "and waiting for transfers\n";
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const Measured& one = runs[i];
+    text << "  " << std::to_string(i + 1) << " " << label(one.candidate) << ":";
+    for (std::size_t rank = 0; rank < one.compute_ms.size(); ++rank) {
+      const double predicted =
+          rank < one.predicted_compute_ms.size() ? one.predicted_compute_ms[rank] : 0.0;
+      text << (rank == 0 ? " " : "; ") << "rank " << rank << " compute "
+           << fixed(one.compute_ms[rank], 1) << " ("
+           << (predicted > 0 ? fixed(one.compute_ms[rank] / predicted, 2) : std::string("-"))
+           << "), transfers " << fixed(rank < one.comm_ms.size() ? one.comm_ms[rank] : 0.0, 1);
+    }
+    text << "\n";
+  }
+  text << "\n"
        << "rank correlation, predicted against measured (Spearman): " << fixed(correlation, 3)
        << "\nauto's choice measured " << fixed(measured[0], 3) << " ms; the best measured ("
        << label(runs[best].candidate) << ") " << fixed(measured[best], 3) << " ms: auto is "

@@ -40,15 +40,29 @@ struct CandidatePipeline {
   at::Tensor targets;
   int steps_run = 0;
   std::uint64_t seed = 0;
+  // This rank's executor time over the counted steps: computing, and posting and waiting for
+  // transfers.
+  double compute_s = 0;
+  double comm_s = 0;
+  int counted_steps = 0;
 
   // One training step as the trainer runs it, less what a benchmark leaves out (progress,
   // metrics, checkpoints): the same batch each time, which costs what any batch costs.
-  void step() {
+  void step(bool counted) {
     ++steps_run;
     torch::manual_seed(seed * 1000003 + static_cast<std::uint64_t>(steps_run));
     clear_gradients(local.params);
-    executor->run_step(inputs, targets);
+    const baton::StepResult result = executor->run_step(inputs, targets);
     optimizer->step();
+    if (counted) {
+      compute_s += result.compute_seconds;
+      comm_s += result.comm_seconds;
+      ++counted_steps;
+    }
+  }
+
+  double mean_ms(double seconds) const {
+    return counted_steps > 0 ? seconds * 1000 / counted_steps : 0.0;
   }
 };
 
@@ -138,7 +152,10 @@ RotationPlan read_rotation_plan(const std::string& path) {
 }
 
 void write_rotation_result(const RotationResult& result, const std::string& path) {
-  baton::write_file_atomically(path, nlohmann::json({{"intervals_s", result.intervals_s}}).dump());
+  baton::write_file_atomically(path, nlohmann::json({{"intervals_s", result.intervals_s},
+                                                     {"compute_ms", result.compute_ms},
+                                                     {"comm_ms", result.comm_ms}})
+                                         .dump());
 }
 
 RotationResult read_rotation_result(const std::string& path) {
@@ -147,6 +164,8 @@ RotationResult read_rotation_result(const std::string& path) {
   try {
     result.intervals_s =
         json.at("intervals_s").get<std::vector<std::vector<std::vector<double>>>>();
+    result.compute_ms = json.at("compute_ms").get<std::vector<std::vector<double>>>();
+    result.comm_ms = json.at("comm_ms").get<std::vector<std::vector<double>>>();
   } catch (const nlohmann::json::exception& error) {
     throw baton::Error("the rotation's timings '" + path + "': " + error.what());
   }
@@ -184,7 +203,7 @@ RotationResult rotate_candidates(const RunOptions& run, const RotationPlan& plan
     for (current = 0; current < plan.candidates.size(); ++current) {
       pipelines.push_back(
           set_up_candidate(run, plan.candidates[current], world, store, transport, data_dir));
-      for (int step = 0; step < plan.warmup_steps; ++step) pipelines.back()->step();
+      for (int step = 0; step < plan.warmup_steps; ++step) pipelines.back()->step(false);
     }
     const std::size_t count = pipelines.size();
     for (int round = 0; round < plan.rounds; ++round) {
@@ -196,7 +215,7 @@ RotationResult rotate_candidates(const RunOptions& run, const RotationPlan& plan
         // candidate's tail on the other ranks.
         std::vector<double> marks = {now_s()};
         for (int step = 0; step < plan.steps_per_turn; ++step) {
-          pipelines[current]->step();
+          pipelines[current]->step(/*counted=*/step > 0);
           marks.push_back(now_s());
         }
         std::vector<double>& intervals =
@@ -213,13 +232,37 @@ RotationResult rotate_candidates(const RunOptions& run, const RotationPlan& plan
     }
     throw failure;
   }
-  // No rank closes its connections while a peer may still be finishing the last step.
+  // Where each rank's time went, per candidate, for rank 0 to report: every rank publishes
+  // its own means before the barrier, so they are all there after it.
+  std::vector<std::vector<double>> own;  // [candidate] = {compute ms, comm ms}
+  for (const auto& pipeline : pipelines) {
+    own.push_back({pipeline->mean_ms(pipeline->compute_s), pipeline->mean_ms(pipeline->comm_s)});
+  }
   if (store) {
+    const std::string text = nlohmann::json(own).dump();
+    store->set("rotation/breakdown/" + std::to_string(world.rank),
+               std::vector<std::uint8_t>(text.begin(), text.end()));
+    // No rank closes its connections while a peer may still be finishing the last step.
     store->add("rotation/done", 1);
     wait_for_count(*store, "rotation/done", world.world_size, settings.timeout,
                    "the end of the rotation");
   }
-  if (world.rank != 0) result.intervals_s.clear();
+  if (world.rank != 0) return {};
+  result.compute_ms.assign(pipelines.size(), {});
+  result.comm_ms.assign(pipelines.size(), {});
+  for (int rank = 0; rank < world.world_size; ++rank) {
+    std::vector<std::vector<double>> theirs = own;
+    if (rank != world.rank && store) {
+      const std::vector<std::uint8_t> bytes =
+          store->get("rotation/breakdown/" + std::to_string(rank), settings.timeout);
+      theirs = nlohmann::json::parse(std::string(bytes.begin(), bytes.end()))
+                   .get<std::vector<std::vector<double>>>();
+    }
+    for (std::size_t k = 0; k < pipelines.size() && k < theirs.size(); ++k) {
+      result.compute_ms[k].push_back(theirs[k].at(0));
+      result.comm_ms[k].push_back(theirs[k].at(1));
+    }
+  }
   return result;
 }
 

@@ -24,9 +24,13 @@ struct RotationPlan {
 };
 
 // What rank 0 measured: intervals_s[candidate][round] holds the counted step intervals of
-// that candidate's turn in that round, in seconds.
+// that candidate's turn in that round, in seconds; compute_ms[candidate][rank] and
+// comm_ms[candidate][rank] what each rank's executor spent a counted step computing, and
+// posting and waiting for transfers (baton::StepResult), the mean over its counted steps.
 struct RotationResult {
   std::vector<std::vector<std::vector<double>>> intervals_s;
+  std::vector<std::vector<double>> compute_ms;
+  std::vector<std::vector<double>> comm_ms;
 };
 
 // The plan as a file (JSON) for the ranks, and back; read_rotation_plan throws baton::Error

@@ -256,6 +256,7 @@ SearchResult search_schedules(const baton::PluginLoader& loader, const ModelProf
         candidate.predicted_step_s = simulated.makespan;
         candidate.bubble = simulated.bubble_fraction;
         for (std::size_t rank = 0; rank < simulated.ranks.size(); ++rank) {
+          candidate.predicted_compute_s.push_back(simulated.ranks[rank].busy_time);
           if (simulated.ranks[rank].peak_memory_bytes() > candidate.peak_memory_bytes) {
             candidate.peak_memory_bytes = simulated.ranks[rank].peak_memory_bytes();
             candidate.peak_memory_rank = static_cast<int>(rank);

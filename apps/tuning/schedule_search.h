@@ -36,6 +36,7 @@ struct Candidate {
   int microbatches = 1;
   std::vector<int> bounds;  // stage boundaries over the units: 0, ..., units
   double predicted_step_s = 0;
+  std::vector<double> predicted_compute_s;  // per pipeline rank: its F, B, I and W in the step
   double bubble = 0;
   double peak_memory_bytes = 0;  // the largest rank's
   int peak_memory_rank = 0;

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <set>
 #include <string>
 #include <vector>
@@ -198,6 +199,22 @@ TEST(CliBenchTune, RunsTheTopCandidatesInTurnsAndComparesThemWithTheirPrediction
                     1,
                 1e-3)
         << candidate.dump();
+    // Where each rank's step went: its compute against the simulation's, and its transfers;
+    // means over the counted steps, so within the mean step (a sum over them, or the warm-up
+    // counted, would not be).
+    const double mean_step =
+        std::accumulate(steps.begin(), steps.end(), 0.0) / static_cast<double>(steps.size());
+    ASSERT_EQ(candidate["compute_ms"].size(), 2u) << candidate.dump();
+    ASSERT_EQ(candidate["comm_ms"].size(), 2u) << candidate.dump();
+    ASSERT_EQ(candidate["predicted_compute_ms"].size(), 2u) << candidate.dump();
+    for (std::size_t rank = 0; rank < 2; ++rank) {
+      const double compute = candidate["compute_ms"][rank].get<double>();
+      const double comm = candidate["comm_ms"][rank].get<double>();
+      EXPECT_GT(compute, 0) << candidate.dump();
+      EXPECT_GE(comm, 0) << candidate.dump();
+      EXPECT_LE(compute + comm, 1.25 * mean_step) << candidate.dump();
+      EXPECT_GT(candidate["predicted_compute_ms"][rank].get<double>(), 0) << candidate.dump();
+    }
     // Even rounds (0 and 2): the median of their 6 steps; odd (1): of its 3.
     even_rounds.push_back(median({steps[0], steps[1], steps[2], steps[6], steps[7], steps[8]}));
     odd_rounds.push_back(median({steps[3], steps[4], steps[5]}));
@@ -283,6 +300,11 @@ TEST(CliBenchTune, ARotationTimesEveryCandidateAndNamesOneThatFails) {
   const nlohmann::json timings = nlohmann::json::parse(file, nullptr, false);
   ASSERT_TRUE(timings.is_object()) << timed.output;
   ASSERT_EQ(timings["intervals_s"].size(), 2u);  // candidates
+  ASSERT_EQ(timings["compute_ms"].size(), 2u) << timings.dump();
+  for (const auto& by_rank : timings["compute_ms"]) {
+    ASSERT_EQ(by_rank.size(), 1u) << timings.dump();  // one rank
+    EXPECT_GT(by_rank[0].get<double>(), 0) << timings.dump();
+  }
   for (const auto& candidate : timings["intervals_s"]) {
     ASSERT_EQ(candidate.size(), 2u);  // rounds
     for (const auto& turn : candidate) {
