@@ -55,6 +55,8 @@ struct Measured {
   std::vector<double> compute_ms;
   std::vector<double> comm_ms;
   std::vector<double> predicted_compute_ms;
+  // The rest of the simulated step on each rank: what the simulation has it post and wait.
+  std::vector<double> predicted_idle_ms;
 };
 
 // The simulation's compute of world rank `rank` (replicas repeat the pipeline's ranks).
@@ -154,7 +156,7 @@ int run_tune_bench(const TuneBenchOptions& options) {
   rotation.rounds = options.rounds;
   rotation.steps_per_turn = base.steps;
   for (std::size_t i = 0; i < count; ++i) {
-    runs.push_back({result.ranked[i], 0, {}, {}, {}, 0, {}, {}, {}});
+    runs.push_back({result.ranked[i], 0, {}, {}, {}, 0, {}, {}, {}, {}});
     rotation.candidates.push_back(candidate_sets(result.ranked[i]));
   }
   std::cerr << "bench tune: " << count << " candidates set up side by side in " << base.ranks
@@ -184,6 +186,9 @@ int run_tune_bench(const TuneBenchOptions& options) {
     if (i < timings.comm_ms.size()) one.comm_ms = timings.comm_ms[i];
     one.predicted_compute_ms =
         predicted_compute_by_rank(one.candidate, static_cast<std::size_t>(base.ranks));
+    for (const double compute_ms : one.predicted_compute_ms) {
+      one.predicted_idle_ms.push_back(one.candidate.predicted_step_s * 1000 - compute_ms);
+    }
     const auto [fastest, slowest] = std::minmax_element(one.rounds_ms.begin(), one.rounds_ms.end());
     one.spread = *fastest > 0 ? *slowest / *fastest - 1 : 0;
     spreads.push_back(one.spread);
@@ -227,6 +232,7 @@ int run_tune_bench(const TuneBenchOptions& options) {
                             {"spread", rounded(one.spread, 4)},
                             {"compute_ms", rounded_all(one.compute_ms, 3)},
                             {"predicted_compute_ms", rounded_all(one.predicted_compute_ms, 3)},
+                            {"predicted_idle_ms", rounded_all(one.predicted_idle_ms, 3)},
                             {"comm_ms", rounded_all(one.comm_ms, 3)},
                             {"same_plan", one.candidate.same_plan}});
     }
@@ -272,7 +278,7 @@ int run_tune_bench(const TuneBenchOptions& options) {
   text << "\n(a: auto's choice, the first predicted; *: the fastest measured)\n\n"
        << "where a step's time went, per rank (ms, the mean over the counted steps): the "
           "executor's compute against the simulation's (measured/predicted), and its posting "
-          "and waiting for transfers\n";
+          "and waiting for transfers against the rest of the simulated step\n";
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const Measured& one = runs[i];
     text << "  " << std::to_string(i + 1) << " " << label(one.candidate) << ":";
@@ -282,7 +288,11 @@ int run_tune_bench(const TuneBenchOptions& options) {
       text << (rank == 0 ? " " : "; ") << "rank " << rank << " compute "
            << fixed(one.compute_ms[rank], 1) << " ("
            << (predicted > 0 ? fixed(one.compute_ms[rank] / predicted, 2) : std::string("-"))
-           << "), transfers " << fixed(rank < one.comm_ms.size() ? one.comm_ms[rank] : 0.0, 1);
+           << "), transfers " << fixed(rank < one.comm_ms.size() ? one.comm_ms[rank] : 0.0, 1)
+           << " ("
+           << (rank < one.predicted_idle_ms.size() ? fixed(one.predicted_idle_ms[rank], 1)
+                                                   : std::string("-"))
+           << ")";
     }
     text << "\n";
   }

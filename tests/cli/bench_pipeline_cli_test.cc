@@ -213,7 +213,12 @@ TEST(CliBenchTune, RunsTheTopCandidatesInTurnsAndComparesThemWithTheirPrediction
       EXPECT_GT(compute, 0) << candidate.dump();
       EXPECT_GE(comm, 0) << candidate.dump();
       EXPECT_LE(compute + comm, 1.25 * mean_step) << candidate.dump();
+      // The simulated step is the rank's simulated compute and the rest.
       EXPECT_GT(candidate["predicted_compute_ms"][rank].get<double>(), 0) << candidate.dump();
+      EXPECT_NEAR(candidate["predicted_compute_ms"][rank].get<double>() +
+                      candidate["predicted_idle_ms"][rank].get<double>(),
+                  candidate["predicted_ms"].get<double>(), 2e-3)
+          << candidate.dump();
     }
     // Even rounds (0 and 2): the median of their 6 steps; odd (1): of its 3.
     even_rounds.push_back(median({steps[0], steps[1], steps[2], steps[6], steps[7], steps[8]}));
