@@ -277,8 +277,8 @@ int run_tune_bench(const TuneBenchOptions& options) {
   }
   text << "\n(a: auto's choice, the first predicted; *: the fastest measured)\n\n"
        << "where a step's time went, per rank (ms, the mean over the counted steps): the "
-          "executor's compute against the simulation's (measured/predicted), and its posting "
-          "and waiting for transfers against the rest of the simulated step\n";
+          "executor's compute against the simulation's, and its posting and waiting for "
+          "transfers beside the rest of the simulated step\n";
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const Measured& one = runs[i];
     text << "  " << std::to_string(i + 1) << " " << label(one.candidate) << ":";
@@ -287,9 +287,10 @@ int run_tune_bench(const TuneBenchOptions& options) {
           rank < one.predicted_compute_ms.size() ? one.predicted_compute_ms[rank] : 0.0;
       text << (rank == 0 ? " " : "; ") << "rank " << rank << " compute "
            << fixed(one.compute_ms[rank], 1) << " ("
-           << (predicted > 0 ? fixed(one.compute_ms[rank] / predicted, 2) : std::string("-"))
+           << (predicted > 0 ? "x" + fixed(one.compute_ms[rank] / predicted, 2) + " predicted"
+                             : std::string("not predicted"))
            << "), transfers " << fixed(rank < one.comm_ms.size() ? one.comm_ms[rank] : 0.0, 1)
-           << " ("
+           << " (the rest of the simulated step "
            << (rank < one.predicted_idle_ms.size() ? fixed(one.predicted_idle_ms[rank], 1)
                                                    : std::string("-"))
            << ")";

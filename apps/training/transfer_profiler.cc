@@ -39,17 +39,19 @@ std::int64_t loaded_small_bytes(std::int64_t large_bytes) {
   return std::max<std::int64_t>(4 << 10, large_bytes / 8);
 }
 
-// What a message costs a rank while both ranks compute (exchange_under_load), the means over
-// the exchanges of one rank.
+// What a message costs a rank while both ranks compute (exchange_under_load): means over
+// exchanges, of one rank's block, then of both ranks' (probe_pair).
 struct LoadedExchange {
-  double post_s = 0;    // the time isend() held its caller
-  double stolen_s = 0;  // how much longer a fixed piece of compute took with messages about
-  double wait_s = 0;    // the wait for the peer's message after one's own send
+  double post_s = 0;  // the time isend() held its caller
+  // How much longer a fixed piece of compute took with messages about: not clamped per block
+  // (a block's noise may make it negative), only once pooled.
+  double stolen_s = 0;
+  double wait_s = 0;  // the wait for the peer's message after one's own send
 };
 
 // One-way seconds for a small and a large message and what posting a large send and a
-// receive cost, idle, on rank 0 of the pair; and the loaded exchanges of one rank at a small
-// and the large size.
+// receive cost, idle, on rank 0 of the pair; and the loaded exchanges at a small and the
+// large size (one rank's in the rank's thread, both ranks' once probe_pair has them).
 struct ProbeTimes {
   double small_s = 0;
   double large_s = 0;
@@ -179,8 +181,7 @@ LoadedExchange exchange_under_load(baton::Transport& transport, int me, std::int
     sum.wait_s += seconds_since(waiting);
     send->wait(timeout);
   }
-  return {sum.post_s / exchanges,
-          std::max(0.0, (computing_with_messages - computing_quiet) / exchanges),
+  return {sum.post_s / exchanges, (computing_with_messages - computing_quiet) / exchanges,
           sum.wait_s / exchanges};
 }
 
@@ -265,22 +266,26 @@ TransferProfile profile_transfers(baton::Config& config, double largest_message_
         0.0, (times.large_s - times.small_s) / static_cast<double>(large_bytes - kSmallBytes));
     // The simulation charges what a message costs in a pipeline, where the ranks compute: a
     // send occupies its sender for what posting it costs under load plus the compute the
-    // message takes from the ranks, a line through the two sizes, charged at each message's
-    // own size; the wait for the large message under load, less its bytes at the idle rate,
-    // is the latency. That wait is mostly how far the two ranks' compute drifted apart, not
-    // the message's flight (0.25-0.6 ms here), and ranks schedules better than the flight
-    // does: it stands in for what a pipeline pays at each dependency between ranks that the
-    // simulation leaves out (docs/auto.md). Neither below its idle figure.
-    const auto small_bytes = static_cast<double>(loaded_small_bytes(large_bytes));
-    const double small_cost = times.loaded_small.post_s + times.loaded_small.stolen_s;
-    const double large_cost =
-        std::max(times.post_s, times.loaded_large.post_s + times.loaded_large.stolen_s);
+    // message takes from the ranks (clamped at zero once pooled), a line through the two
+    // sizes, charged at each message's own size: the large point no lower than its idle
+    // posting, the intercept no lower than zero. The wait for the large message under load,
+    // less its bytes at the idle rate, is the latency, no lower than the idle one way. That
+    // wait is mostly how far the two ranks' compute drifted apart (each rank calibrates its
+    // own work, and the scheduler's slices do the rest), not the message's flight (0.25-0.6
+    // ms here); it ranks schedules better than the flight does, standing in for what a
+    // pipeline pays at each dependency between ranks that the simulation leaves out
+    // (docs/auto.md).
+    const std::int64_t small_bytes = loaded_small_bytes(large_bytes);
+    const double small_cost =
+        times.loaded_small.post_s + std::max(0.0, times.loaded_small.stolen_s);
+    const double large_cost = std::max(
+        times.post_s, times.loaded_large.post_s + std::max(0.0, times.loaded_large.stolen_s));
     profile.seconds_per_byte = idle_per_byte;
     profile.latency_s =
         std::max(times.small_s,
                  times.loaded_large.wait_s - static_cast<double>(large_bytes) * idle_per_byte);
     profile.send_overhead_per_byte =
-        std::max(0.0, (large_cost - small_cost) / (static_cast<double>(large_bytes) - small_bytes));
+        std::max(0.0, (large_cost - small_cost) / static_cast<double>(large_bytes - small_bytes));
     profile.send_overhead_s = std::max(
         0.0, large_cost - profile.send_overhead_per_byte * static_cast<double>(large_bytes));
     profile.recv_overhead_s = times.recv_post_s;
@@ -292,9 +297,10 @@ TransferProfile profile_transfers(baton::Config& config, double largest_message_
            << times.recv_post_s * 1e6 << " us; while both ranks compute, " << small_bytes
            << " B and " << large_bytes << " B: posting a send " << times.loaded_small.post_s * 1e6
            << " and " << times.loaded_large.post_s * 1e6 << " us, the compute a message takes "
-           << times.loaded_small.stolen_s * 1e6 << " and " << times.loaded_large.stolen_s * 1e6
-           << " us, the message's wait " << times.loaded_small.wait_s * 1e6 << " and "
-           << times.loaded_large.wait_s * 1e6 << " us)";
+           << std::max(0.0, times.loaded_small.stolen_s) * 1e6 << " and "
+           << std::max(0.0, times.loaded_large.stolen_s) * 1e6 << " us, the message's wait "
+           << times.loaded_small.wait_s * 1e6 << " and " << times.loaded_large.wait_s * 1e6
+           << " us)";
     profile.source = source.str();
   } catch (const std::exception& error) {
     profile.source = "not measured (" + name + ": " + error.what() +

@@ -75,10 +75,25 @@ TEST(ScheduleSearch, RanksEveryShapeThePluginsAcceptFastestFirst) {
   space.ranks = 2;
   space.batch_size = 8;
   space.schedules = {"gpipe", "1f1b", "interleaved_1f1b"};
-  const auto result = baton_app::search_schedules(loader(), uniform_profile(8, 8), space);
+  const ModelProfile profile = uniform_profile(8, 8);
+  const auto result = baton_app::search_schedules(loader(), profile, space);
   ASSERT_FALSE(result.ranked.empty());
   for (std::size_t i = 1; i < result.ranked.size(); ++i) {
     EXPECT_LE(result.ranked[i - 1].predicted_step_s, result.ranked[i].predicted_step_s);
+  }
+  // Each rank's simulated compute (what bench tune sets against the measured): together, every
+  // unit's F and B for every microbatch; each within the step.
+  for (const Candidate& c : result.ranked) {
+    ASSERT_EQ(c.predicted_compute_s.size(), 2u) << c.schedule;
+    double work = 0;
+    for (const auto& unit : profile.at(8 / c.microbatches, "test").units) {
+      work += c.microbatches * (unit.forward_s + unit.backward_s);
+    }
+    EXPECT_NEAR(c.predicted_compute_s[0] + c.predicted_compute_s[1], work, 1e-9 * work)
+        << c.schedule;
+    for (const double compute : c.predicted_compute_s) {
+      EXPECT_LE(compute, c.predicted_step_s + 1e-12) << c.schedule;
+    }
   }
   // 8 equal units on 2 ranks x 1 stage: 4 and 4.
   for (const Candidate& c : result.ranked) {

@@ -10,7 +10,7 @@
 //    (local, or through an earlier RECV_B); W needs its own I;
 //  * SEND is asynchronous: it costs `send_overhead` (plus its stage's size-dependent part) on
 //    the sender, and its data can be received `transfer_time` (plus its stage's part) after
-//    it was issued; a RECV waits until then;
+//    the SEND ends (its posting done); a RECV waits until then;
 //  * a rank posts all its receives together at its first SEND or RECV (the runtime does so
 //    with transports that match receives by tag, gloo and UCX; posting one at a time costs
 //    the same in all): that action also occupies the rank for `recv_overhead` times the
@@ -37,7 +37,7 @@ namespace baton {
 // compute costs by 1/v (forward = 1/v, backward = 2/v) so a rank's total work stays the same as
 // with one stage per rank; the bubble is then comparable across schedules.
 // Costs of one stage, for plans whose stages differ (measured costs): its compute, what its
-// transfers add to `transfer_time`, and the memory it holds.
+// transfers add to `transfer_time` and its sends to `send_overhead`, and the memory it holds.
 struct StageCosts {
   double forward = 1.0;
   double backward = 2.0;
@@ -68,7 +68,7 @@ struct SimulationCosts {
   double backward_weight = 1.0;  // W
   double send_overhead = 0.0;    // time a SEND occupies its sender
   double recv_overhead = 0.0;    // time posting one RECV occupies its receiver
-  double transfer_time = 0.0;    // from a SEND being issued until its RECV can complete
+  double transfer_time = 0.0;    // from a SEND's end until its RECV can complete
   double reduce_grad = 0.0;      // one stage's gradient all-reduce (REDUCE_GRAD), when uniform
   // Per stage (index = stage), replacing the four compute figures above for the stages it
   // covers; empty: every stage costs the same.
