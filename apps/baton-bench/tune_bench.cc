@@ -55,8 +55,15 @@ struct Measured {
   std::vector<double> compute_ms;
   std::vector<double> comm_ms;
   std::vector<double> predicted_compute_ms;
+
   // The rest of the simulated step on each rank: what the simulation has it post and wait.
-  std::vector<double> predicted_idle_ms;
+  std::vector<double> predicted_idle_ms() const {
+    std::vector<double> idle;
+    for (const double compute : predicted_compute_ms) {
+      idle.push_back(candidate.predicted_step_s * 1000 - compute);
+    }
+    return idle;
+  }
 };
 
 // The simulation's compute of world rank `rank` (replicas repeat the pipeline's ranks).
@@ -156,7 +163,9 @@ int run_tune_bench(const TuneBenchOptions& options) {
   rotation.rounds = options.rounds;
   rotation.steps_per_turn = base.steps;
   for (std::size_t i = 0; i < count; ++i) {
-    runs.push_back({result.ranked[i], 0, {}, {}, {}, 0, {}, {}, {}, {}});
+    Measured one;
+    one.candidate = result.ranked[i];
+    runs.push_back(one);
     rotation.candidates.push_back(candidate_sets(result.ranked[i]));
   }
   std::cerr << "bench tune: " << count << " candidates set up side by side in " << base.ranks
@@ -186,9 +195,6 @@ int run_tune_bench(const TuneBenchOptions& options) {
     if (i < timings.comm_ms.size()) one.comm_ms = timings.comm_ms[i];
     one.predicted_compute_ms =
         predicted_compute_by_rank(one.candidate, static_cast<std::size_t>(base.ranks));
-    for (const double compute_ms : one.predicted_compute_ms) {
-      one.predicted_idle_ms.push_back(one.candidate.predicted_step_s * 1000 - compute_ms);
-    }
     const auto [fastest, slowest] = std::minmax_element(one.rounds_ms.begin(), one.rounds_ms.end());
     one.spread = *fastest > 0 ? *slowest / *fastest - 1 : 0;
     spreads.push_back(one.spread);
@@ -232,7 +238,7 @@ int run_tune_bench(const TuneBenchOptions& options) {
                             {"spread", rounded(one.spread, 4)},
                             {"compute_ms", rounded_all(one.compute_ms, 3)},
                             {"predicted_compute_ms", rounded_all(one.predicted_compute_ms, 3)},
-                            {"predicted_idle_ms", rounded_all(one.predicted_idle_ms, 3)},
+                            {"predicted_idle_ms", rounded_all(one.predicted_idle_ms(), 3)},
                             {"comm_ms", rounded_all(one.comm_ms, 3)},
                             {"same_plan", one.candidate.same_plan}});
     }
@@ -281,19 +287,19 @@ int run_tune_bench(const TuneBenchOptions& options) {
           "transfers beside the rest of the simulated step\n";
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const Measured& one = runs[i];
+    const std::vector<double> idle = one.predicted_idle_ms();
     text << "  " << std::to_string(i + 1) << " " << label(one.candidate) << ":";
     for (std::size_t rank = 0; rank < one.compute_ms.size(); ++rank) {
-      const double predicted =
-          rank < one.predicted_compute_ms.size() ? one.predicted_compute_ms[rank] : 0.0;
+      const bool predicted = rank < one.predicted_compute_ms.size();
       text << (rank == 0 ? " " : "; ") << "rank " << rank << " compute "
            << fixed(one.compute_ms[rank], 1) << " ("
-           << (predicted > 0 ? "x" + fixed(one.compute_ms[rank] / predicted, 2) + " predicted"
-                             : std::string("not predicted"))
+           << (predicted && one.predicted_compute_ms[rank] > 0
+                   ? "x" + fixed(one.compute_ms[rank] / one.predicted_compute_ms[rank], 2) +
+                         " predicted"
+                   : std::string("not predicted"))
            << "), transfers " << fixed(rank < one.comm_ms.size() ? one.comm_ms[rank] : 0.0, 1)
            << " (the rest of the simulated step "
-           << (rank < one.predicted_idle_ms.size() ? fixed(one.predicted_idle_ms[rank], 1)
-                                                   : std::string("-"))
-           << ")";
+           << (predicted ? fixed(idle[rank], 1) : std::string("-")) << ")";
     }
     text << "\n";
   }

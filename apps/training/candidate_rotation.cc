@@ -172,6 +172,19 @@ RotationResult read_rotation_result(const std::string& path) {
   return result;
 }
 
+namespace {
+
+// What rank `rank` published as "rotation/breakdown/<rank>": [candidate] = {compute ms, comm ms}.
+std::vector<std::vector<double>> published_breakdown(baton::Store& store, int rank,
+                                                     std::chrono::milliseconds timeout) {
+  const std::vector<std::uint8_t> bytes =
+      store.get("rotation/breakdown/" + std::to_string(rank), timeout);
+  return nlohmann::json::parse(std::string(bytes.begin(), bytes.end()))
+      .get<std::vector<std::vector<double>>>();
+}
+
+}  // namespace
+
 RotationResult rotate_candidates(const RunOptions& run, const RotationPlan& plan,
                                  const std::string& data_dir) {
   baton::Config base = load_run_config(run);
@@ -251,13 +264,9 @@ RotationResult rotate_candidates(const RunOptions& run, const RotationPlan& plan
   result.compute_ms.assign(pipelines.size(), {});
   result.comm_ms.assign(pipelines.size(), {});
   for (int rank = 0; rank < world.world_size; ++rank) {
-    std::vector<std::vector<double>> theirs = own;
-    if (rank != world.rank && store) {
-      const std::vector<std::uint8_t> bytes =
-          store->get("rotation/breakdown/" + std::to_string(rank), settings.timeout);
-      theirs = nlohmann::json::parse(std::string(bytes.begin(), bytes.end()))
-                   .get<std::vector<std::vector<double>>>();
-    }
+    // A world of one has no store and no other rank.
+    const std::vector<std::vector<double>> theirs =
+        rank == world.rank ? own : published_breakdown(*store, rank, settings.timeout);
     for (std::size_t k = 0; k < pipelines.size() && k < theirs.size(); ++k) {
       result.compute_ms[k].push_back(theirs[k].at(0));
       result.comm_ms[k].push_back(theirs[k].at(1));

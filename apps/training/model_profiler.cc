@@ -20,14 +20,11 @@
 #include "models/batches.h"
 #include "models/model_catalog.h"
 #include "run_settings.h"
+#include "stopwatch.h"
 #include "transfer_profiler.h"
 
 namespace baton_app {
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());

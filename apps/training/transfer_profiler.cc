@@ -18,6 +18,7 @@
 #include "baton/stores.h"
 #include "baton/transport.h"
 #include "scratch_folder.h"
+#include "stopwatch.h"
 
 namespace baton_app {
 namespace {
@@ -47,6 +48,13 @@ struct LoadedExchange {
   // (a block's noise may make it negative), only once pooled.
   double stolen_s = 0;
   double wait_s = 0;  // the wait for the peer's message after one's own send
+
+  // Adds `weight` times `other`: the pooling of blocks and of ranks into means.
+  void add(const LoadedExchange& other, double weight) {
+    post_s += weight * other.post_s;
+    stolen_s += weight * other.stolen_s;
+    wait_s += weight * other.wait_s;
+  }
 };
 
 // One-way seconds for a small and a large message and what posting a large send and a
@@ -66,7 +74,7 @@ template <typename Post>
 double seconds_to_post(Post&& post, std::unique_ptr<baton::Work>* work) {
   const auto started = std::chrono::steady_clock::now();
   *work = post();
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return seconds_since(started);
 }
 
 double median(std::vector<double> values) {
@@ -131,10 +139,6 @@ void compute(long iterations) {
   for (long i = 0; i < iterations; ++i) sink = sink * 1.0000001 + 1e-9;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 // How many iterations of compute() last `seconds` on this thread now (with the peer computing
 // too, since both ranks calibrate at once).
 long iterations_lasting(double seconds) {
@@ -185,10 +189,6 @@ LoadedExchange exchange_under_load(baton::Transport& transport, int me, std::int
           sum.wait_s / exchanges};
 }
 
-LoadedExchange mean_of(const LoadedExchange& a, const LoadedExchange& b) {
-  return {(a.post_s + b.post_s) / 2, (a.stolen_s + b.stolen_s) / 2, (a.wait_s + b.wait_s) / 2};
-}
-
 ProbeTimes probe_pair(baton::Config& config, std::int64_t large_bytes,
                       std::chrono::milliseconds timeout) {
   const baton::ConfiguredPlugins plugins =
@@ -220,10 +220,7 @@ ProbeTimes probe_pair(baton::Config& config, std::int64_t large_bytes,
         const LoadedExchange loaded = exchange_under_load(
             *transport, me, small ? loaded_small_bytes(large_bytes) : large_bytes, per_block,
             kBusySeconds, timeout);
-        LoadedExchange& sum = small ? small_sum : large_sum;
-        sum = {sum.post_s + loaded.post_s / kLoadedBlocks,
-               sum.stolen_s + loaded.stolen_s / kLoadedBlocks,
-               sum.wait_s + loaded.wait_s / kLoadedBlocks};
+        (small ? small_sum : large_sum).add(loaded, 1.0 / kLoadedBlocks);
       }
     }
     times.loaded_small = small_sum;
@@ -247,8 +244,14 @@ ProbeTimes probe_pair(baton::Config& config, std::int64_t large_bytes,
   if (failure) std::rethrow_exception(failure);
   // Under load the two ranks of one probe differ by up to 2x (one meets the spikes the other
   // escapes); both ranks' exchanges count.
-  times.loaded_small = mean_of(times.loaded_small, peer_times.loaded_small);
-  times.loaded_large = mean_of(times.loaded_large, peer_times.loaded_large);
+  const auto mean_of_both = [](const LoadedExchange& mine, const LoadedExchange& theirs) {
+    LoadedExchange mean;
+    mean.add(mine, 0.5);
+    mean.add(theirs, 0.5);
+    return mean;
+  };
+  times.loaded_small = mean_of_both(times.loaded_small, peer_times.loaded_small);
+  times.loaded_large = mean_of_both(times.loaded_large, peer_times.loaded_large);
   return times;
 }
 
