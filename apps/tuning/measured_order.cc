@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <random>
 
+#include "rank_correlation.h"
+
 namespace baton_app {
 namespace {
 
@@ -24,30 +26,51 @@ MeasuredOrder resolve_measured_order(const StepsByRound& steps_ms, int resamples
   for (const auto& candidate : steps_ms) rounds = std::min(rounds, candidate.size());
   if (count < 2 || rounds < 2 || resamples < 1) return order;
 
+  // Every candidate's median over all its rounds: what the resamples' medians scatter about.
+  std::vector<double> measured(count, 0.0), pooled;
+  std::vector<bool> has_steps(count);
+  for (std::size_t c = 0; c < count; ++c) {
+    pooled.clear();
+    for (std::size_t round = 0; round < rounds; ++round) {
+      pooled.insert(pooled.end(), steps_ms[c][round].begin(), steps_ms[c][round].end());
+    }
+    has_steps[c] = !pooled.empty();
+    if (has_steps[c]) measured[c] = median_in_place(pooled);
+  }
+
   // faster_in[i][j]: resamples in which candidate i's median was below candidate j's.
   std::vector<std::vector<int>> faster_in(count, std::vector<int>(count, 0));
   std::mt19937_64 random(seed);
   std::uniform_int_distribution<std::size_t> pick(0, rounds - 1);
   std::vector<std::size_t> drawn(rounds);
-  std::vector<double> medians(count), pooled;
-  std::vector<bool> has_steps(count);
+  std::vector<double> medians(count), correlations;
+  std::vector<bool> drawn_steps(count);
   for (int resample = 0; resample < resamples; ++resample) {
     for (std::size_t& round : drawn) round = pick(random);
+    std::vector<double> all_rounds, these_rounds;  // of the candidates with steps in both
     for (std::size_t c = 0; c < count; ++c) {
       pooled.clear();
       for (const std::size_t round : drawn) {
         const std::vector<double>& steps = steps_ms[c][round];
         pooled.insert(pooled.end(), steps.begin(), steps.end());
       }
-      has_steps[c] = !pooled.empty();
-      medians[c] = has_steps[c] ? median_in_place(pooled) : 0.0;
+      drawn_steps[c] = !pooled.empty();
+      medians[c] = drawn_steps[c] ? median_in_place(pooled) : 0.0;
+      if (drawn_steps[c] && has_steps[c]) {
+        all_rounds.push_back(measured[c]);
+        these_rounds.push_back(medians[c]);
+      }
     }
+    correlations.push_back(rank_correlation(all_rounds, these_rounds));
     for (std::size_t i = 0; i < count; ++i) {
       for (std::size_t j = 0; j < count; ++j) {
-        if (i != j && has_steps[i] && has_steps[j] && medians[i] < medians[j]) ++faster_in[i][j];
+        if (i != j && drawn_steps[i] && drawn_steps[j] && medians[i] < medians[j]) {
+          ++faster_in[i][j];
+        }
       }
     }
   }
+  order.correlation_ceiling = median_in_place(correlations);
   const double needed = confidence * resamples;
   for (std::size_t i = 0; i < count; ++i) {
     for (std::size_t j = i + 1; j < count; ++j) {

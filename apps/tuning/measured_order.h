@@ -19,6 +19,12 @@ struct MeasuredOrder {
   int pairs = 0;  // candidate pairs in all
   // (faster, slower): the pairs whose order holds in at least `confidence` of the resamples.
   std::vector<std::pair<int, int>> resolved;
+  // The median over the resamples of the rank correlation between the candidates' measured
+  // steps (the median of all their steps) and the resample's: about what a prediction that
+  // knew every candidate's true step would score against a measurement this noisy. Generous
+  // when candidates are alike (the measured medians spread them apart by their noise); 0 when
+  // nothing was resampled.
+  double correlation_ceiling = 0;
 };
 
 // Bootstrap over rounds: `resamples` times, draws as many rounds as there are with

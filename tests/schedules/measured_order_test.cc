@@ -62,6 +62,25 @@ TEST(MeasuredOrder, OneRoundResolvesNothing) {
   EXPECT_EQ(resolve_measured_order(steps).resolved, (Pairs{{0, 2}}));
 }
 
+TEST(MeasuredOrder, TheCeilingIsOneForCandidatesFarApartAndLowForCandidatesAlike) {
+  // 10% apart with 0.2% jitter: every resample orders them as all the rounds do.
+  EXPECT_DOUBLE_EQ(
+      resolve_measured_order(drifting_rounds({1.0, 1.1, 1.2, 1.3}, 20)).correlation_ceiling, 1.0);
+  // Alike but for their jitter: the order is the noise's, and a resample redraws it.
+  const double alike =
+      resolve_measured_order(drifting_rounds({1.0, 1.0, 1.0, 1.0, 1.0}, 20)).correlation_ceiling;
+  EXPECT_LT(alike, 0.8);
+  EXPECT_GT(alike, -1.0);
+  // Two alike and two apart: the apart pairs hold in every resample, so it scores above five
+  // alike.
+  const double mixed =
+      resolve_measured_order(drifting_rounds({1.0, 1.0, 1.2, 1.4}, 20)).correlation_ceiling;
+  EXPECT_GT(mixed, alike);
+  EXPECT_LE(mixed, 1.0);
+  // Nothing resampled: no ceiling.
+  EXPECT_EQ(resolve_measured_order(drifting_rounds({1.0, 2.0}, 1)).correlation_ceiling, 0.0);
+}
+
 TEST(MeasuredOrder, ThePredictionAgreesOnAPairOnlyWhenItOrdersItTheSameWay) {
   MeasuredOrder order;
   order.pairs = 3;
