@@ -36,9 +36,10 @@ struct TuneBenchOptions {
   std::string format = "table";
 };
 
-// The default measurement: 400 turns in all, at least 40 rounds. A candidate's measured step
-// scatters by ~1.3% between bench runs at 40 rounds here, as much as between the rounds of
-// one run (no launch adds its own); fewer candidates get more rounds in the same time.
+// The default measurement: 400 turns in all, at least 40 rounds. At 40 rounds a candidate's
+// measured step scatters by ~1.3% between bench runs here, just what a bootstrap over one
+// run's rounds gives (no launch adds noise of its own): more rounds are what narrows it, and
+// fewer candidates get them in the same time.
 constexpr int kTurns = 400;
 constexpr int kFewestRounds = 40;
 
