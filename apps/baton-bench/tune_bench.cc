@@ -31,23 +31,10 @@ namespace {
 struct TuneBenchOptions {
   PipelineBenchSettings settings;
   int top = 10;
-  int rounds = 0;   // 0: kTurns shared by the candidates, at least kFewestRounds
+  int rounds = 0;   // 0: rounds_for's share of kBenchTurns
   std::string out;  // empty: <run dir>/bench-tune
   std::string format = "table";
 };
-
-// The default measurement: 400 turns in all, at least 40 rounds. At 40 rounds a candidate's
-// measured step scatters by ~1.3% between bench runs here, just what a bootstrap over one
-// run's rounds gives (no launch adds noise of its own): more rounds are what narrows it, and
-// fewer candidates get them in the same time.
-constexpr int kTurns = 400;
-constexpr int kFewestRounds = 40;
-
-int rounds_for(int requested, std::size_t candidates) {
-  if (requested > 0) return requested;
-  const int count = static_cast<int>(std::max<std::size_t>(candidates, 1));
-  return std::max(kFewestRounds, (kTurns + count - 1) / count);
-}
 
 struct Measured {
   Candidate candidate;
@@ -255,22 +242,22 @@ int run_tune_bench(const TuneBenchOptions& options) {
                             {"comm_ms", rounded_all(one.comm_ms, 3)},
                             {"same_plan", one.candidate.same_plan}});
     }
-    const nlohmann::ordered_json report = {
-        {"candidates", candidates},
-        {"rank_correlation", rounded(correlation, 3)},
-        {"rank_correlation_ceiling", rounded(order.correlation_ceiling, 3)},
-        {"rounds", rounds},
-        {"auto_index", 0},
-        {"best_measured_index", best},
-        {"auto_over_best", rounded(gap, 4)},
-        {"typical_spread", rounded(typical_spread, 4)},
-        {"repeatability", rounded(repeatability, 3)},
-        {"pairs", order.pairs},
-        {"resolved_pairs", order.resolved},
-        {"resolved_pairs_predicted_alike", alike.size()},
-        {"searched", result.ranked.size()},
-        {"transfers", cached.profile.transfer.source},
-        {"picture", picture}};
+    const nlohmann::ordered_json report = {{"candidates", candidates},
+                                           {"rank_correlation", rounded(correlation, 3)},
+                                           {"rank_correlation_of_a_perfect_prediction",
+                                            rounded(order.perfect_prediction_correlation, 3)},
+                                           {"rounds", rounds},
+                                           {"auto_index", 0},
+                                           {"best_measured_index", best},
+                                           {"auto_over_best", rounded(gap, 4)},
+                                           {"typical_spread", rounded(typical_spread, 4)},
+                                           {"repeatability", rounded(repeatability, 3)},
+                                           {"pairs", order.pairs},
+                                           {"resolved_pairs", order.resolved},
+                                           {"resolved_pairs_predicted_alike", alike.size()},
+                                           {"searched", result.ranked.size()},
+                                           {"transfers", cached.profile.transfer.source},
+                                           {"picture", picture}};
     std::cout << report.dump(2) << "\n";
     return 0;
   }
@@ -321,9 +308,9 @@ int run_tune_bench(const TuneBenchOptions& options) {
   }
   text << "\n"
        << "rank correlation, predicted against measured (Spearman): " << fixed(correlation, 3);
-  if (rounds > 1) {
-    text << " (a prediction that knew every candidate's true step would score about "
-         << fixed(order.correlation_ceiling, 3)
+  if (!std::isnan(order.perfect_prediction_correlation)) {
+    text << " (a prediction that knew every candidate's true step would typically score "
+         << fixed(order.perfect_prediction_correlation, 3)
          << " against a measurement this noisy: a bootstrap over rounds)";
   }
   text << "\nauto's choice measured " << fixed(measured[0], 3) << " ms; the best measured ("
@@ -380,8 +367,9 @@ void add_tune_bench(CommandLine& command_line) {
       ->capture_default_str();
   tune.add_option("--rounds", options->rounds,
                   "rounds; in each, every candidate runs --steps steps (the first of them not "
-                  "counted), every other round in reverse order; 0: 400 turns shared by the "
-                  "candidates, at least 40 rounds")
+                  "counted), every other round in reverse order; 0: " +
+                      std::to_string(kBenchTurns) + " turns shared by the candidates, at least " +
+                      std::to_string(kFewestRounds) + " rounds")
       ->check(CLI::Range(0, 1000))
       ->capture_default_str();
   tune.add_option("--out", options->out, "where the picture goes (default: <run dir>/bench-tune)")

@@ -5,9 +5,9 @@
 // every schedule plugin × stages per rank × microbatch count the configuration leaves open),
 // then its top N candidates trained for real side by side in one set of local ranks over the
 // configured transport, taking turns of N steps for R rounds (training/candidate_rotation.h;
-// by default 400 turns shared by the candidates, at least 40 rounds). It prints predicted
-// against measured step time per candidate, their rank correlation (Spearman) beside what a
-// perfect prediction would score against a measurement this noisy, the measurement's own
+// by default tuning/measured_order.h's rounds_for). It prints predicted against measured
+// step time per candidate, their rank correlation (Spearman) beside what a perfect prediction
+// would typically score against a measurement this noisy, the measurement's own
 // repeatability (even rounds against odd), and how far
 // auto's choice (the first predicted) is from the best measured candidate; with an SVG of
 // predicted against measured (docs/auto.md).

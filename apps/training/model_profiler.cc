@@ -174,13 +174,20 @@ SizeSamples start_size(const baton::UnitChain& chain, std::vector<at::Tensor> in
   return size;
 }
 
+// Units [first, last) of `chain` one after the other on `values`.
+std::vector<at::Tensor> run_units(baton::UnitChain& chain, int first, int last,
+                                  std::vector<at::Tensor> values) {
+  for (int unit = first; unit < last; ++unit) values = chain.run_unit(unit, values);
+  return values;
+}
+
 // An untimed forward of every unit once the companions run, before the timed ones: without it
 // the pass's first unit (the MLP's input layer, the GPT's first block) often measured 7-31%
-// dearer than the same work further on, and a pipeline's first stage ran 10-25% under it.
+// dearer than the same work further on, and in a run the first stage's forward took 10-25%
+// less than the profile said.
 void settle(baton::UnitChain& chain, const std::vector<at::Tensor>& inputs) {
   at::NoGradGuard no_grad;
-  std::vector<at::Tensor> values = inputs;
-  for (int unit = 0; unit < chain.num_units(); ++unit) values = chain.run_unit(unit, values);
+  run_units(chain, 0, chain.num_units(), inputs);
 }
 
 // One pass over every unit at one microbatch size. Pass 0 warms the allocator and the thread
@@ -306,11 +313,7 @@ class SplitBackwardCalibration {
   StageRun forward(std::size_t stage, const std::vector<at::Tensor>& values) {
     StageRun run;
     run.inputs = stage_inputs(values, stage > 0);
-    std::vector<at::Tensor> current = run.inputs;
-    for (int unit = bounds_[stage]; unit < bounds_[stage + 1]; ++unit) {
-      current = chain_.run_unit(unit, current);
-    }
-    run.outputs = current;
+    run.outputs = run_units(chain_, bounds_[stage], bounds_[stage + 1], run.inputs);
     return run;
   }
 

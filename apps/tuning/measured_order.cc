@@ -9,10 +9,13 @@
 namespace baton_app {
 namespace {
 
+// The median as the bench takes a candidate's measured step (the mean of the middle two of an
+// even count); `values` is reordered, not emptied.
 double median_in_place(std::vector<double>& values) {
   const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
   std::nth_element(values.begin(), middle, values.end());
-  return *middle;
+  if (values.size() % 2 == 1) return *middle;
+  return (*std::max_element(values.begin(), middle) + *middle) / 2;
 }
 
 }  // namespace
@@ -27,7 +30,7 @@ MeasuredOrder resolve_measured_order(const StepsByRound& steps_ms, int resamples
   if (count < 2 || rounds < 2 || resamples < 1) return order;
 
   // Every candidate's median over all its rounds: what the resamples' medians scatter about.
-  std::vector<double> measured(count, 0.0), pooled;
+  std::vector<double> all_rounds_median(count, 0.0), pooled;
   std::vector<bool> has_steps(count);
   for (std::size_t c = 0; c < count; ++c) {
     pooled.clear();
@@ -35,7 +38,7 @@ MeasuredOrder resolve_measured_order(const StepsByRound& steps_ms, int resamples
       pooled.insert(pooled.end(), steps_ms[c][round].begin(), steps_ms[c][round].end());
     }
     has_steps[c] = !pooled.empty();
-    if (has_steps[c]) measured[c] = median_in_place(pooled);
+    if (has_steps[c]) all_rounds_median[c] = median_in_place(pooled);
   }
 
   // faster_in[i][j]: resamples in which candidate i's median was below candidate j's.
@@ -47,7 +50,7 @@ MeasuredOrder resolve_measured_order(const StepsByRound& steps_ms, int resamples
   std::vector<bool> drawn_steps(count);
   for (int resample = 0; resample < resamples; ++resample) {
     for (std::size_t& round : drawn) round = pick(random);
-    std::vector<double> all_rounds, these_rounds;  // of the candidates with steps in both
+    std::vector<double> reference, resampled;  // of the candidates with steps in both
     for (std::size_t c = 0; c < count; ++c) {
       pooled.clear();
       for (const std::size_t round : drawn) {
@@ -57,11 +60,11 @@ MeasuredOrder resolve_measured_order(const StepsByRound& steps_ms, int resamples
       drawn_steps[c] = !pooled.empty();
       medians[c] = drawn_steps[c] ? median_in_place(pooled) : 0.0;
       if (drawn_steps[c] && has_steps[c]) {
-        all_rounds.push_back(measured[c]);
-        these_rounds.push_back(medians[c]);
+        reference.push_back(all_rounds_median[c]);
+        resampled.push_back(medians[c]);
       }
     }
-    correlations.push_back(rank_correlation(all_rounds, these_rounds));
+    if (reference.size() >= 2) correlations.push_back(rank_correlation(reference, resampled));
     for (std::size_t i = 0; i < count; ++i) {
       for (std::size_t j = 0; j < count; ++j) {
         if (i != j && drawn_steps[i] && drawn_steps[j] && medians[i] < medians[j]) {
@@ -70,7 +73,7 @@ MeasuredOrder resolve_measured_order(const StepsByRound& steps_ms, int resamples
       }
     }
   }
-  order.correlation_ceiling = median_in_place(correlations);
+  if (!correlations.empty()) order.perfect_prediction_correlation = median_in_place(correlations);
   const double needed = confidence * resamples;
   for (std::size_t i = 0; i < count; ++i) {
     for (std::size_t j = i + 1; j < count; ++j) {
@@ -81,6 +84,12 @@ MeasuredOrder resolve_measured_order(const StepsByRound& steps_ms, int resamples
     }
   }
   return order;
+}
+
+int rounds_for(int requested, std::size_t candidates) {
+  if (requested > 0) return requested;
+  const int count = static_cast<int>(std::max<std::size_t>(candidates, 1));
+  return std::max(kFewestRounds, (kBenchTurns + count - 1) / count);
 }
 
 std::vector<std::pair<int, int>> pairs_predicted_alike(const MeasuredOrder& order,

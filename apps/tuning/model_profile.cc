@@ -15,7 +15,7 @@ namespace {
 // 2: the transfer costs include recv_overhead_s; 3: latency and send overhead are measured
 // under load; 4: split_backward_factor; 5: send_overhead_per_byte, the send overhead with the
 // compute a message takes; 6: the same fields, each pass's units timed after an untimed forward
-// (in 5 the first unit after the companions started measured up to 30% dear). An older profile
+// (in 5 the first unit after the companions started measured 7-31% dear). An older profile
 // is measured again.
 constexpr const char* kFormat = "baton-profile-6";
 

@@ -12,6 +12,7 @@ namespace {
 using baton_app::MeasuredOrder;
 using baton_app::pairs_predicted_alike;
 using baton_app::resolve_measured_order;
+using baton_app::rounds_for;
 using baton_app::StepsByRound;
 using Pairs = std::vector<std::pair<int, int>>;
 
@@ -62,23 +63,41 @@ TEST(MeasuredOrder, OneRoundResolvesNothing) {
   EXPECT_EQ(resolve_measured_order(steps).resolved, (Pairs{{0, 2}}));
 }
 
-TEST(MeasuredOrder, TheCeilingIsOneForCandidatesFarApartAndLowForCandidatesAlike) {
+TEST(MeasuredOrder, APerfectPredictionScoresOneForCandidatesFarApartAndLessForCandidatesAlike) {
   // 10% apart with 0.2% jitter: every resample orders them as all the rounds do.
-  EXPECT_DOUBLE_EQ(
-      resolve_measured_order(drifting_rounds({1.0, 1.1, 1.2, 1.3}, 20)).correlation_ceiling, 1.0);
+  EXPECT_DOUBLE_EQ(resolve_measured_order(drifting_rounds({1.0, 1.1, 1.2, 1.3}, 20))
+                       .perfect_prediction_correlation,
+                   1.0);
   // Alike but for their jitter: the order is the noise's, and a resample redraws it.
-  const double alike =
-      resolve_measured_order(drifting_rounds({1.0, 1.0, 1.0, 1.0, 1.0}, 20)).correlation_ceiling;
+  const double alike = resolve_measured_order(drifting_rounds({1.0, 1.0, 1.0, 1.0, 1.0}, 20))
+                           .perfect_prediction_correlation;
   EXPECT_LT(alike, 0.8);
-  EXPECT_GT(alike, -1.0);
-  // Two alike and two apart: the apart pairs hold in every resample, so it scores above five
-  // alike.
-  const double mixed =
-      resolve_measured_order(drifting_rounds({1.0, 1.0, 1.2, 1.4}, 20)).correlation_ceiling;
+  // Two alike and two apart: the apart pairs hold in every resample, so a resample scores 1
+  // or, with the alike pair swapped, 0.8.
+  const double mixed = resolve_measured_order(drifting_rounds({1.0, 1.0, 1.2, 1.4}, 20))
+                           .perfect_prediction_correlation;
+  EXPECT_GE(mixed, 0.8);
   EXPECT_GT(mixed, alike);
-  EXPECT_LE(mixed, 1.0);
-  // Nothing resampled: no ceiling.
-  EXPECT_EQ(resolve_measured_order(drifting_rounds({1.0, 2.0}, 1)).correlation_ceiling, 0.0);
+  // A candidate without steps is left out: the other three, far apart, still score 1.
+  StepsByRound steps = drifting_rounds({1.0, 1.1, 1.2, 1.3}, 20);
+  for (auto& turn : steps[2]) turn.clear();
+  EXPECT_DOUBLE_EQ(resolve_measured_order(steps).perfect_prediction_correlation, 1.0);
+  // Nothing resampled, or one candidate with steps: no figure.
+  EXPECT_TRUE(std::isnan(
+      resolve_measured_order(drifting_rounds({1.0, 2.0}, 1)).perfect_prediction_correlation));
+  StepsByRound lone = drifting_rounds({1.0, 2.0}, 10);
+  for (auto& turn : lone[1]) turn.clear();
+  EXPECT_TRUE(std::isnan(resolve_measured_order(lone).perfect_prediction_correlation));
+}
+
+TEST(MeasuredOrder, TheBenchSharesItsTurnsAmongTheCandidatesButRunsAtLeastFortyRounds) {
+  EXPECT_EQ(rounds_for(0, 10), 40);
+  EXPECT_EQ(rounds_for(0, 20), 40);
+  EXPECT_EQ(rounds_for(0, 5), 80);
+  EXPECT_EQ(rounds_for(0, 3), 134);  // rounded up: every candidate gets its share
+  EXPECT_EQ(rounds_for(0, 1), 400);
+  EXPECT_EQ(rounds_for(0, 0), 400);
+  EXPECT_EQ(rounds_for(7, 5), 7);  // asked for: kept
 }
 
 TEST(MeasuredOrder, ThePredictionAgreesOnAPairOnlyWhenItOrdersItTheSameWay) {
