@@ -50,7 +50,7 @@ MeasuredOrder resolve_measured_order(const StepsByRound& steps_ms, int resamples
   std::vector<bool> drawn_steps(count);
   for (int resample = 0; resample < resamples; ++resample) {
     for (std::size_t& round : drawn) round = pick(random);
-    std::vector<double> reference, resampled;  // of the candidates with steps in both
+    std::vector<double> reference, resampled;  // of the candidates with steps drawn
     for (std::size_t c = 0; c < count; ++c) {
       pooled.clear();
       for (const std::size_t round : drawn) {
@@ -59,7 +59,7 @@ MeasuredOrder resolve_measured_order(const StepsByRound& steps_ms, int resamples
       }
       drawn_steps[c] = !pooled.empty();
       medians[c] = drawn_steps[c] ? median_in_place(pooled) : 0.0;
-      if (drawn_steps[c] && has_steps[c]) {
+      if (drawn_steps[c]) {  // then it has steps in all its rounds too
         reference.push_back(all_rounds_median[c]);
         resampled.push_back(medians[c]);
       }
