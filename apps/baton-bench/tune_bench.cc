@@ -76,6 +76,21 @@ std::vector<double> predicted_compute_by_rank(const Candidate& candidate, std::s
   return by_rank;
 }
 
+// One rank's line of "where a step's time went": its compute against the simulation's, its
+// transfers beside the rest of the simulated step.
+std::string rank_breakdown(const Measured& one, std::size_t rank) {
+  const bool predicted = rank < one.predicted_compute_ms.size();
+  const double compute = one.compute_ms[rank];
+  const std::string ratio =
+      predicted && one.predicted_compute_ms[rank] > 0
+          ? "x" + fixed(compute / one.predicted_compute_ms[rank], 2) + " predicted"
+          : std::string("not predicted");
+  const double transfers = rank < one.comm_ms.size() ? one.comm_ms[rank] : 0.0;
+  const std::string rest = predicted ? fixed(one.predicted_idle_ms()[rank], 1) : "-";
+  return "rank " + std::to_string(rank) + " compute " + fixed(compute, 1) + " (" + ratio +
+         "), transfers " + fixed(transfers, 1) + " (the rest of the simulated step " + rest + ")";
+}
+
 std::vector<std::string> candidate_sets(const Candidate& candidate) {
   return {"schedule.name=" + candidate.schedule,
           "schedule.stages_per_rank=" + std::to_string(candidate.stages_per_rank),
@@ -289,20 +304,9 @@ int run_tune_bench(const TuneBenchOptions& options) {
           "executor's compute against the simulation's, and its posting and waiting for "
           "transfers beside the rest of the simulated step\n";
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    const Measured& one = runs[i];
-    const std::vector<double> idle = one.predicted_idle_ms();
-    text << "  " << std::to_string(i + 1) << " " << label(one.candidate) << ":";
-    for (std::size_t rank = 0; rank < one.compute_ms.size(); ++rank) {
-      const bool predicted = rank < one.predicted_compute_ms.size();
-      text << (rank == 0 ? " " : "; ") << "rank " << rank << " compute "
-           << fixed(one.compute_ms[rank], 1) << " ("
-           << (predicted && one.predicted_compute_ms[rank] > 0
-                   ? "x" + fixed(one.compute_ms[rank] / one.predicted_compute_ms[rank], 2) +
-                         " predicted"
-                   : std::string("not predicted"))
-           << "), transfers " << fixed(rank < one.comm_ms.size() ? one.comm_ms[rank] : 0.0, 1)
-           << " (the rest of the simulated step "
-           << (predicted ? fixed(idle[rank], 1) : std::string("-")) << ")";
+    text << "  " << std::to_string(i + 1) << " " << label(runs[i].candidate) << ":";
+    for (std::size_t rank = 0; rank < runs[i].compute_ms.size(); ++rank) {
+      text << (rank == 0 ? " " : "; ") << rank_breakdown(runs[i], rank);
     }
     text << "\n";
   }

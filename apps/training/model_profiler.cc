@@ -17,6 +17,7 @@
 #include "baton/files.h"
 #include "baton/runtime/microbatch.h"
 #include "baton/runtime/split_backward.h"
+#include "median.h"
 #include "models/batches.h"
 #include "models/model_catalog.h"
 #include "run_settings.h"
@@ -25,11 +26,6 @@
 
 namespace baton_app {
 namespace {
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values.empty() ? 0.0 : values[values.size() / 2];
-}
 
 double heap_in_use() {
   return static_cast<double>(mallinfo2().uordblks);

@@ -17,6 +17,7 @@
 #include "baton/runtime/transfer_probe.h"
 #include "baton/stores.h"
 #include "baton/transport.h"
+#include "median.h"
 #include "scratch_folder.h"
 #include "stopwatch.h"
 
@@ -45,7 +46,7 @@ std::int64_t loaded_small_bytes(std::int64_t large_bytes) {
 struct LoadedExchange {
   double post_s = 0;  // the time isend() held its caller
   // How much longer a fixed piece of compute took with messages about: not clamped per block
-  // (a block's noise may make it negative), only once pooled.
+  // (a block's noise may make it negative), only once both ranks are pooled (probe_pair).
   double stolen_s = 0;
   double wait_s = 0;  // the wait for the peer's message after one's own send
 
@@ -75,11 +76,6 @@ double seconds_to_post(Post&& post, std::unique_ptr<baton::Work>* work) {
   const auto started = std::chrono::steady_clock::now();
   *work = post();
   return seconds_since(started);
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values[values.size() / 2];
 }
 
 // The CPU time isend() of `bytes` takes on rank 0 when the receive is already posted, as in
@@ -252,6 +248,9 @@ ProbeTimes probe_pair(baton::Config& config, std::int64_t large_bytes,
   };
   times.loaded_small = mean_of_both(times.loaded_small, peer_times.loaded_small);
   times.loaded_large = mean_of_both(times.loaded_large, peer_times.loaded_large);
+  for (LoadedExchange* loaded : {&times.loaded_small, &times.loaded_large}) {
+    loaded->stolen_s = std::max(0.0, loaded->stolen_s);
+  }
   return times;
 }
 
@@ -279,10 +278,9 @@ TransferProfile profile_transfers(baton::Config& config, double largest_message_
     // pipeline pays at each dependency between ranks that the simulation leaves out
     // (docs/auto.md).
     const std::int64_t small_bytes = loaded_small_bytes(large_bytes);
-    const double small_cost =
-        times.loaded_small.post_s + std::max(0.0, times.loaded_small.stolen_s);
-    const double large_cost = std::max(
-        times.post_s, times.loaded_large.post_s + std::max(0.0, times.loaded_large.stolen_s));
+    const double small_cost = times.loaded_small.post_s + times.loaded_small.stolen_s;
+    const double large_cost =
+        std::max(times.post_s, times.loaded_large.post_s + times.loaded_large.stolen_s);
     profile.seconds_per_byte = idle_per_byte;
     profile.latency_s =
         std::max(times.small_s,
@@ -300,10 +298,9 @@ TransferProfile profile_transfers(baton::Config& config, double largest_message_
            << times.recv_post_s * 1e6 << " us; while both ranks compute, " << small_bytes
            << " B and " << large_bytes << " B: posting a send " << times.loaded_small.post_s * 1e6
            << " and " << times.loaded_large.post_s * 1e6 << " us, the compute a message takes "
-           << std::max(0.0, times.loaded_small.stolen_s) * 1e6 << " and "
-           << std::max(0.0, times.loaded_large.stolen_s) * 1e6 << " us, the message's wait "
-           << times.loaded_small.wait_s * 1e6 << " and " << times.loaded_large.wait_s * 1e6
-           << " us)";
+           << times.loaded_small.stolen_s * 1e6 << " and " << times.loaded_large.stolen_s * 1e6
+           << " us, the message's wait " << times.loaded_small.wait_s * 1e6 << " and "
+           << times.loaded_large.wait_s * 1e6 << " us)";
     profile.source = source.str();
   } catch (const std::exception& error) {
     profile.source = "not measured (" + name + ": " + error.what() +
