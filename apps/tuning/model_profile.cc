@@ -17,7 +17,7 @@ namespace {
 // compute a message takes; 6: the same fields, each pass's units timed after an untimed forward
 // (in 5 the first unit after the companions started measured 7-31% dear). An older profile
 // is measured again.
-constexpr const char* kFormat = "baton-profile-6";
+constexpr const char* kFormat = "baton-profile-7";
 
 double number(const nlohmann::json& object, const char* key, const std::string& where) {
   const auto found = object.find(key);

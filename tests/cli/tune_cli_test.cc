@@ -98,14 +98,14 @@ TEST(CliTune, MeasuresRanksAndReusesItsProfile) {
   // A truncated profile is named and measured again.
   {
     std::ofstream damage(dir + "/baton/profile.json", std::ios::trunc);
-    damage << "{\"format\": \"baton-profile-6\", \"sizes\": [";
+    damage << "{\"format\": \"baton-profile-7\", \"sizes\": [";
   }
   const auto damaged = run_command(tune_command(dir, ""));
   ASSERT_EQ(damaged.exit_code, 0) << damaged.output;
   EXPECT_THAT(damaged.output, HasSubstr("not a whole JSON document"));
   {
     std::ofstream damage(dir + "/baton/profile.json", std::ios::trunc);
-    damage << "{\"format\": \"baton-profile-6\", \"sizes\": [";
+    damage << "{\"format\": \"baton-profile-7\", \"sizes\": [";
   }
   const auto refused = run_command(kBaton +
                                    " plan --schedule 1f1b --ranks 2 --microbatches 4 "
