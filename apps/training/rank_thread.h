@@ -1,7 +1,9 @@
-// A thread that computes as a rank of the run does. LibTorch's intra-op threads are an
-// OpenMP setting of the thread that set them (run.threads, compute_setup.h): a thread the
-// program starts begins with OpenMP's default instead — every core — and its matrix products
-// then crowd the machine more than a rank's do.
+// A thread that computes as a rank of the run does. LibTorch keeps the process's intra-op
+// threads (run.threads, compute_setup.h) but applies them to another thread only when that
+// thread first asks for the setting — an elementwise operation above its grain size does.
+// Until then the thread has OpenMP's default, every core, and a matrix product — what a small
+// microbatch's Linear runs first, and often only — takes them all, crowding the machine
+// more than a rank does.
 #pragma once
 
 #include <ATen/Parallel.h>

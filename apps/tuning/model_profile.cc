@@ -15,8 +15,9 @@ namespace {
 // 2: the transfer costs include recv_overhead_s; 3: latency and send overhead are measured
 // under load; 4: split_backward_factor; 5: send_overhead_per_byte, the send overhead with the
 // compute a message takes; 6: the same fields, each pass's units timed after an untimed forward
-// (in 5 the first unit after the companions started measured 7-31% dear). An older profile
-// is measured again.
+// (in 5 the first unit after the companions started measured 7-31% dear); 7: the same
+// fields, the companions computing with a rank's threads (in 6 the MLPs' ran their matrix
+// products on every core). An older profile is measured again.
 constexpr const char* kFormat = "baton-profile-7";
 
 double number(const nlohmann::json& object, const char* key, const std::string& where) {
