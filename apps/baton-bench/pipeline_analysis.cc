@@ -11,6 +11,7 @@
 #include "baton/plan/format.h"
 #include "baton/plan/simulate.h"
 #include "number_format.h"
+#include "tuning/median.h"
 
 namespace baton_app {
 namespace {
@@ -37,13 +38,6 @@ bool contains(const std::string& text, const char* part) {
 }
 
 }  // namespace
-
-double median_of(std::vector<double> values) {
-  if (values.empty()) return 0.0;
-  std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
-}
 
 std::vector<double> step_intervals_ms(const std::vector<PipelineRecord>& records, int warmup) {
   // The interval between rank 0's step starts is what the whole pipeline sustains.

@@ -54,8 +54,6 @@ struct PipelineFigures {
   std::vector<RankBreakdown> ranks_breakdown;
 };
 
-double median_of(std::vector<double> values);
-
 // The intervals between rank 0's step starts after `warmup` (its step times when it ran
 // only one), in milliseconds: what the whole pipeline sustains, step by step.
 std::vector<double> step_intervals_ms(const std::vector<PipelineRecord>& records, int warmup);

@@ -3,6 +3,7 @@
 #include "baton/error.h"
 #include "pipeline_analysis.h"
 #include "process_group.h"
+#include "tuning/median.h"
 #include "unpipelined.h"
 
 namespace baton_app {

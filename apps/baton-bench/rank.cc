@@ -20,6 +20,7 @@
 #include "plugin_channel.h"
 #include "report.h"
 #include "sizes.h"
+#include "tuning/median.h"
 #if BATON_BENCH_WITH_GLOO
 #include "gloo_channel.h"
 #endif
@@ -29,12 +30,6 @@ namespace baton_app {
 const char* const kBenchRankCommand = "transport-rank";
 
 namespace {
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
-}
 
 std::string join_sizes(const std::vector<std::size_t>& sizes) {
   std::string text;
@@ -104,11 +99,11 @@ SizeFigures measure_size(const RankJob& job, std::size_t bytes,
   figures.iterations = plan.iterations;
   figures.window = plan.window;
   if (job.rank == 0) {
-    figures.latency_us = median(samples[0].round_trips) / 2 * 1e6;
-    figures.gbps = median(samples[0].gbps);
+    figures.latency_us = median_of(samples[0].round_trips) / 2 * 1e6;
+    figures.gbps = median_of(samples[0].gbps);
     if (channels.size() > 1) {
-      figures.reference_latency_us = median(samples[1].round_trips) / 2 * 1e6;
-      figures.reference_gbps = median(samples[1].gbps);
+      figures.reference_latency_us = median_of(samples[1].round_trips) / 2 * 1e6;
+      figures.reference_gbps = median_of(samples[1].gbps);
     }
   }
   return figures;

@@ -22,6 +22,7 @@
 #include "training/run_settings.h"
 #include "training/world_env.h"
 #include "tuning/measured_order.h"
+#include "tuning/median.h"
 #include "tuning/rank_correlation.h"
 #include "tuning/schedule_search.h"
 

@@ -15,15 +15,15 @@
 
 #include "baton/error.h"
 #include "baton/files.h"
+#include "baton/runtime/compute_environment.h"
 #include "baton/runtime/microbatch.h"
 #include "baton/runtime/split_backward.h"
-#include "median.h"
 #include "models/batches.h"
 #include "models/model_catalog.h"
-#include "rank_thread.h"
 #include "run_settings.h"
 #include "stopwatch.h"
 #include "transfer_profiler.h"
+#include "tuning/median.h"
 
 namespace baton_app {
 namespace {
@@ -115,7 +115,8 @@ class CompanionLoad {
     // a rank does (profile format 7).
     for (auto& model : models_) {
       baton::UnitChain* chain = model->chain.get();
-      threads_.push_back(rank_thread([this, chain, inputs] { keep_computing(*chain, inputs); }));
+      threads_.push_back(
+          baton::start_rank_thread([this, chain, inputs] { keep_computing(*chain, inputs); }));
     }
   }
 
@@ -255,11 +256,11 @@ MicrobatchProfile finish_size(baton::UnitChain& chain, SizeSamples& size) {
   for (int unit = 0; unit < chain.num_units(); ++unit) {
     UnitProfile& profile = measured.units[static_cast<std::size_t>(unit)];
     const Samples& times = size.samples[static_cast<std::size_t>(unit)];
-    profile.forward_s = median(times.forward);
-    profile.backward_s = median(times.backward);
-    profile.backward_input_s = median(times.input_grad);
-    profile.backward_weight_s = median(times.weight_grad);
-    profile.saved_bytes = median(times.saved);
+    profile.forward_s = upper_median(times.forward);
+    profile.backward_s = upper_median(times.backward);
+    profile.backward_input_s = upper_median(times.input_grad);
+    profile.backward_weight_s = upper_median(times.weight_grad);
+    profile.saved_bytes = upper_median(times.saved);
   }
   return measured;
 }
@@ -301,7 +302,7 @@ class SplitBackwardCalibration {
         factors.push_back(stages / (units_split / units_full));
       }
     }
-    return factors.empty() ? 1.0 : median(factors);
+    return factors.empty() ? 1.0 : upper_median(factors);
   }
 
  private:

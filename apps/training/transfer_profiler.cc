@@ -17,9 +17,9 @@
 #include "baton/runtime/transfer_probe.h"
 #include "baton/stores.h"
 #include "baton/transport.h"
-#include "median.h"
 #include "scratch_folder.h"
 #include "stopwatch.h"
+#include "tuning/median.h"
 
 namespace baton_app {
 namespace {
@@ -101,7 +101,7 @@ double time_send_posts(baton::Transport& transport, int me, std::int64_t bytes, 
     posts.push_back(seconds_to_post([&] { return transport.isend(data, 1, kData); }, &send));
     send->wait(timeout);
   }
-  return median(posts);
+  return upper_median(posts);
 }
 
 // The CPU time irecv() of `bytes` takes on rank 0 before its send is posted, as the runtime
@@ -125,7 +125,7 @@ double time_receive_posts(baton::Transport& transport, int me, std::int64_t byte
     transport.isend(posted, 1, kPosted)->wait(timeout);
     receive->wait(timeout);
   }
-  return median(posts);
+  return upper_median(posts);
 }
 
 // A fixed amount of arithmetic on one core, no memory traffic: how long it takes is how much

@@ -4,21 +4,10 @@
 #include <cstddef>
 #include <random>
 
+#include "median.h"
 #include "rank_correlation.h"
 
 namespace baton_app {
-namespace {
-
-// The median as the bench takes a candidate's measured step (the mean of the middle two of an
-// even count); `values` is reordered, not emptied.
-double median_in_place(std::vector<double>& values) {
-  const auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
-  std::nth_element(values.begin(), middle, values.end());
-  if (values.size() % 2 == 1) return *middle;
-  return (*std::max_element(values.begin(), middle) + *middle) / 2;
-}
-
-}  // namespace
 
 MeasuredOrder resolve_measured_order(const StepsByRound& steps_ms, int resamples, double confidence,
                                      std::uint64_t seed) {
@@ -38,7 +27,7 @@ MeasuredOrder resolve_measured_order(const StepsByRound& steps_ms, int resamples
       pooled.insert(pooled.end(), steps_ms[c][round].begin(), steps_ms[c][round].end());
     }
     has_steps[c] = !pooled.empty();
-    if (has_steps[c]) all_rounds_median[c] = median_in_place(pooled);
+    if (has_steps[c]) all_rounds_median[c] = median_of(pooled);
   }
 
   // faster_in[i][j]: resamples in which candidate i's median was below candidate j's.
@@ -58,7 +47,7 @@ MeasuredOrder resolve_measured_order(const StepsByRound& steps_ms, int resamples
         pooled.insert(pooled.end(), steps.begin(), steps.end());
       }
       drawn_steps[c] = !pooled.empty();
-      medians[c] = drawn_steps[c] ? median_in_place(pooled) : 0.0;
+      medians[c] = drawn_steps[c] ? median_of(pooled) : 0.0;
       if (drawn_steps[c]) {  // then it has steps in all its rounds too
         reference.push_back(all_rounds_median[c]);
         resampled.push_back(medians[c]);
@@ -73,7 +62,7 @@ MeasuredOrder resolve_measured_order(const StepsByRound& steps_ms, int resamples
       }
     }
   }
-  if (!correlations.empty()) order.perfect_prediction_correlation = median_in_place(correlations);
+  if (!correlations.empty()) order.perfect_prediction_correlation = median_of(correlations);
   const double needed = confidence * resamples;
   for (std::size_t i = 0; i < count; ++i) {
     for (std::size_t j = i + 1; j < count; ++j) {

@@ -2,6 +2,9 @@
 #include "baton/runtime/compute_environment.h"
 
 #include <gtest/gtest.h>
+#include <omp.h>
+
+#include <thread>
 
 #include "baton/error.h"
 
@@ -46,6 +49,21 @@ TEST(Threads, AppliedToLibTorch) {
   baton::apply_threads(1);
   EXPECT_EQ(baton::intra_op_threads(), 1);
   EXPECT_THROW(baton::apply_threads(0), baton::Error);
+}
+
+// The profiler's companion threads compute beside the timed unit as a rank would. LibTorch
+// applies the setting to a new thread only when it first asks; until then OpenMP has its
+// default (every core), which is what BLAS reads when the thread's first product starts.
+TEST(Threads, ARankThreadComputesWithTheCallersThreadsFromItsFirstOperation) {
+  const int before = baton::intra_op_threads();
+  for (const int threads : {1, 2, 3}) {
+    baton::apply_threads(threads);
+    int seen = 0;
+    std::thread thread = baton::start_rank_thread([&seen] { seen = omp_get_max_threads(); });
+    thread.join();
+    EXPECT_EQ(seen, threads);
+  }
+  baton::apply_threads(before);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "baton/error.h"
 #include "baton/runtime/compute_environment.h"
@@ -19,6 +20,14 @@ void apply_threads(int threads) {
     // Already started or set: LibTorch allows it once per process. Harmless: the runtime
     // does not use inter-op parallelism on its hot path.
   }
+}
+
+std::thread start_rank_thread(std::function<void()> work) {
+  const int threads = at::get_num_threads();
+  return std::thread([threads, work = std::move(work)] {
+    at::set_num_threads(threads);
+    work();
+  });
 }
 
 int intra_op_threads() {

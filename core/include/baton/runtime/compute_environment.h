@@ -3,7 +3,9 @@
 // doctor), so a slow set-up is named instead of silently slow.
 #pragma once
 
+#include <functional>
 #include <string>
+#include <thread>
 
 #include "baton/export.h"
 
@@ -36,6 +38,14 @@ BATON_API int default_threads_per_rank(int local_ranks);
 // inter-op pool to `threads`. Call before any tensor work; the inter-op pool can only be set
 // once per process, so a later call leaves it as it was. Throws baton::Error for threads < 1.
 BATON_API void apply_threads(int threads);
+
+// Starts `work` on a new thread that computes with this thread's intra-op threads from its
+// first operation. LibTorch keeps apply_threads' count for the process but applies it to
+// another thread only when that thread first asks for it (an elementwise operation above its
+// grain size does); until then the thread has OpenMP's default, every core, and a matrix
+// product — what a small microbatch's Linear runs first, and often only — takes them all,
+// crowding the machine more than a rank does.
+BATON_API std::thread start_rank_thread(std::function<void()> work);
 
 // Makes glibc's malloc keep freed memory for reuse instead of handing it back to the kernel:
 // a training step frees and reallocates the same multi-megabyte tensors (gradients,
