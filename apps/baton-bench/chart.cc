@@ -5,27 +5,13 @@
 #include <cstdio>
 #include <sstream>
 
+#include "xml_escape.h"
+
 namespace baton_app {
 namespace {
 
 const char* const kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
                                 "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
-
-std::string escaped(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '<') {
-      out += "&lt;";
-    } else if (c == '>') {
-      out += "&gt;";
-    } else if (c == '&') {
-      out += "&amp;";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 std::string number(double value) {
   char text[32];
@@ -76,7 +62,7 @@ std::string render_chart_svg(const Chart& chart) {
       << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
       << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
       << "<text x=\"" << left << "\" y=\"24\" font-size=\"14\" font-weight=\"bold\">"
-      << escaped(chart.title) << "</text>\n";
+      << escape_xml(chart.title) << "</text>\n";
   for (double y = 0; y <= y_top + 1e-9; y += step) {
     svg << "<line x1=\"" << left << "\" x2=\"" << left + plot_w << "\" y1=\"" << py(y) << "\" y2=\""
         << py(y) << "\" stroke=\"#ddd\"/>\n"
@@ -98,9 +84,9 @@ std::string render_chart_svg(const Chart& chart) {
         << number(x) << "</text>\n";
   }
   svg << "<text x=\"" << left + plot_w / 2 << "\" y=\"" << height - 10
-      << "\" text-anchor=\"middle\">" << escaped(chart.x_label) << "</text>\n"
+      << "\" text-anchor=\"middle\">" << escape_xml(chart.x_label) << "</text>\n"
       << "<text transform=\"translate(16," << top + plot_h / 2
-      << ") rotate(-90)\" text-anchor=\"middle\">" << escaped(chart.y_label) << "</text>\n"
+      << ") rotate(-90)\" text-anchor=\"middle\">" << escape_xml(chart.y_label) << "</text>\n"
       << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << plot_w << "\" height=\""
       << plot_h << "\" fill=\"none\" stroke=\"#888\"/>\n";
   int legend = 0;
@@ -122,7 +108,7 @@ std::string render_chart_svg(const Chart& chart) {
     svg << "<line x1=\"" << left + plot_w + 12 << "\" x2=\"" << left + plot_w + 36 << "\" y1=\""
         << ly << "\" y2=\"" << ly << "\" stroke=\"" << color << "\" stroke-width=\"2\"" << dash
         << "/>\n<text x=\"" << left + plot_w + 42 << "\" y=\"" << ly + 4 << "\">"
-        << escaped(series.name) << "</text>\n";
+        << escape_xml(series.name) << "</text>\n";
   }
   svg << "</svg>\n";
   return svg.str();

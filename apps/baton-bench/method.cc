@@ -3,15 +3,13 @@
 #include <algorithm>
 #include <chrono>
 
+#include "stopwatch.h"
+
 namespace baton_app {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 constexpr std::size_t kBytesPerRound = std::size_t{256} << 20;
 

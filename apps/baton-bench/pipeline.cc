@@ -15,6 +15,7 @@
 #include "pipeline_analysis.h"
 #include "pipeline_runs.h"
 #include "scratch_folder.h"
+#include "stopwatch.h"
 
 namespace baton_app {
 namespace {
@@ -48,8 +49,7 @@ double validator_check_us(const baton::Config& config, std::int64_t elements) {
       checks += checked ? 1 : 0;
     }
   }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const double seconds = seconds_since(started);
   return checks > 0 ? seconds * 1e6 / checks : 0;
 }
 

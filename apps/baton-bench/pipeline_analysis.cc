@@ -16,8 +16,6 @@
 namespace baton_app {
 namespace {
 
-constexpr int kCompute = 0, kPost = 1, kReduce = 3;  // baton::ActionSpan::Kind
-
 std::string type_letter(baton::ActionType type) {
   switch (type) {
     case baton::ActionType::kForward:
@@ -33,8 +31,15 @@ std::string type_letter(baton::ActionType type) {
   }
 }
 
-bool contains(const std::string& text, const char* part) {
-  return text.find(part) != std::string::npos;
+// A post of sends alone: what one send costs to post, without receives mixed in.
+bool only_sends(const std::vector<baton::Action>& transfers) {
+  for (const baton::Action& transfer : transfers) {
+    if (transfer.type != baton::ActionType::kSendForward &&
+        transfer.type != baton::ActionType::kSendBackward) {
+      return false;
+    }
+  }
+  return !transfers.empty();
 }
 
 }  // namespace
@@ -92,32 +97,48 @@ void analyse_pipeline(const std::vector<PipelineRecord>& records, int warmup,
       if (step.step <= warmup) continue;
       ++counted;
       double spanned = 0;
-      for (const auto& span : step.spans) {
+      for (const baton::StepSpan& span : step.spans) {
         const double ms = (span.end - span.start) * 1000;
-        if (span.kind == kReduce) {
+        if (span.kind == baton::SpanKind::kReduction) {
           // Beside the rank's work, not part of its step's spans: one stage's all-reduce.
-          costs[{baton::parse_action(span.name).stage, "R"}].push_back(ms);
+          costs[{span.action.stage, "R"}].push_back(ms);
           continue;
         }
         spanned += ms;
-        if (span.kind == kCompute) {
-          breakdown.compute_ms += ms;
-          ++breakdown.actions;
-          const baton::Action action = baton::parse_action(span.name);
-          const std::string letter = type_letter(action.type);
-          if (!letter.empty()) costs[{action.stage, letter}].push_back(ms);
-        } else if (span.kind == kPost) {
-          breakdown.post_ms += ms;
-          if (contains(span.name, "SEND") && !contains(span.name, "RECV")) send_posts.push_back(ms);
-          if (span.name == "post receives" && receives > 0) receive_posts.push_back(ms / receives);
-        } else if (contains(span.name, "sends")) {
-          breakdown.wait_sends_ms += ms;
-        } else if (contains(span.name, "REDUCE_GRAD")) {
-          breakdown.wait_reduce_ms += ms;
-        } else if (contains(span.name, "RECV_F")) {
-          breakdown.wait_recv_forward_ms += ms;
-        } else {
-          breakdown.wait_recv_backward_ms += ms;
+        switch (span.kind) {
+          case baton::SpanKind::kCompute: {
+            breakdown.compute_ms += ms;
+            ++breakdown.actions;
+            const std::string letter = type_letter(span.action.type);
+            if (!letter.empty()) costs[{span.action.stage, letter}].push_back(ms);
+            break;
+          }
+          case baton::SpanKind::kPostTransfers:
+            breakdown.post_ms += ms;
+            if (only_sends(span.transfers)) send_posts.push_back(ms);
+            break;
+          case baton::SpanKind::kPostReceives:
+            breakdown.post_ms += ms;
+            if (receives > 0) receive_posts.push_back(ms / receives);
+            break;
+          case baton::SpanKind::kPostReduction:
+            breakdown.post_ms += ms;
+            break;
+          case baton::SpanKind::kWaitSends:
+            breakdown.wait_sends_ms += ms;
+            break;
+          case baton::SpanKind::kWaitReductions:
+            breakdown.wait_reduce_ms += ms;
+            break;
+          case baton::SpanKind::kWaitReceive:
+            if (span.action.type == baton::ActionType::kRecvForward) {
+              breakdown.wait_recv_forward_ms += ms;
+            } else {
+              breakdown.wait_recv_backward_ms += ms;
+            }
+            break;
+          case baton::SpanKind::kReduction:
+            break;
         }
       }
       breakdown.executor_other_ms += std::max(0.0, step.executor_seconds * 1000 - spanned);

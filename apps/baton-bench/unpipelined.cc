@@ -18,6 +18,8 @@
 #include "baton/unit_chain.h"
 #include "command_line.h"
 #include "model_catalog.h"
+#include "step_seed.h"
+#include "stopwatch.h"
 #include "training/compute_setup.h"
 #include "training/trainer.h"
 
@@ -66,7 +68,7 @@ int run_unpipelined_rank(const UnpipelinedOptions& options) {
 
   std::vector<double> measured;
   for (int step = 1; step <= warmup + steps; ++step) {
-    torch::manual_seed(seed * 1000003 + static_cast<std::uint64_t>(step));
+    torch::manual_seed(baton_models::step_seed(seed, step));
     const auto started = std::chrono::steady_clock::now();
     const baton_models::Batch batch = batches->batch(step);
     clear_gradients(params);
@@ -81,8 +83,7 @@ int run_unpipelined_rank(const UnpipelinedOptions& options) {
     }
     optimizer->step();
     if (step > warmup) {
-      measured.push_back(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+      measured.push_back(seconds_since(started));
     }
     if (!std::isfinite(loss_sum)) throw baton::Error("unpipelined reference: loss is not finite");
   }

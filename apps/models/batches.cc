@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "baton/error.h"
+#include "step_seed.h"
 #include "tensor_files.h"
 
 namespace baton_models {
@@ -18,7 +19,7 @@ class SyntheticBatches : public BatchSource {
       : model_(model), batch_size_(batch_size), seed_(seed) {}
 
   Batch batch(int step) const override {
-    at::Generator generator = at::detail::createCPUGenerator(seed_ * 1000003 + step);
+    at::Generator generator = at::detail::createCPUGenerator(step_seed(seed_, step));
     std::vector<std::int64_t> input_shape{batch_size_};
     input_shape.insert(input_shape.end(), model_.sample_shape.begin(), model_.sample_shape.end());
     std::vector<std::int64_t> target_shape{batch_size_};
@@ -55,7 +56,7 @@ class TextBatches : public BatchSource {
       : tokens_(std::move(tokens)), batch_size_(batch_size), seq_len_(seq_len), seed_(seed) {}
 
   Batch batch(int step) const override {
-    at::Generator generator = at::detail::createCPUGenerator(seed_ * 1000003 + step);
+    at::Generator generator = at::detail::createCPUGenerator(step_seed(seed_, step));
     const std::int64_t limit = tokens_.size(0) - seq_len_ - 1;
     const at::Tensor starts = at::randint(limit + 1, {batch_size_}, generator, at::kLong);
     std::vector<at::Tensor> inputs, targets;

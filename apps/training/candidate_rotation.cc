@@ -17,6 +17,7 @@
 #include "compute_setup.h"
 #include "model_catalog.h"
 #include "rank_setup.h"
+#include "step_seed.h"
 #include "store_count.h"
 #include "trainer.h"
 
@@ -50,7 +51,7 @@ struct CandidatePipeline {
   // metrics, checkpoints): the same batch each time, which costs what any batch costs.
   void step(bool counted) {
     ++steps_run;
-    torch::manual_seed(seed * 1000003 + static_cast<std::uint64_t>(steps_run));
+    torch::manual_seed(baton_models::step_seed(seed, steps_run));
     clear_gradients(local.params);
     const baton::StepResult result = executor->run_step(inputs, targets);
     optimizer->step();

@@ -2,7 +2,6 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
-#include <malloc.h>
 #include <torch/csrc/autograd/autograd.h>
 #include <unistd.h>
 
@@ -18,6 +17,7 @@
 #include "baton/runtime/compute_environment.h"
 #include "baton/runtime/microbatch.h"
 #include "baton/runtime/split_backward.h"
+#include "heap_in_use.h"
 #include "models/batches.h"
 #include "models/model_catalog.h"
 #include "run_settings.h"
@@ -27,10 +27,6 @@
 
 namespace baton_app {
 namespace {
-
-double heap_in_use() {
-  return static_cast<double>(mallinfo2().uordblks);
-}
 
 double bytes_of(const std::vector<at::Tensor>& tensors) {
   double bytes = 0;
@@ -207,12 +203,12 @@ void profile_pass(baton::UnitChain& chain, SizeSamples& size, int pass, Companio
 
     // Forward, twice: once for the full backward, once for the split one (I, then W).
     const std::vector<at::Tensor> unit_inputs = stage_inputs(values, unit > 0);
-    const double heap_before = heap_in_use();
+    const double heap_before = static_cast<double>(heap_bytes_in_use());
     auto started = std::chrono::steady_clock::now();
     std::vector<at::Tensor> outputs = chain.run_unit(unit, unit_inputs);
     const double forward_s = seconds_since(started);
     const double output_bytes = bytes_of(outputs);
-    const double saved = std::max(0.0, heap_in_use() - heap_before - output_bytes);
+    const double saved = std::max(0.0, static_cast<double>(heap_bytes_in_use()) - heap_before - output_bytes);
     const BackwardRoots start = ones_for(outputs);
     started = std::chrono::steady_clock::now();
     if (!start.roots.empty()) torch::autograd::backward(start.roots, start.grads);

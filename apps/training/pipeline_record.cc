@@ -2,30 +2,58 @@
 
 #include <sys/resource.h>
 
-#include <cstdio>
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "baton/error.h"
 #include "baton/files.h"
+#include "heap_in_use.h"
 
 namespace baton_app {
 
+// Gathers the executor's spans of the step under way, and samples the heap after each
+// compute action (the point where a step holds the most).
+class PipelineRecorder::SpanCollector : public baton::StepObserver {
+ public:
+  void step_started(int /*training_step*/) override {
+    spans_.clear();
+    peak_heap_bytes_ = 0;
+  }
+  void span(const baton::StepSpan& span) override {
+    if (span.kind == baton::SpanKind::kCompute) {
+      peak_heap_bytes_ = std::max(peak_heap_bytes_, heap_bytes_in_use());
+    }
+    spans_.push_back(span);
+  }
+  // The step's spans and peak, handed over as the trainer reports the step.
+  void move_into(RecordedStep* step) {
+    step->spans = std::move(spans_);
+    step->peak_heap_bytes = peak_heap_bytes_;
+    spans_.clear();
+  }
+
+ private:
+  std::vector<baton::StepSpan> spans_;
+  std::int64_t peak_heap_bytes_ = 0;
+};
+
+PipelineRecorder::PipelineRecorder(std::string path)
+    : path_(std::move(path)), collector_(std::make_shared<SpanCollector>()) {}
+
 void PipelineRecorder::attach(TrainOptions* options) {
-  options->record_timeline = true;
-  options->sample_heap = true;
+  options->step_observers.push_back(collector_);
   options->on_step = [this](int step, double started_s, double seconds,
                             const baton::StepResult& result) {
-    RecordedStep recorded{step,
-                          started_s,
-                          seconds,
-                          result.step_seconds,
-                          result.peak_activations,
-                          result.peak_heap_bytes,
-                          {}};
-    for (const auto& span : result.timeline) {
-      recorded.spans.push_back({static_cast<int>(span.kind), span.name, span.start, span.end});
-    }
+    RecordedStep recorded;
+    recorded.step = step;
+    recorded.started_s = started_s;
+    recorded.seconds = seconds;
+    recorded.executor_seconds = result.step_seconds;
+    recorded.peak_activations = result.peak_activations;
+    collector_->move_into(&recorded);
     record_.steps.push_back(std::move(recorded));
   };
   options->on_transfer_probe = [this](std::int64_t bytes, double seconds) {
@@ -34,69 +62,90 @@ void PipelineRecorder::attach(TrainOptions* options) {
   };
 }
 
-void PipelineRecorder::write() const {
-  std::ostringstream out;
-  char line[160];
-  for (const auto& step : record_.steps) {
-    std::snprintf(line, sizeof(line), "step %d %.9f %.9f %.9f %d %lld\n", step.step, step.started_s,
-                  step.seconds, step.executor_seconds, step.peak_activations,
-                  static_cast<long long>(step.peak_heap_bytes));
-    out << line;
-    for (const auto& span : step.spans) {
-      std::snprintf(line, sizeof(line), "span %d %.9f %.9f ", span.kind, span.start, span.end);
-      out << line << span.name << "\n";
+namespace {
+
+nlohmann::json span_json(const baton::StepSpan& span) {
+  nlohmann::json json = {
+      {"kind", baton::span_kind_name(span.kind)}, {"start", span.start}, {"end", span.end}};
+  if (!span.transfers.empty()) {
+    nlohmann::json transfers = nlohmann::json::array();
+    for (const baton::Action& transfer : span.transfers) {
+      transfers.push_back(baton::to_string(transfer));
+    }
+    json["transfers"] = std::move(transfers);
+  } else if (span.kind != baton::SpanKind::kWaitSends &&
+             span.kind != baton::SpanKind::kWaitReductions) {
+    json["action"] = baton::to_string(span.action);
+  }
+  return json;
+}
+
+baton::StepSpan span_from_json(const nlohmann::json& json) {
+  baton::StepSpan span;
+  span.kind = baton::span_kind_from_name(json.at("kind").get<std::string>());
+  span.start = json.at("start").get<double>();
+  span.end = json.at("end").get<double>();
+  if (json.contains("action")) span.action = baton::parse_action(json["action"].get<std::string>());
+  if (json.contains("transfers")) {
+    for (const auto& transfer : json["transfers"]) {
+      span.transfers.push_back(baton::parse_action(transfer.get<std::string>()));
     }
   }
-  if (record_.probe_one_way_s >= 0) {
-    std::snprintf(line, sizeof(line), "probe %lld %.9f\n",
-                  static_cast<long long>(record_.probe_bytes), record_.probe_one_way_s);
-    out << line;
+  return span;
+}
+
+}  // namespace
+
+void PipelineRecorder::write() const {
+  nlohmann::json steps = nlohmann::json::array();
+  for (const RecordedStep& step : record_.steps) {
+    nlohmann::json spans = nlohmann::json::array();
+    for (const baton::StepSpan& span : step.spans) spans.push_back(span_json(span));
+    steps.push_back({{"step", step.step},
+                     {"started_s", step.started_s},
+                     {"seconds", step.seconds},
+                     {"executor_seconds", step.executor_seconds},
+                     {"peak_activations", step.peak_activations},
+                     {"peak_heap_bytes", step.peak_heap_bytes},
+                     {"spans", std::move(spans)}});
   }
   rusage usage{};
   ::getrusage(RUSAGE_SELF, &usage);
-  out << "rss " << static_cast<long long>(usage.ru_maxrss) * 1024 << "\n";  // ru_maxrss: KiB
-  baton::write_file_atomically(path_, out.str());
+  nlohmann::json record = {{"steps", std::move(steps)},
+                           // ru_maxrss is in KiB
+                           {"peak_rss_bytes", static_cast<std::int64_t>(usage.ru_maxrss) * 1024}};
+  if (record_.probe_one_way_s >= 0) {
+    record["probe"] = {{"bytes", record_.probe_bytes}, {"one_way_s", record_.probe_one_way_s}};
+  }
+  baton::write_file_atomically(path_, record.dump() + "\n");
 }
 
 PipelineRecord read_pipeline_record(const std::string& path) {
   std::ifstream file(path);
   if (!file) throw baton::Error("bench pipeline: a rank wrote no record to '" + path + "'");
+  std::stringstream text;
+  text << file.rdbuf();
   PipelineRecord record;
-  int number = 0;
-  for (std::string line; std::getline(file, line);) {
-    ++number;
-    std::istringstream in(line);
-    std::string word;
-    in >> word;
-    bool ok = true;
-    if (word == "step") {
+  try {
+    const nlohmann::json json = nlohmann::json::parse(text.str());
+    for (const auto& entry : json.at("steps")) {
       RecordedStep step;
-      long long heap = 0;
-      ok = static_cast<bool>(in >> step.step >> step.started_s >> step.seconds >>
-                             step.executor_seconds >> step.peak_activations >> heap);
-      step.peak_heap_bytes = heap;
-      record.steps.push_back(step);
-    } else if (word == "span" && !record.steps.empty()) {
-      RecordedSpan span;
-      ok = static_cast<bool>(in >> span.kind >> span.start >> span.end);
-      in.get();  // the space before the name
-      std::getline(in, span.name);
-      record.steps.back().spans.push_back(span);
-    } else if (word == "rss") {
-      long long bytes = 0;
-      ok = static_cast<bool>(in >> bytes);
-      record.peak_rss_bytes = bytes;
-    } else if (word == "probe") {
-      long long bytes = 0;
-      ok = static_cast<bool>(in >> bytes >> record.probe_one_way_s);
-      record.probe_bytes = bytes;
-    } else {
-      ok = false;
+      step.step = entry.at("step").get<int>();
+      step.started_s = entry.at("started_s").get<double>();
+      step.seconds = entry.at("seconds").get<double>();
+      step.executor_seconds = entry.at("executor_seconds").get<double>();
+      step.peak_activations = entry.at("peak_activations").get<int>();
+      step.peak_heap_bytes = entry.at("peak_heap_bytes").get<std::int64_t>();
+      for (const auto& span : entry.at("spans")) step.spans.push_back(span_from_json(span));
+      record.steps.push_back(std::move(step));
     }
-    if (!ok) {
-      throw baton::Error("bench pipeline: '" + path + "' line " + std::to_string(number) +
-                         " is malformed: " + line);
+    record.peak_rss_bytes = json.at("peak_rss_bytes").get<std::int64_t>();
+    if (json.contains("probe")) {
+      record.probe_bytes = json["probe"].at("bytes").get<std::int64_t>();
+      record.probe_one_way_s = json["probe"].at("one_way_s").get<double>();
     }
+  } catch (const std::exception& error) {
+    throw baton::Error("bench pipeline: '" + path + "' is not a rank's record: " + error.what());
   }
   return record;
 }

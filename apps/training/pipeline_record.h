@@ -1,22 +1,19 @@
 // What one rank of `baton bench pipeline` records while it trains: per step, when it started,
-// how long it took, and the executor's timeline (compute, transfer posting, waiting); after
-// the last step, the one-way time of a stage-boundary message. Written as text lines to a
-// file the bench reads back (hidden option `baton run --bench-record FILE`).
+// how long it took, the executor's spans (typed: compute, posting, waiting, reductions) and
+// the most heap in use after a compute action; after the last step, the one-way time of a
+// stage-boundary message. Written as JSON to a file the bench reads back (hidden option
+// `baton run --bench-record FILE`).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "baton/runtime/step_observer.h"
 #include "trainer.h"
 
 namespace baton_app {
-
-struct RecordedSpan {
-  int kind = 0;  // baton::ActionSpan::Kind as int: 0 compute, 1 posting, 2 waiting, 3 reduce
-  std::string name;
-  double start = 0.0, end = 0.0;  // seconds since the executor's step started
-};
 
 struct RecordedStep {
   int step = 0;
@@ -24,8 +21,8 @@ struct RecordedStep {
   double seconds = 0.0;    // the whole step: batch, zeroing, plan, optimizer, progress
   double executor_seconds = 0.0;
   int peak_activations = 0;          // baton::StepResult::peak_activations
-  std::int64_t peak_heap_bytes = 0;  // baton::StepResult::peak_heap_bytes
-  std::vector<RecordedSpan> spans;
+  std::int64_t peak_heap_bytes = 0;  // the most heap in use after a compute action
+  std::vector<baton::StepSpan> spans;
 };
 
 struct PipelineRecord {
@@ -35,16 +32,19 @@ struct PipelineRecord {
   std::int64_t peak_rss_bytes = 0;  // the rank's peak resident memory (getrusage)
 };
 
-// Installs observers in `options` that collect the record; write() saves it.
+// Installs the observers in `options` that collect the record; write() saves it.
 class PipelineRecorder {
  public:
-  explicit PipelineRecorder(std::string path) : path_(std::move(path)) {}
+  explicit PipelineRecorder(std::string path);
   void attach(TrainOptions* options);
   void write() const;
 
  private:
+  class SpanCollector;
+
   std::string path_;
   PipelineRecord record_;
+  std::shared_ptr<SpanCollector> collector_;
 };
 
 // Throws baton::Error naming the file when it is missing or malformed.

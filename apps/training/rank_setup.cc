@@ -12,15 +12,14 @@
 #include "baton/validator.h"
 #include "baton/wait_notice.h"
 #include "stage_cuts.h"
+#include "stopwatch.h"
 
 namespace baton_app {
 namespace {
 
 // Seconds since `start`, to the hundredth: for log lines.
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return std::round(seconds * 100) / 100;
+double rounded_seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::round(seconds_since(start) * 100) / 100;
 }
 
 }  // namespace
@@ -98,7 +97,7 @@ std::shared_ptr<baton::Store> meet_the_other_ranks(const baton::Config& config,
   }
   BATON_LOG_INFO("rendezvous", "met through " << where << " (" << world.world_size
                                               << " ranks, launcher " << world.launcher << ") in "
-                                              << seconds_since(started) << " s");
+                                              << rounded_seconds_since(started) << " s");
   return store;
 }
 
@@ -151,7 +150,7 @@ std::shared_ptr<baton::Transport> connect_transport(const baton::Config& config,
                         std::make_shared<baton::PrefixStore>("transport", store), timeout});
   }
   BATON_LOG_INFO("transport", "'" << plugins.transport->name() << "' connected in "
-                                  << seconds_since(started) << " s");
+                                  << rounded_seconds_since(started) << " s");
   return transport;
 }
 

@@ -14,6 +14,7 @@
 #include "baton/plan/simulate.h"
 #include "baton/store_keys.h"
 #include "store_count.h"
+#include "xml_escape.h"
 
 namespace baton_app {
 namespace {
@@ -42,21 +43,6 @@ const char* color_of(const baton::TraceEvent& bar) {
     if (c == 'W') return "#d0605e";
   }
   return "#888888";
-}
-
-std::string escape_xml(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '<')
-      out += "&lt;";
-    else if (c == '>')
-      out += "&gt;";
-    else if (c == '&')
-      out += "&amp;";
-    else
-      out += c;
-  }
-  return out;
 }
 
 }  // namespace
@@ -114,20 +100,29 @@ RunTrace::RunTrace(const TraceSettings& settings, int rank, int world_size,
       timeout_(timeout),
       path_(settings.path) {}
 
-void RunTrace::add_step(int step, double wall_start_us, const baton::StepResult& result) {
-  if (!enabled_ || recorded_ >= steps_) return;
+void RunTrace::begin_step(int step) {
+  recording_ = enabled_ && recorded_ < steps_;
+  if (!recording_) return;
   ++recorded_;
-  for (const auto& span : result.timeline) {
-    const bool compute = span.kind == baton::ActionSpan::Kind::kCompute;
-    baton::TraceEvent event;
-    event.rank = rank_;
-    event.lane = compute ? baton::TraceLane::kCompute : baton::TraceLane::kComms;
-    event.category = compute ? "compute" : "comms";
-    event.name = span.name + (compute ? " (step " + std::to_string(step) + ")" : "");
-    event.start_us = wall_start_us + span.start * 1e6;
-    event.duration_us = (span.end - span.start) * 1e6;
-    events_.push_back(std::move(event));
-  }
+  step_ = step;
+}
+
+void RunTrace::step_started(int /*training_step*/) {
+  wall_start_us_ = std::chrono::duration<double, std::micro>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+}
+
+void RunTrace::span(const baton::StepSpan& span) {
+  const bool compute = baton::is_compute_span(span.kind);
+  baton::TraceEvent event;
+  event.rank = rank_;
+  event.lane = compute ? baton::TraceLane::kCompute : baton::TraceLane::kComms;
+  event.category = compute ? "compute" : "comms";
+  event.name = baton::describe_span(span) + (compute ? " (step " + std::to_string(step_) + ")" : "");
+  event.start_us = wall_start_us_ + span.start * 1e6;
+  event.duration_us = (span.end - span.start) * 1e6;
+  events_.push_back(std::move(event));
 }
 
 std::string RunTrace::finish(const baton::Plan& lowered_plan) {

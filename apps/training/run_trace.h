@@ -13,7 +13,7 @@
 #include "baton/config.h"
 #include "baton/plan/chrome_trace.h"
 #include "baton/plan/plan.h"
-#include "baton/runtime/executor.h"
+#include "baton/runtime/step_observer.h"
 #include "baton/store.h"
 
 namespace baton_app {
@@ -29,7 +29,8 @@ struct TraceSettings {
   std::string path;     // the merged trace (trace.json); the rest goes beside it
 };
 
-class RunTrace {
+// Listens to the executor (a baton::StepObserver) during the first steps.
+class RunTrace : public baton::StepObserver {
  public:
   // `pipeline_ranks`: one replica's ranks (data parallelism), for the trace's rank names.
   RunTrace(const TraceSettings& settings, int rank, int world_size,
@@ -37,8 +38,13 @@ class RunTrace {
            int pipeline_ranks = 0);
 
   bool enabled() const { return enabled_; }
-  // Records one step; `wall_start_us`: the step's start on the system clock.
-  void add_step(int step, double wall_start_us, const baton::StepResult& result);
+  // The training step about to run (its spans are labelled with it).
+  void begin_step(int step);
+  // baton::StepObserver: the executor's clock starts (placed on the system clock here), and
+  // each span as it ends.
+  bool listens() const override { return recording_; }
+  void step_started(int training_step) override;
+  void span(const baton::StepSpan& span) override;
   // Writes this rank's part; on rank 0, waits for the others and writes the merged trace,
   // its SVG and the simulated plan's. Returns the merged trace's path on rank 0.
   std::string finish(const baton::Plan& lowered_plan);
@@ -54,6 +60,9 @@ class RunTrace {
   std::string path_;
   std::vector<baton::TraceEvent> events_;
   int recorded_ = 0;
+  bool recording_ = false;  // the step under way is one of the first `steps_`
+  int step_ = 0;
+  double wall_start_us_ = 0.0;
 };
 
 }  // namespace baton_app

@@ -41,6 +41,8 @@
 #include "run_settings.h"
 #include "run_trace.h"
 #include "stage_cuts.h"
+#include "step_seed.h"
+#include "stopwatch.h"
 #include "world_env.h"
 
 namespace baton_app {
@@ -101,9 +103,7 @@ void inject_failure_from_environment(int rank, baton::ExecutorOptions* options,
     *signal_at_step = {step, name == "kill" ? SIGKILL : SIGSTOP};
     return;
   }
-  options->inject_step = step;
-  options->inject_action = name;
-  options->inject_signal = by_signal;
+  options->fault = {name, step, by_signal};
 }
 
 }  // namespace
@@ -337,8 +337,10 @@ void train(baton::Config& config, const TrainOptions& options) {
 
   baton::ExecutorOptions executor_options;
   executor_options.timeout = settings.timeout;
-  executor_options.record_timeline = settings.trace.enabled || options.record_timeline;
-  executor_options.sample_heap = options.sample_heap;
+  const auto trace = std::make_shared<RunTrace>(settings.trace, world.rank, world.world_size,
+                                                store, settings.timeout, world.pipeline_ranks);
+  if (trace->enabled()) executor_options.observers.push_back(trace);
+  for (const auto& observer : options.step_observers) executor_options.observers.push_back(observer);
   executor_options.replica = world.replica;
   executor_options.replicas = world.replicas;
   InjectedSignal signal_at_step;
@@ -375,8 +377,6 @@ void train(baton::Config& config, const TrainOptions& options) {
   compute.add_json_fields(header);
   Progress progress(settings.progress, world, store, settings.steps, plan, header.dump());
   progress.resume_after(first_step - 1);
-  RunTrace trace(settings.trace, world.rank, world.world_size, store, settings.timeout,
-                 world.pipeline_ranks);
   std::string trace_path;
   EquivalenceDump dump(options.dump_dir, world.rank);
   // The parameters the first step starts from, so that a reference outside baton can start
@@ -414,24 +414,20 @@ void train(baton::Config& config, const TrainOptions& options) {
       if (step == signal_at_step.step) std::raise(signal_at_step.signal);
       // Randomness inside the model (dropout) depends on the step alone, so a resumed run
       // reproduces an uninterrupted one exactly.
-      torch::manual_seed(settings.seed * 1000003 + static_cast<std::uint64_t>(step));
+      torch::manual_seed(baton_models::step_seed(settings.seed, step));
       const auto started = std::chrono::steady_clock::now();
       const baton_models::Batch batch = prefetcher.take(step);
       clear_gradients(local.params);
-      const double wall_start_us = std::chrono::duration<double, std::micro>(
-                                       std::chrono::system_clock::now().time_since_epoch())
-                                       .count();
+      trace->begin_step(step);
       const baton::StepResult result = executor.run_step(replica_slice(batch.inputs, world),
                                                          replica_slice(batch.targets, world));
-      trace.add_step(step, wall_start_us, result);
       if (step == 1) {
         buffers_after_first_step = executor.recv_buffers().allocations();
         dump.record_gradients(local.named_params);
       }
       optimizer->step();
       if (result.has_loss) losses.push_back(result.loss);
-      const double seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      const double seconds = seconds_since(started);
       progress.step_done(step, result, seconds, samples_per_step, tokens_per_step);
       if (options.on_step) {
         options.on_step(step, std::chrono::duration<double>(started.time_since_epoch()).count(),
@@ -446,7 +442,7 @@ void train(baton::Config& config, const TrainOptions& options) {
     heartbeat.reset();  // done training: a neighbour that finishes later must not think it hung
     // Ranks 0 and 1 are pipeline ranks 0 and 1 of replica 0 whatever the replicas.
     probe_transfer(options, transport.get(), executor, plan, world.rank, settings.timeout);
-    trace_path = trace.finish(plan);
+    trace_path = trace->finish(plan);
   } catch (const baton::Error& error) {
     failure_record.record();
     // Peers blocked on this rank fail fast instead of waiting for their timeout.

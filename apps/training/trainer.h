@@ -30,11 +30,11 @@ struct TrainOptions {
   // Continue from the newest complete checkpoint (checkpoint.dir) instead of step 1.
   bool resume = false;
 
-  // For benchmarks (baton bench pipeline): the executor records every step's timeline,
-  // and `on_step` sees every step as it ends: when it started (steady clock, seconds), how
-  // long it took in all (batch, zeroing, plan, optimizer, progress) and the executor's result.
-  bool record_timeline = false;
-  bool sample_heap = false;  // ExecutorOptions::sample_heap
+  // For benchmarks (baton bench pipeline): observers of the executor's steps (typed spans),
+  // and `on_step`, which sees every step as it ends: when it started (steady clock, seconds),
+  // how long it took in all (batch, zeroing, plan, optimizer, progress) and the executor's
+  // result.
+  std::vector<std::shared_ptr<baton::StepObserver>> step_observers;
   std::function<void(int step, double started_s, double seconds, const baton::StepResult&)> on_step;
   // After the last step, ranks 0 and 1 time a ping-pong of one stage-boundary message over
   // the run's transport and rank 0 reports it (bytes, one-way seconds).

@@ -7,6 +7,10 @@
 // run_step() splits the batch, runs the plan action by action (receives posted early, waited
 // for right before the compute that needs them; adjacent communication posted as one batch),
 // and leaves the gradients in the stages' parameters for the optimizer.
+//
+// The executor is a short loop over parts with one job each (docs/architecture.md): the
+// step's transfers (StepComms), the stages' computations (StageCompute), data parallelism's
+// gradient reduction (GradientReducer), and the observers that listen to its spans.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -21,6 +25,7 @@
 #include "baton/export.h"
 #include "baton/plan/plan.h"
 #include "baton/runtime/recv_buffers.h"
+#include "baton/runtime/step_observer.h"
 #include "baton/stage.h"
 #include "baton/tensor_meta.h"
 #include "baton/transport.h"
@@ -32,6 +37,16 @@ namespace baton {
 using LossFunction =
     std::function<at::Tensor(const std::vector<at::Tensor>& outputs, const at::Tensor& targets)>;
 
+// Fail when this rank reaches `action` in training step `step` — a compute action ("1B2"),
+// REDUCE_GRAD, or a receive ("1RECV_F2"), at the moment the action that needs it waits for
+// it. Empty: off. `signal` 0 throws an error there; a signal number raises that signal
+// instead (SIGKILL: a crash, SIGSTOP: a rank that hangs mid-wait).
+struct InjectedFault {
+  std::string action;
+  int step = 0;
+  int signal = 0;
+};
+
 struct ExecutorOptions {
   std::chrono::milliseconds timeout{60000};
   // Divide each microbatch's loss by the number of microbatches, so the accumulated
@@ -39,20 +54,10 @@ struct ExecutorOptions {
   // unpipelined model computes). Turn off to get the sum.
   bool scale_loss_by_microbatches = true;
   int split_dim = 0;  // batch dimension of every input and of the targets
-  // Fault injection, for testing failure handling end to end: fail when this rank reaches
-  // `inject_action` in training step `inject_step` — a compute action ("1B2"), or a receive
-  // ("1RECV_F2"), at the moment the action that needs it waits for it. Empty: off.
-  // `inject_signal` 0 throws an error there; a signal number raises that signal instead
-  // (SIGKILL: a crash, SIGSTOP: a rank that hangs mid-wait).
-  std::string inject_action;
-  int inject_step = 0;
-  int inject_signal = 0;
-  // Record a span per action in StepResult::timeline (for traces); the totals in
-  // StepResult are measured either way.
-  bool record_timeline = false;
-  // Sample the heap's bytes in use after every compute action, into
-  // StepResult::peak_heap_bytes (glibc's mallinfo2, tens of microseconds: benchmarks only).
-  bool sample_heap = false;
+  // Fault injection, for testing failure handling end to end (see InjectedFault).
+  InjectedFault fault;
+  // Who hears what ran during each step (traces, benches); none: no span is built.
+  std::vector<std::shared_ptr<StepObserver>> observers;
   // Data parallelism (docs/runtime.md): this pipeline is replica `replica` of `replicas`, and
   // its ranks are replica x plan ranks + pipeline rank on the transport. With more than one
   // replica, each REDUCE_GRAD of the plan sums the stage's gradients across the replicas
@@ -62,17 +67,6 @@ struct ExecutorOptions {
   int replica = 0;
   int replicas = 1;
   std::int64_t bucket_bytes = std::int64_t{25} << 20;
-};
-
-// What ran on this rank during a step, in seconds from the step's start.
-struct ActionSpan {
-  // kReduce: a gradient all-reduce, from its REDUCE_GRAD until the rank saw it complete (it
-  // runs beside the rank's work, so it is not part of compute or comm seconds).
-  enum class Kind { kCompute, kCommPost, kCommWait, kReduce };
-  Kind kind = Kind::kCompute;
-  std::string name;  // "1F3"; "SEND_F 1F3 …" for posts; "wait 1F3" for waits before compute
-  double start = 0.0;
-  double end = 0.0;
 };
 
 struct StepResult {
@@ -85,12 +79,9 @@ struct StepResult {
   double step_seconds = 0.0;
   double compute_seconds = 0.0;
   double comm_seconds = 0.0;
-  std::vector<ActionSpan> timeline;  // only with ExecutorOptions::record_timeline
   // Most stage-microbatches whose activations this rank held at once (from an F to the end
   // of its backward: B, or W when split) — what the plan simulator calls peak activations.
   int peak_activations = 0;
-  // Most bytes the heap had in use after a compute action (ExecutorOptions::sample_heap).
-  std::int64_t peak_heap_bytes = 0;
   // Data parallelism: seconds the step waited at its end for the gradient all-reduces (the
   // part not hidden behind the rank's other work).
   double exposed_reduce_seconds = 0.0;

@@ -1,4 +1,4 @@
-// Seconds on the steady clock since a start point: what the profilers time with.
+// Seconds on the steady clock since a start point: what the apps time with.
 #pragma once
 
 #include <chrono>

@@ -1,0 +1,294 @@
+#include "stage_compute.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <string>
+
+#include "baton/error.h"
+#include "baton/runtime/microbatch.h"
+#include "differentiable.h"
+
+namespace baton {
+
+StageCompute::StageCompute(int rank, const Plan& plan, std::map<int, std::shared_ptr<Stage>> stages,
+                           std::vector<std::shared_ptr<Validator>> validators, LossFunction loss,
+                           bool scale_loss_by_microbatches, AwaitReceive await_receive)
+    : rank_(rank),
+      plan_(plan),
+      stages_(std::move(stages)),
+      validators_(std::move(validators)),
+      loss_function_(std::move(loss)),
+      scale_loss_by_microbatches_(scale_loss_by_microbatches),
+      await_receive_(std::move(await_receive)) {}
+
+bool StageCompute::is_local(int stage) const {
+  return plan_.stage_to_rank.at(static_cast<std::size_t>(stage)) == rank_;
+}
+
+Stage& StageCompute::stage(int index) {
+  auto found = stages_.find(index);
+  if (found == stages_.end()) {
+    throw Error("stage " + std::to_string(index) + " is not on rank " + std::to_string(rank_) +
+                " (the plan places it on rank " +
+                std::to_string(plan_.stage_to_rank.at(static_cast<std::size_t>(index))) + ")");
+  }
+  return *found->second;
+}
+
+void StageCompute::set_metas(int stage, std::vector<TensorMeta> inputs,
+                             std::vector<TensorMeta> outputs) {
+  input_metas_[stage] = std::move(inputs);
+  output_metas_[stage] = std::move(outputs);
+}
+
+void StageCompute::begin_step(const std::vector<at::Tensor>& inputs, const at::Tensor& targets,
+                              int split_dim) {
+  states_.clear();
+  microbatch_inputs_.clear();
+  microbatch_targets_.clear();
+  microbatch_losses_.clear();
+  live_activations_ = 0;
+  peak_activations_ = 0;
+  if (holds_first_stage()) {
+    microbatch_inputs_ = split_microbatches(inputs, plan_.num_microbatches, split_dim);
+  }
+  if (holds_last_stage()) {
+    for (auto& chunk : split_microbatches({targets}, plan_.num_microbatches, split_dim)) {
+      microbatch_targets_.push_back(chunk[0]);
+    }
+  }
+}
+
+void StageCompute::end_step() {
+  states_.clear();
+}
+
+void StageCompute::run(const Action& action) {
+  switch (action.type) {
+    case ActionType::kForward:
+      forward(action.stage, action.microbatch);
+      break;
+    case ActionType::kBackward:
+      full_backward_action(action.stage, action.microbatch);
+      break;
+    case ActionType::kBackwardInput:
+      backward_input_action(action.stage, action.microbatch);
+      break;
+    case ActionType::kBackwardWeight:
+      backward_weight_action(action.stage, action.microbatch);
+      break;
+    case ActionType::kOverlapForwardBackward:
+      for (const auto& part : action.sub_actions) run(part);
+      break;
+    case ActionType::kUnshard:
+    case ActionType::kReshard:
+      break;  // parameters are never sharded here: nothing to gather
+    default:
+      throw Error("cannot run action " + to_string(action));
+  }
+}
+
+// ---- checks --------------------------------------------------------------------------------
+
+void StageCompute::check(const at::Tensor& tensor, const TensorMeta& meta, int s, int mb,
+                         TensorRole role, int index) const {
+  const TensorCheck described{s, mb, role, index, &meta};
+  for (const auto& validator : validators_) {
+    if (validator->wants(role)) validator->check(tensor, described);
+  }
+}
+
+void StageCompute::check_all(const std::vector<at::Tensor>& tensors,
+                             const std::vector<TensorMeta>& metas, int s, int mb,
+                             TensorRole role) const {
+  if (validators_.empty()) return;
+  for (std::size_t i = 0; i < tensors.size() && i < metas.size(); ++i) {
+    check(tensors[i], metas[i], s, mb, role, static_cast<int>(i));
+  }
+  if (tensors.size() != metas.size()) {
+    throw ValidationError("stage " + std::to_string(s) + " " + tensor_role_name(role) +
+                          "s (microbatch " + std::to_string(mb) + "): expected " +
+                          std::to_string(metas.size()) + " tensors, got " +
+                          std::to_string(tensors.size()));
+  }
+}
+
+// ---- forward -------------------------------------------------------------------------------
+
+void StageCompute::forward(int s, int mb) {
+  MicrobatchState& st = state(s, mb);
+  std::vector<at::Tensor> inputs;
+  if (s == 0) {
+    inputs = microbatch_inputs_.at(static_cast<std::size_t>(mb));
+  } else if (is_local(s - 1)) {
+    MicrobatchState& previous = state(s - 1, mb);
+    if (!previous.forward_done) {
+      throw Error("forward of stage " + std::to_string(s) + " runs before the forward of stage " +
+                  std::to_string(s - 1) + " on the same rank (microbatch " + std::to_string(mb) +
+                  ")");
+    }
+    for (const auto& output : previous.outputs) inputs.push_back(output.detach());
+  } else {
+    for (const auto& buffer : await_receive_(Action{s, ActionType::kRecvForward, mb, {}})) {
+      inputs.push_back(buffer);
+    }
+  }
+  const auto& metas = input_metas_.at(s);
+  check_all(inputs, metas, s, mb, TensorRole::kForwardInput);
+  if (s > 0) {
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      if (is_differentiable(metas[i])) inputs[i] = inputs[i].detach().requires_grad_(true);
+    }
+  }
+  st.inputs = inputs;
+  st.outputs = stage(s).forward(inputs);
+  check_all(st.outputs, output_metas_.at(s), s, mb, TensorRole::kForwardOutput);
+  if (s == last_stage()) {
+    at::Tensor loss =
+        loss_function_(st.outputs, microbatch_targets_.at(static_cast<std::size_t>(mb)));
+    microbatch_losses_.push_back(loss.item<double>());
+    if (scale_loss_by_microbatches_) loss = loss / plan_.num_microbatches;
+    st.loss = loss;
+  }
+  st.forward_done = true;
+  peak_activations_ = std::max(peak_activations_, ++live_activations_);
+}
+
+// ---- backward ------------------------------------------------------------------------------
+
+// The gradients of stage s's outputs for microbatch mb, and the tensors they belong to.
+void StageCompute::backward_roots(int s, int mb, std::vector<at::Tensor>* roots,
+                                  std::vector<at::Tensor>* grads) {
+  MicrobatchState& st = state(s, mb);
+  if (!st.forward_done) {
+    throw Error("backward of stage " + std::to_string(s) + ", microbatch " + std::to_string(mb) +
+                " runs before its forward");
+  }
+  if (s == last_stage()) {
+    roots->push_back(st.loss);
+    return;
+  }
+  const bool local = is_local(s + 1);
+  std::vector<at::Tensor> arriving;
+  if (local) {
+    MicrobatchState& next = state(s + 1, mb);
+    if (!next.backward_done) {
+      throw Error("backward of stage " + std::to_string(s) +
+                  " runs before the backward of stage " + std::to_string(s + 1) +
+                  " on the same rank (microbatch " + std::to_string(mb) + ")");
+    }
+    arriving = std::move(next.input_grads);
+    next.input_grads.clear();
+  } else {
+    arriving = await_receive_(Action{s, ActionType::kRecvBackward, mb, {}});
+  }
+  // A peer sends gradients only for the differentiable outputs, in order; a local next stage
+  // hands over one per output.
+  const auto& metas = output_metas_.at(s);
+  std::size_t received = 0;
+  for (std::size_t i = 0; i < st.outputs.size(); ++i) {
+    if (!is_differentiable(metas[i])) continue;
+    at::Tensor grad =
+        local ? (i < arriving.size() ? arriving[i] : at::Tensor()) : arriving.at(received++);
+    if (!grad.defined() || !st.outputs[i].requires_grad()) continue;
+    check(grad, metas[i], s, mb, TensorRole::kGradientInput, static_cast<int>(i));
+    roots->push_back(st.outputs[i]);
+    grads->push_back(grad);
+  }
+}
+
+void StageCompute::finish_backward(int s, int mb, std::vector<at::Tensor> input_grads) {
+  MicrobatchState& st = state(s, mb);
+  if (s > 0) {
+    const auto& metas = input_metas_.at(s);
+    for (std::size_t i = 0; i < input_grads.size() && i < metas.size(); ++i) {
+      if (input_grads[i].defined()) {
+        check(input_grads[i], metas[i], s, mb, TensorRole::kGradientOutput, static_cast<int>(i));
+      }
+    }
+  }
+  st.input_grads = std::move(input_grads);
+  st.backward_done = true;
+}
+
+std::vector<at::Tensor> StageCompute::stage_parameters(int s) {
+  std::vector<at::Tensor> params;
+  for (const auto& named : stage(s).named_parameters()) params.push_back(named.second);
+  return params;
+}
+
+void StageCompute::full_backward_action(int s, int mb) {
+  std::vector<at::Tensor> roots, grads;
+  backward_roots(s, mb, &roots, &grads);
+  MicrobatchState& st = state(s, mb);
+  std::vector<at::Tensor> input_grads =
+      full_backward(roots, s == last_stage() ? std::vector<at::Tensor>() : grads, st.inputs);
+  finish_backward(s, mb, std::move(input_grads));
+  release_autograd(st);
+}
+
+void StageCompute::backward_input_action(int s, int mb) {
+  std::vector<at::Tensor> roots, grads;
+  backward_roots(s, mb, &roots, &grads);
+  MicrobatchState& st = state(s, mb);
+  st.split = std::make_unique<SplitBackward>(roots, st.inputs, stage_parameters(s));
+  finish_backward(
+      s, mb, st.split->backward_input(s == last_stage() ? std::vector<at::Tensor>() : grads));
+}
+
+void StageCompute::backward_weight_action(int s, int mb) {
+  MicrobatchState& st = state(s, mb);
+  if (!st.split) {
+    throw Error("W of stage " + std::to_string(s) + ", microbatch " + std::to_string(mb) +
+                " runs before its I");
+  }
+  st.split->backward_weight();
+  st.split.reset();
+  release_autograd(st);
+}
+
+// Activations are released as soon as the backward no longer needs them.
+void StageCompute::release_autograd(MicrobatchState& st) {
+  st.inputs.clear();
+  st.outputs.clear();
+  st.loss = at::Tensor();
+  --live_activations_;
+}
+
+// ---- what this rank sends ------------------------------------------------------------------
+
+std::vector<at::Tensor> StageCompute::outgoing(const Action& send) {
+  const int s = send.stage, mb = send.microbatch;
+  std::vector<at::Tensor> tensors;
+  if (send.type == ActionType::kSendForward) {
+    MicrobatchState& st = state(s, mb);
+    if (!st.forward_done) {
+      throw Error("sends the activations of stage " + std::to_string(s) + ", microbatch " +
+                  std::to_string(mb) + " before computing them");
+    }
+    for (const auto& tensor : st.outputs) tensors.push_back(tensor.detach().contiguous());
+    return tensors;
+  }
+  MicrobatchState& st = state(s, mb);
+  if (!st.backward_done) {
+    throw Error("sends the input gradients of stage " + std::to_string(s) + ", microbatch " +
+                std::to_string(mb) + " before computing them");
+  }
+  const auto& metas = input_metas_.at(s);
+  auto& grads = st.input_grads;
+  for (std::size_t i = 0; i < metas.size(); ++i) {
+    if (!is_differentiable(metas[i])) continue;
+    // A stage input that got no gradient still owes the peer a message.
+    tensors.push_back(i < grads.size() && grads[i].defined()
+                          ? grads[i].contiguous()
+                          : at::zeros(metas[i].shape, at::TensorOptions().dtype(metas[i].dtype)));
+  }
+  // Held by the send from here on. Keeping per-microbatch tensors to the end of the step
+  // would interleave long-lived blocks with the backward's large temporaries, and the heap
+  // would grow by about one weight gradient per microbatch.
+  grads.clear();
+  return tensors;
+}
+
+}  // namespace baton

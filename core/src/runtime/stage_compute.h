@@ -1,0 +1,111 @@
+// Internal: the computations of this rank's stages in one step — forward, full backward, and
+// the zero-bubble halves (I, W) — with their per-microbatch autograd state, the loss on the
+// last stage, the count of live activations, and the validators' checks on every tensor that
+// enters or leaves a stage. Data from other ranks comes through `AwaitReceive`; what this
+// rank sends is handed out by outgoing().
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "baton/plan/plan.h"
+#include "baton/runtime/executor.h"
+#include "baton/runtime/split_backward.h"
+#include "baton/stage.h"
+#include "baton/tensor_meta.h"
+#include "baton/validator.h"
+
+namespace baton {
+
+class StageCompute {
+ public:
+  // Waits for the receive `receive` (a RECV_F or RECV_B action) and returns its buffers.
+  using AwaitReceive = std::function<const std::vector<at::Tensor>&(const Action& receive)>;
+
+  StageCompute(int rank, const Plan& plan, std::map<int, std::shared_ptr<Stage>> stages,
+               std::vector<std::shared_ptr<Validator>> validators, LossFunction loss,
+               bool scale_loss_by_microbatches, AwaitReceive await_receive);
+
+  const std::map<int, std::shared_ptr<Stage>>& stages() const { return stages_; }
+  bool holds(int stage) const { return stages_.count(stage) > 0; }
+  bool holds_first_stage() const { return holds(0); }
+  bool holds_last_stage() const { return holds(plan_.num_stages - 1); }
+
+  // Set up: what each local stage takes and gives (from the metadata handshake).
+  void set_metas(int stage, std::vector<TensorMeta> inputs, std::vector<TensorMeta> outputs);
+  const std::vector<TensorMeta>& input_metas(int stage) const { return input_metas_.at(stage); }
+  const std::vector<TensorMeta>& output_metas(int stage) const { return output_metas_.at(stage); }
+
+  // A new step: this rank's microbatches of `inputs` (first stage) and `targets` (last).
+  void begin_step(const std::vector<at::Tensor>& inputs, const at::Tensor& targets,
+                  int split_dim);
+  // Runs F, B, I, W or OVERLAP_F_B.
+  void run(const Action& action);
+  // The tensors a SEND_F or SEND_B action sends (an input that got no gradient sends zeros).
+  // The stage lets go of them: the send holds them from here on.
+  std::vector<at::Tensor> outgoing(const Action& send);
+  // Drops the step's autograd state.
+  void end_step();
+
+  const std::vector<double>& microbatch_losses() const { return microbatch_losses_; }
+  int peak_activations() const { return peak_activations_; }
+
+ private:
+  // Autograd state of one (stage, microbatch) between its forward and its backward.
+  struct MicrobatchState {
+    std::vector<at::Tensor> inputs;       // leaves; differentiable ones require grad (s > 0)
+    std::vector<at::Tensor> outputs;      // with autograd history
+    at::Tensor loss;                      // last stage: scaled loss
+    std::vector<at::Tensor> input_grads;  // after B or I
+    std::unique_ptr<SplitBackward> split;
+    bool forward_done = false;
+    bool backward_done = false;
+  };
+
+  int last_stage() const { return plan_.num_stages - 1; }
+  bool is_local(int stage) const;
+  Stage& stage(int index);
+  MicrobatchState& state(int stage, int microbatch) { return states_[{stage, microbatch}]; }
+
+  void forward(int s, int mb);
+  void backward_roots(int s, int mb, std::vector<at::Tensor>* roots,
+                      std::vector<at::Tensor>* grads);
+  void full_backward_action(int s, int mb);
+  void backward_input_action(int s, int mb);
+  void backward_weight_action(int s, int mb);
+  void finish_backward(int s, int mb, std::vector<at::Tensor> input_grads);
+  void release_autograd(MicrobatchState& state);
+  std::vector<at::Tensor> stage_parameters(int s);
+
+  // The one path every tensor check takes: each validator that wants `role` sees `tensor`.
+  void check(const at::Tensor& tensor, const TensorMeta& meta, int s, int mb, TensorRole role,
+             int index) const;
+  // Checks a stage's inputs or outputs, which must be as many as `metas`.
+  void check_all(const std::vector<at::Tensor>& tensors, const std::vector<TensorMeta>& metas,
+                 int s, int mb, TensorRole role) const;
+
+  int rank_;
+  const Plan& plan_;
+  std::map<int, std::shared_ptr<Stage>> stages_;
+  std::vector<std::shared_ptr<Validator>> validators_;
+  LossFunction loss_function_;
+  bool scale_loss_by_microbatches_;
+  AwaitReceive await_receive_;
+  std::map<int, std::vector<TensorMeta>> input_metas_;
+  std::map<int, std::vector<TensorMeta>> output_metas_;
+
+  // Per step.
+  std::map<std::pair<int, int>, MicrobatchState> states_;
+  std::vector<std::vector<at::Tensor>> microbatch_inputs_;
+  std::vector<at::Tensor> microbatch_targets_;
+  std::vector<double> microbatch_losses_;  // unscaled
+  int live_activations_ = 0;  // stage-microbatches between their F and the end of their backward
+  int peak_activations_ = 0;
+};
+
+}  // namespace baton

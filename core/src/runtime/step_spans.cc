@@ -1,0 +1,43 @@
+#include "step_spans.h"
+
+namespace baton {
+
+void StepSpans::start(int training_step) {
+  compute_seconds_ = 0.0;
+  comm_seconds_ = 0.0;
+  listening_.clear();
+  for (const auto& observer : observers_) {
+    if (observer->listens()) listening_.push_back(observer.get());
+  }
+  for (StepObserver* observer : listening_) observer->step_started(training_step);
+  start_ = std::chrono::steady_clock::now();
+}
+
+void StepSpans::count(SpanKind kind, double seconds) {
+  if (kind == SpanKind::kCompute) {
+    compute_seconds_ += seconds;
+  } else if (kind != SpanKind::kReduction) {  // beside the rank's work, not part of it
+    comm_seconds_ += seconds;
+  }
+}
+
+void StepSpans::tell(const StepSpan& span) const {
+  for (StepObserver* observer : listening_) observer->span(span);
+}
+
+void StepSpans::add(SpanKind kind, double start, double end, const Action& action) {
+  count(kind, end - start);
+  if (observed()) tell(StepSpan{kind, action, {}, start, end});
+}
+
+void StepSpans::add(SpanKind kind, double start, double end) {
+  count(kind, end - start);
+  if (observed()) tell(StepSpan{kind, Action{}, {}, start, end});
+}
+
+void StepSpans::add(SpanKind kind, double start, double end, const std::vector<Action>& transfers) {
+  count(kind, end - start);
+  if (observed()) tell(StepSpan{kind, Action{}, transfers, start, end});
+}
+
+}  // namespace baton
