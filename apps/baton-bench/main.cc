@@ -1,12 +1,13 @@
 // baton-bench: `baton bench …`, measured in processes of its own. The front end execs it with
-// the words after "bench"; the pipeline benches start their ranks as `baton-runtime run`, and
-// this program starts itself again for the transport bench's ranks and the unpipelined
-// reference (the internal commands, not listed).
+// the words after "bench"; this program starts itself again for the ranks it measures — the
+// pipeline benches' ranks, the transport bench's and the unpipelined reference (the internal
+// commands, not listed).
 #include <string>
 #include <vector>
 
 #include "command_line.h"
 #include "pipeline.h"
+#include "pipeline_rank.h"
 #include "plan_bench.h"
 #include "rank.h"
 #include "sweep.h"
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
     baton_app::add_tune_bench(command_line);
     baton_app::add_rank_command(command_line);
     baton_app::add_unpipelined_rank_command(command_line);
+    baton_app::add_pipeline_rank_command(command_line);
     return command_line.run(args);
   });
 }

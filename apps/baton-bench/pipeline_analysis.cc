@@ -11,7 +11,7 @@
 #include "baton/plan/format.h"
 #include "baton/plan/simulate.h"
 #include "number_format.h"
-#include "tuning/median.h"
+#include "median.h"
 
 namespace baton_app {
 namespace {

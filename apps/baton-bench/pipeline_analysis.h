@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "baton/plan/plan.h"
-#include "training/pipeline_record.h"
+#include "pipeline_record.h"
 
 namespace baton_app {
 

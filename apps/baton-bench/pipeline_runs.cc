@@ -2,8 +2,9 @@
 
 #include "baton/error.h"
 #include "pipeline_analysis.h"
+#include "pipeline_rank.h"
 #include "process_group.h"
-#include "tuning/median.h"
+#include "median.h"
 #include "unpipelined.h"
 
 namespace baton_app {
@@ -90,7 +91,7 @@ std::string record_path(const ScratchFolder& scratch, int rank) {
   return scratch.path() + "/rank" + std::to_string(rank) + ".record";
 }
 
-// Starts `settings.ranks` local ranks of `baton run` (rendezvous through a file store in
+// Starts `settings.ranks` local ranks of the bench (`baton-bench pipeline-rank`: rendezvous through a file store in
 // `scratch`, no checkpoints or traces), each with `extra` after its options and its record
 // file (record_path), and waits for them all.
 void run_ranks(const PipelineBenchSettings& settings, const ScratchFolder& scratch,
@@ -108,9 +109,9 @@ void run_ranks(const PipelineBenchSettings& settings, const ScratchFolder& scrat
   ProcessGroup group;
   std::vector<std::string> logs;
   for (int rank = 0; rank < settings.ranks; ++rank) {
-    std::vector<std::string> argv = with_sets({sibling_program("baton-runtime"), "run"}, pipeline);
+    std::vector<std::string> argv = with_sets({own_program(), kPipelineRankCommand}, pipeline);
     argv.insert(argv.end(), extra.begin(), extra.end());
-    argv.push_back("--bench-record");
+    argv.push_back("--record");
     argv.push_back(record_path(scratch, rank));
     logs.push_back(scratch.path() + "/rank" + std::to_string(rank) + ".log");
     group.spawn("rank " + std::to_string(rank), argv, logs.back(),
@@ -137,7 +138,7 @@ RotationResult run_rotation_ranks(const PipelineBenchSettings& settings, const R
                                   const ScratchFolder& scratch, BenchClock::time_point deadline) {
   const std::string plan_path = scratch.path() + "/rotation.json";
   write_rotation_plan(plan, plan_path);
-  run_ranks(settings, scratch, {"--bench-rotate", plan_path}, "the candidates' rotation", deadline);
+  run_ranks(settings, scratch, {"--rotate", plan_path}, "the candidates' rotation", deadline);
   return read_rotation_result(record_path(scratch, 0));
 }
 

@@ -11,8 +11,8 @@
 #include "command_line.h"
 #include "process_group.h"
 #include "scratch_folder.h"
-#include "training/candidate_rotation.h"
-#include "training/pipeline_record.h"
+#include "candidate_rotation.h"
+#include "pipeline_record.h"
 
 namespace baton_app {
 

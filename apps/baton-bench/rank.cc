@@ -20,7 +20,7 @@
 #include "plugin_channel.h"
 #include "report.h"
 #include "sizes.h"
-#include "tuning/median.h"
+#include "median.h"
 #if BATON_BENCH_WITH_GLOO
 #include "gloo_channel.h"
 #endif

@@ -20,7 +20,7 @@
 #include "number_format.h"
 #include "pipeline_analysis.h"
 #include "pipeline_runs.h"
-#include "tuning/median.h"
+#include "median.h"
 
 namespace baton_app {
 namespace {

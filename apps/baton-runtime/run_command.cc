@@ -13,8 +13,6 @@
 #include "baton/error.h"
 #include "commands.h"
 #include "run_options.h"
-#include "training/candidate_rotation.h"
-#include "training/pipeline_record.h"
 #include "training/trainer.h"
 #include "training/world_env.h"
 
@@ -38,39 +36,16 @@ void die_with_the_launcher() {
   }
 }
 
-// `baton bench tune`'s ranks: the candidates of `plan_path` in turns (candidate_rotation.h);
-// rank 0 writes the timings to `record`.
-int rotate_rank(const RunOptions& run, const std::string& plan_path, const std::string& record) {
-  const WorldInfo world = world_from_environment();
-  try {
-    const RotationResult result =
-        rotate_candidates(run, read_rotation_plan(plan_path), BATON_DATA_DIR);
-    if (world.rank == 0) write_rotation_result(result, record);
-  } catch (const std::exception& error) {
-    std::cerr << "rank " << world.rank << " failed: " << error.what() << std::endl;
-    return 1;
-  }
-  return 0;
-}
-
-int run_rank(const RunOptions& run, const std::string& bench_record,
-             const std::string& bench_rotate) {
+int run_rank(const RunOptions& run) {
   die_with_the_launcher();
-  if (!bench_rotate.empty()) return rotate_rank(run, bench_rotate, bench_record);
   baton::Config config = load_run_config(run);
   TrainOptions options;
   options.dump_dir = run.dump_dir;
   options.resume = run.resume;
   options.data_dir = BATON_DATA_DIR;
-  std::unique_ptr<PipelineRecorder> recorder;
-  if (!bench_record.empty()) {
-    recorder = std::make_unique<PipelineRecorder>(bench_record);
-    recorder->attach(&options);
-  }
   const WorldInfo world = world_from_environment();
   try {
     train(config, options);
-    if (recorder) recorder->write();
   } catch (const std::exception& error) {
     // Logged on the failing rank itself, with its rank, before the launcher's summary.
     std::cerr << "rank " << world.rank << " failed: " << error.what() << std::endl;
@@ -82,22 +57,13 @@ int run_rank(const RunOptions& run, const std::string& bench_record,
 }  // namespace
 
 void add_run_command(CommandLine& command_line) {
-  struct Options {
-    RunOptions run;
-    std::string bench_record;
-    std::string bench_rotate;
-  };
-  auto options = std::make_shared<Options>();
+  auto options = std::make_shared<RunOptions>();
   CLI::App& run = command_line.add_command(
       command_line.root(), "run",
       "train as one rank of a run started by a launcher (baton launch, torchrun, Slurm, Open "
       "MPI); rank, world size and store come from its environment",
-      [options] { return run_rank(options->run, options->bench_record, options->bench_rotate); });
-  add_run_options(run, options->run);
-  // For `baton bench pipeline`, which starts the ranks itself: not listed.
-  run.add_option("--bench-record", options->bench_record)->group("");
-  // For `baton bench tune`: candidates to train in turns instead of the run.
-  run.add_option("--bench-rotate", options->bench_rotate)->group("");
+      [options] { return run_rank(*options); });
+  add_run_options(run, *options);
 }
 
 }  // namespace baton_app

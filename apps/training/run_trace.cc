@@ -108,9 +108,9 @@ void RunTrace::begin_step(int step) {
 }
 
 void RunTrace::step_started(int /*training_step*/) {
-  wall_start_us_ = std::chrono::duration<double, std::micro>(
-                       std::chrono::system_clock::now().time_since_epoch())
-                       .count();
+  wall_start_us_ =
+      std::chrono::duration<double, std::micro>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
 }
 
 void RunTrace::span(const baton::StepSpan& span) {
@@ -119,7 +119,8 @@ void RunTrace::span(const baton::StepSpan& span) {
   event.rank = rank_;
   event.lane = compute ? baton::TraceLane::kCompute : baton::TraceLane::kComms;
   event.category = compute ? "compute" : "comms";
-  event.name = baton::describe_span(span) + (compute ? " (step " + std::to_string(step_) + ")" : "");
+  event.name =
+      baton::describe_span(span) + (compute ? " (step " + std::to_string(step_) + ")" : "");
   event.start_us = wall_start_us_ + span.start * 1e6;
   event.duration_us = (span.end - span.start) * 1e6;
   events_.push_back(std::move(event));

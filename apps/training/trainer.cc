@@ -14,7 +14,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "auto_schedule.h"
 #include "batch_prefetcher.h"
 #include "batches.h"
 #include "baton/config_plugins.h"
@@ -41,6 +40,7 @@
 #include "run_settings.h"
 #include "run_trace.h"
 #include "stage_cuts.h"
+#include "tuning/auto_schedule.h"
 #include "step_seed.h"
 #include "stopwatch.h"
 #include "world_env.h"
@@ -308,7 +308,14 @@ void train(baton::Config& config, const TrainOptions& options) {
     context.store = store;
     context.timeout = settings.timeout;
     context.run_dir = settings.run_dir;
-    context.checkpoint_dir = settings.checkpoint.dir;
+    // Rank 0 chooses; on --resume it keeps the choice the newest checkpoint recorded.
+    if (options.resume && world.rank == 0 && !settings.checkpoint.dir.empty()) {
+      const std::string checkpoint = latest_checkpoint(settings.checkpoint.dir);
+      if (!checkpoint.empty()) {
+        context.recorded_choice = schedule_choice_in(checkpoint);
+        context.recorded_choice_in = checkpoint + "/manifest.json";
+      }
+    }
     context.data_dir = options.data_dir;
     context.resume = options.resume;
     schedule_choice = resolve_auto_schedule(config, context);
@@ -337,10 +344,11 @@ void train(baton::Config& config, const TrainOptions& options) {
 
   baton::ExecutorOptions executor_options;
   executor_options.timeout = settings.timeout;
-  const auto trace = std::make_shared<RunTrace>(settings.trace, world.rank, world.world_size,
-                                                store, settings.timeout, world.pipeline_ranks);
+  const auto trace = std::make_shared<RunTrace>(settings.trace, world.rank, world.world_size, store,
+                                                settings.timeout, world.pipeline_ranks);
   if (trace->enabled()) executor_options.observers.push_back(trace);
-  for (const auto& observer : options.step_observers) executor_options.observers.push_back(observer);
+  for (const auto& observer : options.step_observers)
+    executor_options.observers.push_back(observer);
   executor_options.replica = world.replica;
   executor_options.replicas = world.replicas;
   InjectedSignal signal_at_step;

@@ -295,7 +295,7 @@ TEST(CliBenchTune, RunsTheTopCandidatesInTurnsAndComparesThemWithTheirPrediction
 TEST(CliBenchTune, ARotationTimesEveryCandidateAndNamesOneThatFails) {
   const std::string dir = ::testing::TempDir() + "/rotation-" + std::to_string(::getpid());
   std::filesystem::create_directories(dir);
-  const std::string runtime = std::string(BATON_BINARY) + "-runtime";
+  const std::string bench = std::string(BATON_BINARY) + "-bench";
   const auto rotate = [&](const std::string& candidates) {
     {
       std::ofstream plan(dir + "/plan.json", std::ios::trunc);
@@ -303,11 +303,10 @@ TEST(CliBenchTune, ARotationTimesEveryCandidateAndNamesOneThatFails) {
            << ", \"warmup_steps\": 1, \"rounds\": 2, \"steps_per_turn\": 4}";
     }
     return baton_test::run_command(
-        "cd '" + kSource + "' && timeout -k 5 100 " + runtime +
-        " run configs/bench-mlp-1f1b.yaml --set world.ranks=1 --set model.params.in_features=32"
-        " --set model.params.hidden=32 --set run.output_dir='" +
-        dir + "' --bench-rotate '" + dir + "/plan.json' --bench-record '" + dir +
-        "/timings.json' 2>&1");
+        "cd '" + kSource + "' && timeout -k 5 100 " + bench +
+        " pipeline-rank configs/bench-mlp-1f1b.yaml --set world.ranks=1"
+        " --set model.params.in_features=32 --set model.params.hidden=32 --set run.output_dir='" +
+        dir + "' --rotate '" + dir + "/plan.json' --record '" + dir + "/timings.json' 2>&1");
   };
   const auto timed = rotate(
       "[[\"schedule.name=gpipe\", \"schedule.microbatches=2\"], [\"schedule.name=1f1b\", "

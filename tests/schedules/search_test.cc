@@ -15,7 +15,7 @@
 #include "baton/plugin_loader.h"
 #include "baton/schedule.h"
 #include "tuning/model_profile.h"
-#include "tuning/rank_correlation.h"
+#include "baton-bench/rank_correlation.h"
 #include "tuning/schedule_search.h"
 
 namespace {

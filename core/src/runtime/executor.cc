@@ -28,10 +28,10 @@ std::map<int, std::shared_ptr<Stage>> place_stages(int rank, const Plan& plan,
   for (auto& stage : stages) {
     const int index = stage->index();
     if (index < 0 || index >= plan.num_stages || rank_of(plan, index) != rank) {
-      throw Error("rank " + std::to_string(rank) + " was given " + stage->describe() +
-                  ", which the plan places on rank " +
-                  (index >= 0 && index < plan.num_stages ? std::to_string(rank_of(plan, index))
-                                                         : "none"));
+      throw Error(
+          "rank " + std::to_string(rank) + " was given " + stage->describe() +
+          ", which the plan places on rank " +
+          (index >= 0 && index < plan.num_stages ? std::to_string(rank_of(plan, index)) : "none"));
     }
     placed[index] = std::move(stage);
   }
@@ -138,7 +138,8 @@ struct PipelineExecutor::Impl {
           ++t;
         } else if (is_comm(steps[t]->type)) {
           std::vector<Action> run;
-          while (t < steps.size() && steps[t] && is_comm(steps[t]->type)) run.push_back(*steps[t++]);
+          while (t < steps.size() && steps[t] && is_comm(steps[t]->type))
+            run.push_back(*steps[t++]);
           comms.post_run(run, outgoing);
         } else {
           faults.before(*steps[t], training_step);
@@ -177,9 +178,9 @@ PipelineExecutor::PipelineExecutor(int rank, Plan lowered_plan,
                                    std::vector<std::shared_ptr<Validator>> validators,
                                    LossFunction loss, ExecutorOptions options) {
   check_plan_and_options(rank, lowered_plan, options);
-  impl_ = std::make_unique<Impl>(rank, std::move(lowered_plan), std::move(stages),
-                                 std::move(transport), std::move(validators), std::move(loss),
-                                 std::move(options));
+  impl_ =
+      std::make_unique<Impl>(rank, std::move(lowered_plan), std::move(stages), std::move(transport),
+                             std::move(validators), std::move(loss), std::move(options));
 }
 
 PipelineExecutor::~PipelineExecutor() = default;
@@ -194,8 +195,12 @@ void PipelineExecutor::setup(const std::vector<at::Tensor>& inputs) {
       first_inputs.push_back(TensorMeta::of(tensor.contiguous()));
     }
   }
-  HandshakeContext context{impl.rank,     impl.plan, impl.comms.transport(), impl.options.timeout,
-                           impl.comms.transport_rank(0), {}};
+  HandshakeContext context{impl.rank,
+                           impl.plan,
+                           impl.comms.transport(),
+                           impl.options.timeout,
+                           impl.comms.transport_rank(0),
+                           {}};
   std::map<int, std::vector<TensorMeta>> input_metas, output_metas;
   for (const auto& [index, stage] : impl.compute.stages()) {
     const WaitNotice notice("runtime", "the neighbours of stage " + std::to_string(index) +

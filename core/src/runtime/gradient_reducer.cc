@@ -73,9 +73,8 @@ void GradientReducer::allocate_buckets(const std::map<int, std::shared_ptr<Stage
         bytes = 0;
       }
       Bucket& bucket = stage_buckets.back();
-      bucket.offsets.push_back(bucket.params.empty()
-                                   ? 0
-                                   : bucket.offsets.back() + bucket.params.back().numel());
+      bucket.offsets.push_back(
+          bucket.params.empty() ? 0 : bucket.offsets.back() + bucket.params.back().numel());
       bucket.params.push_back(param);
       bytes += param_bytes;
     }
@@ -130,10 +129,9 @@ double GradientReducer::finish() {
       pending.work->wait(timeout_);
       if (pending.completed_at < 0) pending.completed_at = spans_.now();
     } catch (const std::exception& error) {
-      throw ReductionFailure(pending.timestep, "the all-reduce of stage " +
-                                                   std::to_string(pending.stage) +
-                                                   "'s gradients across the replicas failed: " +
-                                                   error.what());
+      throw ReductionFailure(pending.timestep,
+                             "the all-reduce of stage " + std::to_string(pending.stage) +
+                                 "'s gradients across the replicas failed: " + error.what());
     }
   }
   const double waited_until = spans_.now();

@@ -174,9 +174,9 @@ void StageCompute::backward_roots(int s, int mb, std::vector<at::Tensor>* roots,
   if (local) {
     MicrobatchState& next = state(s + 1, mb);
     if (!next.backward_done) {
-      throw Error("backward of stage " + std::to_string(s) +
-                  " runs before the backward of stage " + std::to_string(s + 1) +
-                  " on the same rank (microbatch " + std::to_string(mb) + ")");
+      throw Error("backward of stage " + std::to_string(s) + " runs before the backward of stage " +
+                  std::to_string(s + 1) + " on the same rank (microbatch " + std::to_string(mb) +
+                  ")");
     }
     arriving = std::move(next.input_grads);
     next.input_grads.clear();
@@ -233,8 +233,8 @@ void StageCompute::backward_input_action(int s, int mb) {
   backward_roots(s, mb, &roots, &grads);
   MicrobatchState& st = state(s, mb);
   st.split = std::make_unique<SplitBackward>(roots, st.inputs, stage_parameters(s));
-  finish_backward(
-      s, mb, st.split->backward_input(s == last_stage() ? std::vector<at::Tensor>() : grads));
+  finish_backward(s, mb,
+                  st.split->backward_input(s == last_stage() ? std::vector<at::Tensor>() : grads));
 }
 
 void StageCompute::backward_weight_action(int s, int mb) {

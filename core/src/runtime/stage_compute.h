@@ -42,8 +42,7 @@ class StageCompute {
   const std::vector<TensorMeta>& output_metas(int stage) const { return output_metas_.at(stage); }
 
   // A new step: this rank's microbatches of `inputs` (first stage) and `targets` (last).
-  void begin_step(const std::vector<at::Tensor>& inputs, const at::Tensor& targets,
-                  int split_dim);
+  void begin_step(const std::vector<at::Tensor>& inputs, const at::Tensor& targets, int split_dim);
   // Runs F, B, I, W or OVERLAP_F_B.
   void run(const Action& action);
   // The tensors a SEND_F or SEND_B action sends (an input that got no gradient sends zeros).

@@ -48,8 +48,8 @@ StepComms::StepComms(int rank, const Plan& plan, int rank_offset,
       transport_(std::move(transport)),
       timeout_(timeout),
       spans_(spans),
-      receives_match_by_tag_(dynamic_cast<const ReceivesMatchByTag*>(transport_.get()) !=
-                             nullptr) {}
+      receives_match_by_tag_(dynamic_cast<const ReceivesMatchByTag*>(transport_.get()) != nullptr) {
+}
 
 StepComms::ReceiveKey StepComms::key_of(const Action& receive) {
   return {receive.stage, receive.microbatch, static_cast<int>(direction_of(receive.type))};
@@ -206,8 +206,7 @@ void StepComms::finish_step() {
         "runtime",
         [](const void* step) {
           return "this rank's sends of training step " +
-                 std::to_string(*static_cast<const int*>(step)) +
-                 " to be taken by their receivers";
+                 std::to_string(*static_cast<const int*>(step)) + " to be taken by their receivers";
         },
         &training_step_);
     for (auto& send : sends_) send.work->wait(timeout_);

@@ -12,15 +12,15 @@
 namespace baton {
 
 enum class SpanKind {
-  kCompute,          // `action` (F, B, I, W, OVERLAP_F_B), from when its inputs were there
-  kPostTransfers,    // `transfers`: a run of adjacent SEND/RECV actions posted as one batch
-  kPostReceives,     // `transfers`: every receive of the step, posted at once (tag matching)
-  kPostReduction,    // `action` (REDUCE_GRAD): gradients copied into buckets, all-reduces posted
-  kWaitReceive,      // `action` (RECV_F/RECV_B): a compute action waiting for its data
-  kWaitSends,        // the step's end: its sends taken by their receivers
-  kWaitReductions,   // the step's end: the gradient all-reduces still running
-  kReduction,        // `action` (REDUCE_GRAD): from its post until the rank saw it complete; it
-                     // runs beside the rank's work, so it is not part of compute or comm time
+  kCompute,         // `action` (F, B, I, W, OVERLAP_F_B), from when its inputs were there
+  kPostTransfers,   // `transfers`: a run of adjacent SEND/RECV actions posted as one batch
+  kPostReceives,    // `transfers`: every receive of the step, posted at once (tag matching)
+  kPostReduction,   // `action` (REDUCE_GRAD): gradients copied into buckets, all-reduces posted
+  kWaitReceive,     // `action` (RECV_F/RECV_B): a compute action waiting for its data
+  kWaitSends,       // the step's end: its sends taken by their receivers
+  kWaitReductions,  // the step's end: the gradient all-reduces still running
+  kReduction,       // `action` (REDUCE_GRAD): from its post until the rank saw it complete; it
+                    // runs beside the rank's work, so it is not part of compute or comm time
 };
 
 // "compute", "post_transfers", ... (stable: bench records store it).
@@ -29,7 +29,9 @@ BATON_API const char* span_kind_name(SpanKind kind);
 BATON_API SpanKind span_kind_from_name(const std::string& name);
 // Compute (F, B, I, W, OVERLAP_F_B): they are part of compute time; the rest of a step's
 // spans but kReduction are communication.
-inline bool is_compute_span(SpanKind kind) { return kind == SpanKind::kCompute; }
+inline bool is_compute_span(SpanKind kind) {
+  return kind == SpanKind::kCompute;
+}
 
 struct StepSpan {
   SpanKind kind = SpanKind::kCompute;

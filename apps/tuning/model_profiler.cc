@@ -20,10 +20,9 @@
 #include "heap_in_use.h"
 #include "models/batches.h"
 #include "models/model_catalog.h"
-#include "run_settings.h"
 #include "stopwatch.h"
 #include "transfer_profiler.h"
-#include "tuning/median.h"
+#include "median.h"
 
 namespace baton_app {
 namespace {
@@ -208,7 +207,8 @@ void profile_pass(baton::UnitChain& chain, SizeSamples& size, int pass, Companio
     std::vector<at::Tensor> outputs = chain.run_unit(unit, unit_inputs);
     const double forward_s = seconds_since(started);
     const double output_bytes = bytes_of(outputs);
-    const double saved = std::max(0.0, static_cast<double>(heap_bytes_in_use()) - heap_before - output_bytes);
+    const double saved =
+        std::max(0.0, static_cast<double>(heap_bytes_in_use()) - heap_before - output_bytes);
     const BackwardRoots start = ones_for(outputs);
     started = std::chrono::steady_clock::now();
     if (!start.roots.empty()) torch::autograd::backward(start.roots, start.grads);
@@ -405,7 +405,8 @@ std::string profile_fingerprint(const baton::Config& config) {
   return text;
 }
 
-ModelProfile profile_model(baton::Config& config, const std::string& data_dir, int repeats) {
+ModelProfile profile_model(baton::Config& config, const std::string& data_dir,
+                           std::chrono::milliseconds timeout, int repeats) {
   baton_models::BuiltModel model =
       baton_models::build_model(baton_models::read_model_settings(config), /*seed=*/0);
   const auto batches =
@@ -440,12 +441,13 @@ ModelProfile profile_model(baton::Config& config, const std::string& data_dir, i
   }
   profile.split_backward_factor =
       SplitBackwardCalibration(*model.chain, companions).factor(sizes, profile.sizes);
-  profile.transfer = profile_transfers(config, largest_message, read_run_settings(config).timeout);
+  profile.transfer = profile_transfers(config, largest_message, timeout);
   return profile;
 }
 
 CachedProfile cached_or_measured_profile(baton::Config& config, const std::string& path,
-                                         const std::string& data_dir) {
+                                         const std::string& data_dir,
+                                         std::chrono::milliseconds timeout) {
   CachedProfile cached;
   if (std::filesystem::exists(path)) {
     try {
@@ -456,7 +458,7 @@ CachedProfile cached_or_measured_profile(baton::Config& config, const std::strin
       cached.why_measured = error.what();
     }
   }
-  cached.profile = profile_model(config, data_dir);
+  cached.profile = profile_model(config, data_dir, timeout);
   const std::string folder = std::filesystem::path(path).parent_path().string();
   if (!folder.empty()) baton::make_folders(folder, "profile");
   write_profile(path, cached.profile);

@@ -7,6 +7,7 @@
 // will, sharing the caches and the memory bandwidth.
 #pragma once
 
+#include <chrono>
 #include <string>
 
 #include "baton/config.h"
@@ -22,7 +23,9 @@ std::string profile_fingerprint(const baton::Config& config);
 // `repeats` timed passes per unit (the median is kept), after two alone (a warm-up, then one
 // for the bytes kept), pass after pass over all the microbatch sizes; then the configured
 // transport's message costs (transfer_profiler.h).
-ModelProfile profile_model(baton::Config& config, const std::string& data_dir, int repeats = 15);
+// `timeout` bounds each wait of the transport's measurement (world.timeout_s in a run).
+ModelProfile profile_model(baton::Config& config, const std::string& data_dir,
+                           std::chrono::milliseconds timeout, int repeats = 15);
 
 struct CachedProfile {
   ModelProfile profile;
@@ -33,6 +36,7 @@ struct CachedProfile {
 // The profile at `path` when its fingerprint matches this configuration; otherwise measured
 // and written there (atomically). `baton tune` and `schedule: auto` share it.
 CachedProfile cached_or_measured_profile(baton::Config& config, const std::string& path,
-                                         const std::string& data_dir);
+                                         const std::string& data_dir,
+                                         std::chrono::milliseconds timeout);
 
 }  // namespace baton_app

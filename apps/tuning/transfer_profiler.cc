@@ -19,7 +19,7 @@
 #include "baton/transport.h"
 #include "scratch_folder.h"
 #include "stopwatch.h"
-#include "tuning/median.h"
+#include "median.h"
 
 namespace baton_app {
 namespace {

@@ -21,7 +21,10 @@ struct AutoScheduleContext {
   std::shared_ptr<baton::Store> store;  // null: a single process
   std::chrono::milliseconds timeout{120000};
   std::string run_dir;
-  std::string checkpoint_dir;  // where --resume looks for a recorded choice
+  // On --resume without a choice in the run folder: the choice the newest checkpoint's
+  // manifest records (empty: none), and that manifest's path.
+  std::string recorded_choice;
+  std::string recorded_choice_in;
   std::string data_dir;
   bool resume = false;
 };

@@ -1,8 +1,8 @@
 // What one rank of `baton bench pipeline` records while it trains: per step, when it started,
 // how long it took, the executor's spans (typed: compute, posting, waiting, reductions) and
 // the most heap in use after a compute action; after the last step, the one-way time of a
-// stage-boundary message. Written as JSON to a file the bench reads back (hidden option
-// `baton run --bench-record FILE`).
+// stage-boundary message. Written as JSON to a file the bench reads back (`baton-bench
+// pipeline-rank --record FILE`).
 #pragma once
 
 #include <cstdint>
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "baton/runtime/step_observer.h"
-#include "trainer.h"
+#include "training/trainer.h"
 
 namespace baton_app {
 

@@ -9,7 +9,6 @@
 #include "baton/error.h"
 #include "baton/files.h"
 #include "baton/store_keys.h"
-#include "checkpoint.h"
 #include "model_profiler.h"
 #include "tuning/schedule_search.h"
 
@@ -25,18 +24,14 @@ std::string choose(baton::Config& config, const AutoScheduleContext& context) {
               << std::endl;
     return baton::read_file(choice_path, "schedule choice");
   }
-  if (context.resume && !context.checkpoint_dir.empty()) {
-    const std::string checkpoint = latest_checkpoint(context.checkpoint_dir);
-    const std::string recorded = checkpoint.empty() ? "" : schedule_choice_in(checkpoint);
-    if (!recorded.empty()) {
-      std::cout << "schedule: auto: keeping the choice recorded in " << checkpoint
-                << "/manifest.json (--resume)" << std::endl;
-      baton::write_file_atomically(choice_path, recorded);
-      return recorded;
-    }
+  if (context.resume && !context.recorded_choice.empty()) {
+    std::cout << "schedule: auto: keeping the choice recorded in " << context.recorded_choice_in
+              << " (--resume)" << std::endl;
+    baton::write_file_atomically(choice_path, context.recorded_choice);
+    return context.recorded_choice;
   }
   const std::string profile_path = context.run_dir + "/profile.json";
-  const CachedProfile cached = cached_or_measured_profile(config, profile_path, context.data_dir);
+  const CachedProfile cached = cached_or_measured_profile(config, profile_path, context.data_dir, context.timeout);
   if (!cached.why_measured.empty()) {
     std::cout << "schedule: auto: " << cached.why_measured << "; measured again" << std::endl;
   }

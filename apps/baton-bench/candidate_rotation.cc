@@ -14,12 +14,12 @@
 #include "baton/error.h"
 #include "baton/files.h"
 #include "baton/runtime/executor.h"
-#include "compute_setup.h"
+#include "training/compute_setup.h"
 #include "model_catalog.h"
-#include "rank_setup.h"
+#include "training/rank_setup.h"
 #include "step_seed.h"
-#include "store_count.h"
-#include "trainer.h"
+#include "training/store_count.h"
+#include "training/trainer.h"
 
 namespace baton_app {
 namespace {
