@@ -14,10 +14,11 @@
 #include "baton/error.h"
 #include "baton/files.h"
 #include "baton/runtime/executor.h"
-#include "training/compute_setup.h"
 #include "model_catalog.h"
-#include "training/rank_setup.h"
 #include "step_seed.h"
+#include "training/compute_setup.h"
+#include "training/rank_pipeline.h"
+#include "training/rank_setup.h"
 #include "training/store_count.h"
 #include "training/trainer.h"
 
@@ -30,13 +31,10 @@ std::string describe(const std::vector<std::string>& sets) {
   return text;
 }
 
-// One candidate's pipeline on this rank. Built in place and never moved: the stages refer to
-// the model's chain and the executor to the stages.
+// One candidate's pipeline on this rank (training/rank_pipeline.h), with the batch every
+// one of its steps trains on and what its steps measured.
 struct CandidatePipeline {
-  baton_models::BuiltModel model;
-  LocalStages local;
-  std::unique_ptr<baton::PipelineExecutor> executor;
-  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  std::unique_ptr<RankPipeline> pipeline;
   std::vector<at::Tensor> inputs;  // this replica's slice of the first batch, every step's
   at::Tensor targets;
   int steps_run = 0;
@@ -52,9 +50,9 @@ struct CandidatePipeline {
   void step(bool counted) {
     ++steps_run;
     torch::manual_seed(baton_models::step_seed(seed, steps_run));
-    clear_gradients(local.params);
-    const baton::StepResult result = executor->run_step(inputs, targets);
-    optimizer->step();
+    clear_gradients(pipeline->local.params);
+    const baton::StepResult result = pipeline->executor->run_step(inputs, targets);
+    pipeline->optimizer->step();
     if (counted) {
       compute_s += result.compute_seconds;
       comm_s += result.comm_seconds;
@@ -71,7 +69,7 @@ std::unique_ptr<CandidatePipeline> set_up_candidate(
     const RunOptions& run, const std::vector<std::string>& sets, const WorldInfo& world,
     const std::shared_ptr<baton::Store>& store, const std::shared_ptr<baton::Transport>& transport,
     const std::string& data_dir) {
-  auto pipeline = std::make_unique<CandidatePipeline>();
+  auto candidate = std::make_unique<CandidatePipeline>();
   RunOptions options = run;
   options.sets.insert(options.sets.end(), sets.begin(), sets.end());
   baton::Config config = load_run_config(options);
@@ -79,31 +77,16 @@ std::unique_ptr<CandidatePipeline> set_up_candidate(
     throw baton::ConfigError("a candidate names its schedule (schedule.name is auto)");
   }
   const RunSettings settings = read_run_settings(config);
-  const baton::PluginLoader loader = baton::plugin_loader_for(config);
-  const baton::ConfiguredPlugins plugins = baton::resolve_plugins(config, loader);
-  const baton::ConfiguredPlan configured =
-      baton::compile_configured_plan(config, plugins, world.world_size);
-  pipeline->seed = settings.seed;
-  pipeline->model =
-      baton_models::build_model(baton_models::read_model_settings(config), settings.seed);
-  const auto batches = baton_models::make_batch_source(baton_models::read_data_settings(config),
-                                                       pipeline->model, data_dir);
-  const baton_models::Batch batch = batches->batch(1);
-  pipeline->inputs = replica_slice(batch.inputs, world);
-  pipeline->targets = replica_slice(batch.targets, world);
-  pipeline->local = cut_into_stages(config, pipeline->model, configured, world, store, settings,
-                                    pipeline->inputs, /*resume=*/false);
-  baton::ExecutorOptions executor_options;
-  executor_options.timeout = settings.timeout;
-  executor_options.replica = world.replica;
-  executor_options.replicas = world.replicas;
-  pipeline->executor = std::make_unique<baton::PipelineExecutor>(
-      world.pipeline_rank, configured.plan.lowered, pipeline->local.stages, transport,
-      make_validators(config, loader), pipeline->model.loss, executor_options);
-  pipeline->optimizer = make_optimizer(config, pipeline->local.params);
-  for (auto& stage : pipeline->local.stages) stage->set_training(true);
-  pipeline->executor->setup(pipeline->inputs);
-  return pipeline;
+  RankPipelineOptions pipeline_options;
+  pipeline_options.data_dir = data_dir;
+  pipeline_options.transport = transport;
+  candidate->seed = settings.seed;
+  candidate->pipeline = build_rank_pipeline(config, plan_rank(config, world), world, store,
+                                            settings, std::move(pipeline_options));
+  candidate->inputs = candidate->pipeline->first_inputs;
+  candidate->targets = replica_slice(candidate->pipeline->batches->batch(1).targets, world);
+  candidate->pipeline->executor->setup(candidate->inputs);
+  return candidate;
 }
 
 double now_s() {

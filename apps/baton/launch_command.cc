@@ -165,14 +165,21 @@ std::string describe_exit(int status) {
   return "unknown status";
 }
 
-// The first line that says why it failed ("rank 1 failed: …") and the annotated report.
+// The line that says why it failed ("rank 1 failed: …"), and where its report is: the rank
+// printed it above, with the plan and the failing step marked, so it is not repeated.
 std::string failure_excerpt(const RankProcess& process) {
   const auto at = process.last_lines.find("failed: ");
   if (at == std::string::npos) {
     return process.last_lines.empty() ? "(no output)" : process.last_lines;
   }
   const auto line_start = process.last_lines.rfind('\n', at);
-  return process.last_lines.substr(line_start == std::string::npos ? 0 : line_start + 1);
+  const std::size_t start = line_start == std::string::npos ? 0 : line_start + 1;
+  const std::size_t end = process.last_lines.find('\n', at);
+  const std::string line = process.last_lines.substr(start, end - start);
+  const bool more = end != std::string::npos && end + 1 < process.last_lines.size();
+  return line + (more ? "\n(its whole report is above, in the lines of [rank " +
+                            std::to_string(process.rank) + "])"
+                      : "");
 }
 
 // The words every rank's `baton-runtime run` gets.
@@ -332,12 +339,13 @@ int launch(const RunOptions& run, int world_size) {
                                     ", it answered no one until the launcher ended it"
                               : describe_exit(failed.status);
   std::cerr << "\nlaunch: rank " << first_failure << " failed first (" << how
-            << "); the other ranks failed or were stopped.\n"
-            << (failed.stopped_by != 0 ? std::string() : failure_excerpt(failed)) << std::endl;
+            << "); the other ranks failed or were stopped after it:\n";
   for (const auto& process : ranks) {
     if (process.rank == first_failure) continue;
     std::cerr << "launch: rank " << process.rank << ": " << describe_exit(process.status) << "\n";
   }
+  if (failed.stopped_by == 0) std::cerr << failure_excerpt(failed) << "\n";
+  std::cerr << std::flush;
   return 1;
 }
 

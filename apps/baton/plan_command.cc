@@ -105,6 +105,11 @@ std::string render(const std::string& format, const baton::CompiledPlan& compile
   if (format == "trace") return baton::format_chrome_trace(result);
   std::ostringstream out;
   out << baton::format_plan_table(compiled.compute) << "\n";
+  // compile_schedule() refused the plan if it were wrong; say that it was checked.
+  out << "valid: " << compiled.lowered.num_ranks << " ranks x " << compiled.lowered.num_stages
+      << " stages x " << compiled.lowered.num_microbatches
+      << " microbatches; every forward before its backward, every send matched by a receive, "
+         "and the plan runs to the end without deadlock\n";
   out << std::fixed << std::setprecision(3) << "makespan " << result.makespan << ", bubble "
       << std::setprecision(1) << 100.0 * result.bubble_fraction << "%\n";
   for (std::size_t rank = 0; rank < result.ranks.size(); ++rank) {

@@ -204,9 +204,9 @@ void Progress::finish(const std::string& trace_path) {
   if (world_.rank != 0) return;
   if (terminal_) std::cout << "\n";
   if (!lines_.empty()) {
-    std::cout << "done: " << lines_.size() << " steps in " << format_duration(elapsed_) << ", loss "
-              << lines_.front().loss << " -> " << lines_.back().loss
-              << "; metrics: " << metrics_path_ << std::endl;
+    std::cout << "done: " << lines_.size() << (lines_.size() == 1 ? " step" : " steps") << " in "
+              << format_duration(elapsed_) << ", loss " << lines_.front().loss << " -> "
+              << lines_.back().loss << "; metrics: " << metrics_path_ << std::endl;
   }
   if (!trace_path.empty()) {
     std::cout << "trace: " << trace_path << " (open in https://ui.perfetto.dev), picture: "

@@ -1,7 +1,7 @@
-// What every rank of a run sets up before it trains, in the order it does: logging, the
-// world check, the store the ranks meet through, this rank's stages of the model, the
-// transport and the validators. Shared by the trainer and by `baton bench tune`'s rotation
-// of candidates (candidate_rotation.h), which sets up several pipelines over one transport.
+// The steps every rank of a run takes before it trains, in the order it takes them: logging,
+// the world check, the store the ranks meet through, this rank's stages of the model, the
+// transport and the validators. rank_pipeline.h puts them together; the rotation of `baton
+// bench tune` uses the first three directly, once for all its candidates.
 #pragma once
 
 #include <chrono>

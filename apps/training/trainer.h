@@ -1,5 +1,7 @@
-// One rank of a training run: everything between a checked configuration and the
-// optimizer steps — world, rendezvous, transport, plan, stages, executor, data, progress.
+// One rank of a training run: train() starts the rank (world, logging, threads; with
+// schedule: auto, the choice), builds its pipeline (rank_pipeline.h: plan, model, stages,
+// transport, executor, optimizer) and runs the step loop with its checkpoints, progress,
+// metrics and trace.
 #pragma once
 
 #include <cstdint>

@@ -12,12 +12,9 @@
 namespace baton_app {
 namespace {
 
-// 2: the transfer costs include recv_overhead_s; 3: latency and send overhead are measured
-// under load; 4: split_backward_factor; 5: send_overhead_per_byte, the send overhead with the
-// compute a message takes; 6: the same fields, each pass's units timed after an untimed forward
-// (in 5 the first unit after the companions started measured 7-31% dear); 7: the same
-// fields, the companions computing with a rank's threads (in 6 the MLPs' ran their matrix
-// products on every core). An older profile is measured again.
+// The profile's format: raised whenever what a field means or how it is measured changes, so
+// that a profile measured the older way is measured again rather than trusted (git log has
+// each format's change).
 constexpr const char* kFormat = "baton-profile-7";
 
 double number(const nlohmann::json& object, const char* key, const std::string& where) {

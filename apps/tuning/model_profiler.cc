@@ -18,11 +18,11 @@
 #include "baton/runtime/microbatch.h"
 #include "baton/runtime/split_backward.h"
 #include "heap_in_use.h"
+#include "median.h"
 #include "models/batches.h"
 #include "models/model_catalog.h"
 #include "stopwatch.h"
 #include "transfer_profiler.h"
-#include "median.h"
 
 namespace baton_app {
 namespace {
@@ -177,9 +177,8 @@ std::vector<at::Tensor> run_units(baton::UnitChain& chain, int first, int last,
 }
 
 // An untimed forward of every unit once the companions run, before the timed ones: without it
-// the pass's first unit (the MLP's input layer, the GPT's first block) often measured 7-31%
-// dearer than the same work further on, and in a run the first stage's forward took 10-25%
-// less than the profile said.
+// the pass's first unit measures the caches and thread pool settling after the companions
+// started, dearer than the same work further on and than a running first stage.
 void settle(baton::UnitChain& chain, const std::vector<at::Tensor>& inputs) {
   at::NoGradGuard no_grad;
   run_units(chain, 0, chain.num_units(), inputs);
@@ -262,14 +261,13 @@ MicrobatchProfile finish_size(baton::UnitChain& chain, SizeSamples& size) {
 }
 
 // A stage's split backward run as a pipeline rank runs it does not cost what its units' I
-// and W add up to: timed inside a run, a stage of two Linear(1024, 1024) units at 8 rows took
-// 1.4-4.9% longer for I + W than for B, where the units' own I + W equal their B; a GPT
-// block's units measure their split 7-16% dearer than B, a stage of them only 4-12%. So the
-// profile times it as a rank does, beside the units: the chain cut into (at most) two
-// stages, a few microbatches in turn, each stage's backward after the next one's, a round
-// of full backwards then a round of split ones, in company. The factor is the stages'
-// (I + W) / B over the units' (I + W) / B: the median over every pair of rounds at every
-// microbatch size (one size's few pairs alone spread 0.98-1.14 on the MLP).
+// and W add up to (a stage keeps more of the graph alive between its I and its W than one
+// unit does, and the ratio differs by model). So the profile times it as a rank does, beside
+// the units: the chain cut into (at most) two stages, a few microbatches in turn, each
+// stage's backward after the next one's, a round of full backwards then a round of split
+// ones, in company. The factor is the stages' (I + W) / B over the units' (I + W) / B: the
+// median over every pair of rounds at every microbatch size, since one size's few pairs
+// alone scatter too much to trust.
 class SplitBackwardCalibration {
  public:
   SplitBackwardCalibration(baton::UnitChain& chain, CompanionLoad& companions)

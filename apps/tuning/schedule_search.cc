@@ -142,8 +142,7 @@ baton::SimulationCosts simulation_costs(const MicrobatchProfile& measured,
       // The first stage's inputs need no gradient, so its split backward has no input
       // gradient to compute: W runs the whole backward (the gradients between its units
       // included) and I only sorts the graph, as the first unit's I does (timed with the
-      // model's own input). The executor's trace shows it: 0I 0.13 ms, 0W 4.22 ms for a
-      // stage whose units' I and W sum to 0.60 and 2.83 ms.
+      // model's own input), as a run's trace shows.
       stage.backward_input = measured.units[static_cast<std::size_t>(bounds[s])].backward_input_s;
       stage.backward_weight = std::max(0.0, stage.backward - stage.backward_input);
     }

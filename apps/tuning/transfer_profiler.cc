@@ -17,9 +17,9 @@
 #include "baton/runtime/transfer_probe.h"
 #include "baton/stores.h"
 #include "baton/transport.h"
+#include "median.h"
 #include "scratch_folder.h"
 #include "stopwatch.h"
-#include "median.h"
 
 namespace baton_app {
 namespace {
@@ -28,8 +28,9 @@ constexpr std::int64_t kSmallBytes = 64;
 constexpr int kSmallRoundTrips = 50;
 constexpr double kLargeFloorBytes = 64 << 10;  // below this, latency is all there is
 constexpr double kLargeCeilingBytes = 64 << 20;
-// The exchanges under load: a compute action's length apart, enough of them to meet spikes
-// (a loaded send posts in ~20 us most times and ~2 ms, a scheduler slice, in 5-25% of them).
+// The exchanges under load: a compute action's length apart, and enough of them to meet the
+// spikes a loaded machine gives now and then (a post that waits out a scheduler slice), which
+// a pipeline meets too.
 constexpr int kLoadedExchanges = 300;
 constexpr double kBusySeconds = 0.002;
 // The exchanges come in blocks, the two sizes in turn, so that both meet the same moments of

@@ -4,9 +4,9 @@
 // message (the one-way times give the cost per byte), time posting a send and a receive, and
 // then exchange messages of two sizes while both compute, as ranks do in a pipeline: the
 // latency, and the send overhead (posting plus the compute a message takes from the ranks, by
-// message size) the search uses are those under load (on 2 cores here, 5 to 20 times the idle
-// latency, 2 to 5 times the idle posting). That is the cost between two ranks on this machine
-// (what `baton launch` runs), not across hosts.
+// message size) the search uses are those under load, since a busy machine makes both several
+// times dearer than an idle one. That is the cost between two ranks on this machine (what
+// `baton launch` runs), not across hosts.
 #pragma once
 
 #include <chrono>

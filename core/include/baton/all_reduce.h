@@ -1,8 +1,9 @@
 // Optional transport capability: summing tensors across a group of ranks (all-reduce), what
 // data parallelism needs to combine the gradients of the replicas of a pipeline
-// (world.data_parallel, docs/runtime.md). A transport declares it by also deriving from
-// AllReduceTransport, like the capabilities in transport_capabilities.h; the runtime asks
-// with dynamic_cast, so a transport without it still runs every plan with one replica.
+// (world.data_parallel, docs/runtime.md). A transport declares it in its descriptor
+// (kCapabilityAllReduce, baton/plugin.h) and implements it by also deriving from
+// AllReduceTransport, the interface the runtime calls; a transport without it still runs
+// every plan with one replica.
 #pragma once
 
 #include <ATen/core/Tensor.h>

@@ -76,6 +76,12 @@ enum PluginCapability : std::uint32_t {
   // A transport whose object is also a baton::AllReduceTransport (baton/all_reduce.h): it can
   // run world.data_parallel > 1.
   kCapabilityAllReduce = 1u << 0,
+  // A transport that matches messages to receives by (peer, tag), never by posting order,
+  // and whose posted receive holds nothing else up (no stream, no queue behind it). The
+  // executor then posts every receive of a training step at once, at the rank's first
+  // communication of the step, so a sender never waits for its peer to reach the matching
+  // RECV. Gloo and UCX declare it; NCCL, which matches by order on a stream, must not.
+  kCapabilityReceivesMatchByTag = 1u << 1,
 };
 
 // The descriptor. Leading fields up to `kind` are frozen across every ABI version.
@@ -109,7 +115,8 @@ BATON_API std::uint32_t plugin_capabilities(const PluginDescriptor& descriptor);
 // Declares the plugin's entry point. Use once per shared library:
 //   BATON_PLUGIN(baton::PluginKind::kSchedule, "1f1b", "1.0.0", "One forward, one backward",
 //                kParams /* or nullptr */, &viability /* or nullptr */, &create);
-// BATON_PLUGIN_WITH_CAPABILITIES adds PluginCapability bits (baton::kCapabilityAllReduce).
+// BATON_PLUGIN_WITH_CAPABILITIES adds PluginCapability bits (baton::kCapabilityAllReduce |
+// baton::kCapabilityReceivesMatchByTag).
 #define BATON_PLUGIN(KIND, NAME, VERSION, DESCRIPTION, PARAMS, VIABILITY, CREATE) \
   BATON_PLUGIN_WITH_CAPABILITIES(KIND, NAME, VERSION, DESCRIPTION, PARAMS, VIABILITY, CREATE, 0u)
 #define BATON_PLUGIN_WITH_CAPABILITIES(KIND, NAME, VERSION, DESCRIPTION, PARAMS, VIABILITY,      \

@@ -72,8 +72,8 @@ struct PipelineExecutor::Impl {
         plan(std::move(plan_)),
         options(std::move(options_)),
         spans(options.observers),
-        comms(rank, plan, options.replica * plan.num_ranks, std::move(transport), options.timeout,
-              spans),
+        comms(rank, plan, options.replica * plan.num_ranks, std::move(transport),
+              options.receives_match_by_tag, options.timeout, spans),
         compute(rank, plan, place_stages(rank, plan, std::move(stages)), std::move(validators),
                 std::move(loss), options.scale_loss_by_microbatches,
                 [this](const Action& receive) -> const std::vector<at::Tensor>& {

@@ -3,7 +3,6 @@
 #include <string>
 
 #include "baton/error.h"
-#include "baton/transport_capabilities.h"
 #include "baton/wait_notice.h"
 #include "comm_tags.h"
 #include "differentiable.h"
@@ -40,16 +39,15 @@ struct AwaitedReceive {
 }  // namespace
 
 StepComms::StepComms(int rank, const Plan& plan, int rank_offset,
-                     std::shared_ptr<Transport> transport, std::chrono::milliseconds timeout,
-                     StepSpans& spans)
+                     std::shared_ptr<Transport> transport, bool receives_match_by_tag,
+                     std::chrono::milliseconds timeout, StepSpans& spans)
     : rank_(rank),
       plan_(plan),
       rank_offset_(rank_offset),
       transport_(std::move(transport)),
       timeout_(timeout),
       spans_(spans),
-      receives_match_by_tag_(dynamic_cast<const ReceivesMatchByTag*>(transport_.get()) != nullptr) {
-}
+      receives_match_by_tag_(receives_match_by_tag && transport_ != nullptr) {}
 
 StepComms::ReceiveKey StepComms::key_of(const Action& receive) {
   return {receive.stage, receive.microbatch, static_cast<int>(direction_of(receive.type))};

@@ -31,8 +31,9 @@ class StepComms {
 
   // `rank_offset` turns a plan rank into a rank on the transport (data parallelism: the
   // replica's first rank). `transport` may be null when the plan has no communication.
+  // `receives_match_by_tag`: the transport's kCapabilityReceivesMatchByTag.
   StepComms(int rank, const Plan& plan, int rank_offset, std::shared_ptr<Transport> transport,
-            std::chrono::milliseconds timeout, StepSpans& spans);
+            bool receives_match_by_tag, std::chrono::milliseconds timeout, StepSpans& spans);
 
   Transport* transport() const { return transport_.get(); }
   int transport_rank(int pipeline_rank) const { return rank_offset_ + pipeline_rank; }

@@ -1,15 +1,12 @@
 // Out-of-line destructors anchor the transport interfaces' vtables and type
 // information in libbaton_core, so plugins and the core agree on one type for dynamic_cast.
 #include "baton/transport.h"
-#include "baton/transport_capabilities.h"
 
 namespace baton {
 
 Work::~Work() = default;
 
 Transport::~Transport() = default;
-
-ReceivesMatchByTag::~ReceivesMatchByTag() = default;
 
 std::vector<std::unique_ptr<Work>> Transport::post_batch(const std::vector<P2POp>& ops) {
   std::vector<std::unique_ptr<Work>> works;

@@ -45,4 +45,4 @@ std::unique_ptr<baton::PluginObject> create(const baton::ParamValues& params) {
 BATON_PLUGIN_WITH_CAPABILITIES(
     baton::PluginKind::kTransport, "gloo", "1.0.0",
     "CPU tensors over TCP with gloo (any dtype; rendezvous through the run's store)", kParams,
-    &viability, &create, baton::kCapabilityAllReduce)
+    &viability, &create, baton::kCapabilityAllReduce | baton::kCapabilityReceivesMatchByTag)

@@ -32,7 +32,6 @@
 #include "baton/joined_groups.h"
 #include "baton/transfer_outcome.h"
 #include "baton/transport.h"
-#include "baton/transport_capabilities.h"
 #include "operation.h"
 #include "wire.h"
 
@@ -45,9 +44,7 @@ struct GlooOptions {
   std::chrono::milliseconds connect_timeout{0};
 };
 
-class GlooTransport : public baton::Transport,
-                      public baton::ReceivesMatchByTag,
-                      public baton::AllReduceTransport {
+class GlooTransport : public baton::Transport, public baton::AllReduceTransport {
  public:
   // Creates gloo's TCP device; throws TransportError when the address or interface is
   // unusable.

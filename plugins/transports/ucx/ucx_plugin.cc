@@ -62,4 +62,5 @@ BATON_PLUGIN_WITH_CAPABILITIES(
     baton::PluginKind::kTransport, "ucx", "1.0.0",
     "CPU tensors (CUDA with a CUDA-enabled UCX) over UCX: shared memory, TCP, RDMA; "
     "sleeps when idle",
-    kParams, &viability, &create, baton::kCapabilityAllReduce)
+    kParams, &viability, &create,
+    baton::kCapabilityAllReduce | baton::kCapabilityReceivesMatchByTag)

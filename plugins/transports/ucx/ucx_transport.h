@@ -34,7 +34,6 @@
 #include "baton/joined_groups.h"
 #include "baton/transfer_outcome.h"
 #include "baton/transport.h"
-#include "baton/transport_capabilities.h"
 #include "operation.h"
 #include "progress_engine.h"
 #include "worker.h"
@@ -54,9 +53,7 @@ struct UcxOptions {
   std::string net_devices;
 };
 
-class UcxTransport : public baton::Transport,
-                     public baton::ReceivesMatchByTag,
-                     public baton::AllReduceTransport {
+class UcxTransport : public baton::Transport, public baton::AllReduceTransport {
  public:
   // Creates the UCP context and worker; throws TransportError when UCX cannot start.
   explicit UcxTransport(const UcxOptions& options);

@@ -54,6 +54,10 @@ struct ExecutorOptions {
   // unpipelined model computes). Turn off to get the sum.
   bool scale_loss_by_microbatches = true;
   int split_dim = 0;  // batch dimension of every input and of the targets
+  // The transport declares kCapabilityReceivesMatchByTag (baton/plugin.h): every receive of
+  // a step is posted at once, at the rank's first communication of the step. Off: each when
+  // the plan says.
+  bool receives_match_by_tag = false;
   // Fault injection, for testing failure handling end to end (see InjectedFault).
   InjectedFault fault;
   // Who hears what ran during each step (traces, benches); none: no span is built.

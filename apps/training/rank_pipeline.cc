@@ -1,0 +1,58 @@
+#include "rank_pipeline.h"
+
+#include <torch/optim/optimizer.h>
+
+#include <utility>
+
+#include "baton/plan/compile.h"
+#include "model_catalog.h"
+#include "trainer.h"
+
+namespace baton_app {
+
+RankPlan plan_rank(baton::Config& config, const WorldInfo& world) {
+  RankPlan plan{baton::plugin_loader_for(config), {}, {}};
+  plan.plugins = baton::resolve_plugins(config, plan.loader);
+  plan.configured = baton::compile_configured_plan(config, plan.plugins, world.world_size);
+  return plan;
+}
+
+RankPipeline::~RankPipeline() = default;
+
+std::unique_ptr<RankPipeline> build_rank_pipeline(baton::Config& config, RankPlan plan,
+                                                  const WorldInfo& world,
+                                                  const std::shared_ptr<baton::Store>& store,
+                                                  const RunSettings& settings,
+                                                  RankPipelineOptions options) {
+  auto pipeline = std::make_unique<RankPipeline>();
+  pipeline->plan = std::move(plan);
+  // The model, identical on every rank, cut into stages; this rank keeps its own.
+  pipeline->model =
+      baton_models::build_model(baton_models::read_model_settings(config), settings.seed);
+  pipeline->batches = baton_models::make_batch_source(baton_models::read_data_settings(config),
+                                                      pipeline->model, options.data_dir);
+  pipeline->global_first_inputs = pipeline->batches->batch(1).inputs;
+  pipeline->first_inputs = replica_slice(pipeline->global_first_inputs, world);
+  pipeline->local = cut_into_stages(config, pipeline->model, pipeline->plan.configured, world,
+                                    store, settings, pipeline->first_inputs, options.resume);
+  pipeline->transport = options.transport ? options.transport
+                                          : connect_transport(config, pipeline->plan.plugins, world,
+                                                              store, settings.timeout);
+  // From here a failure is recorded before the transport's connections close.
+  const FailureRecord::OnUnwind record_before_disconnecting(options.failures);
+  baton::ExecutorOptions executor_options = std::move(options.executor);
+  executor_options.timeout = settings.timeout;
+  executor_options.replica = world.replica;
+  executor_options.replicas = world.replicas;
+  executor_options.receives_match_by_tag =
+      (baton::plugin_capabilities(pipeline->plan.plugins.transport->descriptor()) &
+       baton::kCapabilityReceivesMatchByTag) != 0;
+  pipeline->executor = std::make_unique<baton::PipelineExecutor>(
+      world.pipeline_rank, pipeline->plan.plan(), pipeline->local.stages, pipeline->transport,
+      make_validators(config, pipeline->plan.loader), pipeline->model.loss, executor_options);
+  pipeline->optimizer = make_optimizer(config, pipeline->local.params);
+  for (auto& stage : pipeline->local.stages) stage->set_training(true);
+  return pipeline;
+}
+
+}  // namespace baton_app

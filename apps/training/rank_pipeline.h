@@ -1,0 +1,79 @@
+// A rank's pipeline, built in one place for everything that trains one: the trainer, and
+// `baton bench tune`'s rotation, which builds one per candidate over a shared transport.
+// Two calls, in the order every rank follows:
+//   plan_rank()            the plugins and the checked plan — known before the rank meets
+//                          anyone, so a bad plan fails before any rendezvous;
+//   build_rank_pipeline()  the model (identical on every rank) and its batches, this rank's
+//                          stages, the transport (connected, or shared), the executor and the
+//                          optimizer.
+// The world, logging, compute threads and the store come before (rank_setup.h); the step
+// loop, checkpoints and progress after (trainer.h).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "batches.h"
+#include "baton/config.h"
+#include "baton/config_plugins.h"
+#include "baton/plugin_loader.h"
+#include "baton/runtime/executor.h"
+#include "failure_record.h"
+#include "models.h"
+#include "rank_setup.h"
+#include "run_settings.h"
+#include "world_env.h"
+
+namespace torch {
+namespace optim {
+class Optimizer;
+}
+}  // namespace torch
+
+namespace baton_app {
+
+struct RankPlan {
+  baton::PluginLoader loader;        // outlives the plugins it loaded
+  baton::ConfiguredPlugins plugins;  // schedule and transport
+  baton::ConfiguredPlan configured;  // the plan, validated and lowered
+  const baton::Plan& plan() const { return configured.plan.lowered; }
+};
+
+// Loads the configured plugins and compiles the plan for the world (schedule.name must be
+// resolved: not `auto`). Throws PluginError, PlanError or ConfigError.
+RankPlan plan_rank(baton::Config& config, const WorldInfo& world);
+
+struct RankPipelineOptions {
+  std::string data_dir;  // the shipped data (the quickstart text)
+  bool resume = false;   // stages load the newest checkpoint's parameters
+  // A transport several pipelines share (the rotation); null: the configured one is connected.
+  std::shared_ptr<baton::Transport> transport;
+  // The executor's options but those the run decides (timeout, replica, replicas).
+  baton::ExecutorOptions executor;
+  // Recorded when set-up fails after the transport connected, before it disconnects.
+  FailureRecord* failures = nullptr;
+};
+
+// Built in place and never copied; the stages refer to the model's chain and the executor to
+// the stages.
+struct RankPipeline {
+  RankPlan plan;
+  baton_models::BuiltModel model;
+  std::unique_ptr<baton_models::BatchSource> batches;
+  std::vector<at::Tensor> global_first_inputs;  // batch 1, as every replica draws it
+  std::vector<at::Tensor> first_inputs;         // this replica's part of it
+  LocalStages local;
+  std::shared_ptr<baton::Transport> transport;
+  std::unique_ptr<baton::PipelineExecutor> executor;  // set up by the caller (executor->setup)
+  std::unique_ptr<torch::optim::Optimizer> optimizer;
+  ~RankPipeline();
+};
+
+std::unique_ptr<RankPipeline> build_rank_pipeline(baton::Config& config, RankPlan plan,
+                                                  const WorldInfo& world,
+                                                  const std::shared_ptr<baton::Store>& store,
+                                                  const RunSettings& settings,
+                                                  RankPipelineOptions options);
+
+}  // namespace baton_app
