@@ -2,9 +2,11 @@
 
 #include <ATen/ATen.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <thread>
 
 #include "baton/config.h"
 #include "baton/stores.h"
@@ -100,6 +102,17 @@ void check_pattern(const at::Tensor& received, std::uint64_t seed, const std::st
   }
 }
 
+// Polls the store's "departed" count until every rank is counted, at most kWait.
+void wait_for_departures(baton::Store& store, int world_size) {
+  const auto deadline = std::chrono::steady_clock::now() + kWait;
+  while (store.add("departed", 0) < world_size) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      throw ScenarioFailure("rank 0: the other ranks never finished with the store it hosts");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
 int child_main(const std::string& scenario_name) {
   RankContext context;
   try {
@@ -141,6 +154,12 @@ int child_main(const std::string& scenario_name) {
     context.transport->connect(transport_context);
 
     scenario(context);
+    // With a TCP store rank 0 hosts it, and its exit closes it: it waits until every rank is
+    // done with the store (a peer may still be reading the last barrier's key).
+    if (options.kind == "tcp") {
+      context.store->add("departed", 1);
+      if (context.rank == 0) wait_for_departures(*context.store, context.world_size);
+    }
     return 0;
   } catch (const ScenarioFailure& failure) {
     std::cerr << "rank " << context.rank << ": FAILED: " << failure.what() << std::endl;
