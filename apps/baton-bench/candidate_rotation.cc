@@ -14,6 +14,7 @@
 #include "baton/error.h"
 #include "baton/files.h"
 #include "baton/runtime/executor.h"
+#include "baton/store_keys.h"
 #include "model_catalog.h"
 #include "step_seed.h"
 #include "training/compute_setup.h"
@@ -158,11 +159,12 @@ RotationResult read_rotation_result(const std::string& path) {
 
 namespace {
 
-// What rank `rank` published as "rotation/breakdown/<rank>": [candidate] = {compute ms, comm ms}.
+// What rank `rank` published (store_keys::rotation_breakdown): [candidate] = {compute ms,
+// comm ms}.
 std::vector<std::vector<double>> published_breakdown(baton::Store& store, int rank,
                                                      std::chrono::milliseconds timeout) {
   const std::vector<std::uint8_t> bytes =
-      store.get("rotation/breakdown/" + std::to_string(rank), timeout);
+      store.get(baton::store_keys::rotation_breakdown(rank), timeout);
   return nlohmann::json::parse(std::string(bytes.begin(), bytes.end()))
       .get<std::vector<std::vector<double>>>();
 }
@@ -237,11 +239,11 @@ RotationResult rotate_candidates(const RunOptions& run, const RotationPlan& plan
   }
   if (store) {
     const std::string text = nlohmann::json(own).dump();
-    store->set("rotation/breakdown/" + std::to_string(world.rank),
+    store->set(baton::store_keys::rotation_breakdown(world.rank),
                std::vector<std::uint8_t>(text.begin(), text.end()));
     // No rank closes its connections while a peer may still be finishing the last step.
-    store->add("rotation/done", 1);
-    wait_for_count(*store, "rotation/done", world.world_size, settings.timeout,
+    store->add(baton::store_keys::kRotationDone, 1);
+    wait_for_count(*store, baton::store_keys::kRotationDone, world.world_size, settings.timeout,
                    "the end of the rotation");
   }
   if (world.rank != 0) return {};

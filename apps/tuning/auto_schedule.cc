@@ -31,7 +31,8 @@ std::string choose(baton::Config& config, const AutoScheduleContext& context) {
     return context.recorded_choice;
   }
   const std::string profile_path = context.run_dir + "/profile.json";
-  const CachedProfile cached = cached_or_measured_profile(config, profile_path, context.data_dir, context.timeout);
+  const CachedProfile cached =
+      cached_or_measured_profile(config, profile_path, context.data_dir, context.timeout);
   if (!cached.why_measured.empty()) {
     std::cout << "schedule: auto: " << cached.why_measured << "; measured again" << std::endl;
   }
@@ -60,20 +61,20 @@ void apply(baton::Config& config, const std::string& text, const std::string& or
     throw baton::ConfigError(origin_text + ": not a schedule choice; delete it to choose again");
   }
   const baton::ValueOrigin origin{"schedule: auto (" + origin_text + ")"};
-  auto& sections = config.mutable_sections();
-  sections["schedule"].set(
-      "name", baton::ParamValue(baton::ParamType::kString, chosen["schedule"].get<std::string>(),
-                                {}, origin));
+  config.set_value("schedule", "name",
+                   baton::ParamValue(baton::ParamType::kString,
+                                     chosen["schedule"].get<std::string>(), {}, origin));
   for (const char* key : {"stages_per_rank", "microbatches"}) {
-    sections["schedule"].set(
-        key, baton::ParamValue(baton::ParamType::kInt, std::to_string(chosen[key].get<int>()), {},
-                               origin));
+    config.set_value("schedule", key,
+                     baton::ParamValue(baton::ParamType::kInt,
+                                       std::to_string(chosen[key].get<int>()), {}, origin));
   }
   std::vector<std::string> cuts;
   const std::vector<int> bounds = chosen["bounds"].get<std::vector<int>>();
   for (std::size_t s = 1; s + 1 < bounds.size(); ++s) cuts.push_back(std::to_string(bounds[s]));
-  sections["model"].set(
-      "cuts", baton::ParamValue(baton::ParamType::kStringList, cuts_text(bounds), cuts, origin));
+  config.set_value(
+      "model", "cuts",
+      baton::ParamValue(baton::ParamType::kStringList, cuts_text(bounds), cuts, origin));
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 #include "baton/plan/format.h"
+#include "baton/plan/json_text.h"
 
 #include <gtest/gtest.h>
 

@@ -86,12 +86,12 @@ TEST_F(SdkExample, InstallsTheSdkHeadersAndNoInternals) {
   }
   for (const char* internal :
        {"runtime/executor.h", "runtime/recv_buffers.h", "stores.h", "store_keys.h",
-        "config_plugins.h", "unit_chain.h", "files.h", "step_error.h"}) {
+        "config.h", "config_plugins.h", "unit_chain.h", "files.h", "step_error.h"}) {
     EXPECT_FALSE(std::ifstream(include + internal).good()) << internal << " is installed";
   }
   // Every installed header that needs no LibTorch compiles alone against the prefix.
   for (const char* header : {"plugin.h", "schedule.h", "schedule_support.h", "log.h",
-                             "wait_notice.h", "config.h", "plugin_loader.h", "plan/compile.h",
+                             "wait_notice.h", "params.h", "plugin_loader.h", "plan/compile.h",
                              "plan/format.h", "plan/chrome_trace.h", "testing/schedule_grid.h"}) {
     const auto result = baton_test::run_command("echo '#include <baton/" + std::string(header) +
                                                 ">' | c++ -std=c++17 -fsyntax-only -I'" + kPrefix +

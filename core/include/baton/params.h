@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "baton/export.h"
@@ -100,5 +101,27 @@ class BATON_API ParamValues {
  private:
   std::map<std::string, ParamValue> values_;
 };
+
+// One value as written, before it is checked against a table.
+struct RawValue {
+  bool is_list = false;
+  std::string scalar;              // when !is_list
+  std::vector<std::string> items;  // when is_list
+  ValueOrigin origin;              // "run.yaml:7:3", "env BATON_…", "--set …"
+  ValueOrigin key_origin;          // where the key was written (same as origin for overrides)
+};
+
+// The unchecked subtree of a plugin's (or model's) `params:` key, in file order.
+struct RawParams {
+  std::string key_path;  // "schedule.params", for messages
+  ValueOrigin origin;    // where the `params:` key itself is, or "default"
+  std::vector<std::pair<std::string, RawValue>> entries;
+};
+
+// Checks `raw` against a plugin's table: unknown keys (with a suggestion), wrong types,
+// missing required keys. Every declared key is present in the result.
+BATON_API ParamValues resolve_params(const RawParams& raw, const ParamSpec* table,
+                                     std::size_t table_size,
+                                     const std::string& owner);  // owner: "schedule plugin '1f1b'"
 
 }  // namespace baton

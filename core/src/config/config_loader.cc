@@ -454,6 +454,15 @@ const ParamValues& Config::section(const std::string& name) const {
   return found->second;
 }
 
+void Config::set_value(const std::string& section, const std::string& key, ParamValue value) {
+  auto found = sections_.find(section);
+  if (found == sections_.end()) {
+    throw ConfigError("no configuration section '" + section + "'" +
+                      did_you_mean(section, section_names()));
+  }
+  found->second.set(key, std::move(value));
+}
+
 const RawParams& Config::raw_params(const std::string& section) const {
   auto found = raw_params_.find(section);
   if (found == raw_params_.end()) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "baton/plan/format.h"
+#include "baton/plan/json_text.h"
 #include "json_number.h"
 
 namespace baton {

@@ -2,6 +2,7 @@
 #include <string>
 
 #include "baton/plan/format.h"
+#include "baton/plan/json_text.h"
 #include "json_number.h"
 
 namespace baton {

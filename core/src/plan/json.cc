@@ -6,6 +6,7 @@
 #include <string>
 
 #include "baton/plan/format.h"
+#include "baton/plan/json_text.h"
 
 namespace baton {
 

@@ -41,7 +41,4 @@ BATON_API std::vector<TraceEvent> simulation_trace_events(const SimulationResult
 // busy time, idle time, bubble fraction and peak activations.
 BATON_API std::string format_simulation_summary_json(const SimulationResult& result);
 
-// `text` as a JSON string literal, quotes included.
-BATON_API std::string json_quote(std::string_view text);
-
 }  // namespace baton

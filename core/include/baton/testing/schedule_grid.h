@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "baton/config.h"
 #include "baton/error.h"
+#include "baton/params.h"
 #include "baton/plan/compile.h"
 #include "baton/plan/format.h"
 #include "baton/plan/simulate.h"

@@ -54,6 +54,13 @@ inline std::string checkpoint_written(int step) {
 }
 inline const char* const kTraceWritten = "trace/written";
 
+// `baton bench tune`'s rotation: what each rank's executor measured per candidate, and the
+// ranks done with the rotation (none disconnects before all are).
+inline std::string rotation_breakdown(int rank) {
+  return "rotation/breakdown/" + std::to_string(rank);
+}
+inline const char* const kRotationDone = "rotation/done";
+
 // A barrier: arrivals counted, then opened by the last to arrive.
 inline std::string barrier_count(const std::string& name) {
   return "barrier/" + name;

@@ -13,22 +13,6 @@
 
 namespace baton {
 
-// One value as written, before it is checked against a table.
-struct RawValue {
-  bool is_list = false;
-  std::string scalar;              // when !is_list
-  std::vector<std::string> items;  // when is_list
-  ValueOrigin origin;              // "run.yaml:7:3", "env BATON_…", "--set …"
-  ValueOrigin key_origin;          // where the key was written (same as origin for overrides)
-};
-
-// The unchecked subtree of a plugin's (or model's) `params:` key, in file order.
-struct RawParams {
-  std::string key_path;  // "schedule.params", for messages
-  ValueOrigin origin;    // where the `params:` key itself is, or "default"
-  std::vector<std::pair<std::string, RawValue>> entries;
-};
-
 // One declared configuration section ("run", "world", …).
 struct SectionSpec {
   const char* name;
@@ -77,7 +61,11 @@ class BATON_API Config {
   const ParamValues& plugin_params(const std::string& section) const;
   void set_plugin_params(const std::string& section, ParamValues values);
 
-  // Internal: used by the loader.
+  // Replaces one declared key's value after loading (schedule: auto puts its choice in).
+  // Throws ConfigError for an unknown section.
+  void set_value(const std::string& section, const std::string& key, ParamValue value);
+
+  // The loader's: it fills the sections as it reads them.
   std::map<std::string, ParamValues>& mutable_sections() { return sections_; }
   std::map<std::string, RawParams>& mutable_raw_params() { return raw_params_; }
   void set_source(std::string source) { source_ = std::move(source); }
@@ -94,12 +82,6 @@ BATON_API Config load_config_file(const std::string& path, const ConfigOverrides
 // Same, from YAML text; `source_name` is used in messages ("<embedded default>").
 BATON_API Config load_config_text(const std::string& yaml_text, const std::string& source_name,
                                   const ConfigOverrides& overrides = {});
-
-// Checks `raw` against a plugin's table: unknown keys (with a suggestion), wrong types,
-// missing required keys. Every declared key is present in the result.
-BATON_API ParamValues resolve_params(const RawParams& raw, const ParamSpec* table,
-                                     std::size_t table_size,
-                                     const std::string& owner);  // owner: "schedule plugin '1f1b'"
 
 // The environment variable that overrides `section.key`: BATON_SCHEDULE_MICROBATCHES.
 BATON_API std::string environment_variable_for(const std::string& section, const std::string& key);
