@@ -6,8 +6,9 @@
 
 #include "baton/error.h"
 #include "baton/files.h"
+#include "baton/plan/balanced_cuts.h"
 #include "baton/store_keys.h"
-#include "baton/unit_costs.h"
+#include "tuning/unit_costs.h"
 
 namespace baton_app {
 namespace {
@@ -24,7 +25,7 @@ std::vector<std::int64_t> parse_cuts(const std::string& text) {
 std::string measure_balanced_cuts(baton::UnitChain& chain, int num_stages,
                                   const std::vector<at::Tensor>& sample) {
   std::vector<double> costs;
-  for (const auto& cost : baton::measure_unit_costs(chain, sample)) costs.push_back(cost.total());
+  for (const auto& cost : measure_unit_costs(chain, sample)) costs.push_back(cost.total());
   const std::vector<int> bounds = baton::balanced_boundaries(costs, num_stages);
   std::string text;
   for (std::size_t s = 1; s + 1 < bounds.size(); ++s) text += std::to_string(bounds[s]) + " ";

@@ -1,5 +1,6 @@
 // Balanced cuts: the min-max partition of measured unit costs, and the measurement itself.
-#include "baton/unit_costs.h"
+#include "tuning/unit_costs.h"
+#include "baton/plan/balanced_cuts.h"
 
 #include <gtest/gtest.h>
 
@@ -69,7 +70,7 @@ TEST(BalancedBoundaries, MoreStagesThanUnitsIsAConfigError) {
 
 TEST(MeasureUnitCosts, TimesEveryUnitAndLeavesNoGradients) {
   auto chain = baton_test::make_mlp_chain(3, 32, 4, 1);
-  const auto costs = baton::measure_unit_costs(*chain, {torch::randn({8, 32})}, 3);
+  const auto costs = baton_app::measure_unit_costs(*chain, {torch::randn({8, 32})}, 3);
   ASSERT_EQ(costs.size(), 4u);
   for (const auto& cost : costs) {
     EXPECT_GT(cost.forward_seconds, 0.0);

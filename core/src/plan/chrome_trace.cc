@@ -2,63 +2,66 @@
 
 #include <algorithm>
 
-#include "baton/plan/format.h"
-#include "baton/plan/json_text.h"
 #include "json_number.h"
 
 namespace baton {
 namespace {
 
-using plan_internal::json_number;
+using Json = nlohmann::ordered_json;
+using plan_internal::json_number_value;
 
-std::string metadata_event(const std::string& name, int pid, int tid, const std::string& args) {
-  return "{\"name\":" + json_quote(name) + ",\"ph\":\"M\",\"pid\":" + std::to_string(pid) +
-         ",\"tid\":" + std::to_string(tid) + ",\"args\":{" + args + "}}";
+std::string dumped(const Json& json) {
+  return json.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
-std::string complete_event(const TraceEvent& event) {
-  std::string text = "{\"name\":" + json_quote(event.name);
-  if (!event.category.empty()) text += ",\"cat\":" + json_quote(event.category);
-  text += ",\"ph\":\"X\",\"pid\":" + std::to_string(event.rank) +
-          ",\"tid\":" + std::to_string(static_cast<int>(event.lane)) +
-          ",\"ts\":" + json_number(event.start_us, 3) +
-          ",\"dur\":" + json_number(std::max(0.0, event.duration_us), 3);
+Json metadata_event(const std::string& name, int pid, int tid, Json args) {
+  return {{"name", name}, {"ph", "M"}, {"pid", pid}, {"tid", tid}, {"args", std::move(args)}};
+}
+
+Json complete_event(const TraceEvent& event) {
+  Json json = {{"name", event.name}};
+  if (!event.category.empty()) json["cat"] = event.category;
+  json["ph"] = "X";
+  json["pid"] = event.rank;
+  json["tid"] = static_cast<int>(event.lane);
+  json["ts"] = json_number_value(event.start_us, 3);
+  json["dur"] = json_number_value(std::max(0.0, event.duration_us), 3);
   if (!event.args.empty()) {
-    text += ",\"args\":{";
-    for (std::size_t i = 0; i < event.args.size(); ++i) {
-      text += (i ? "," : "") + json_quote(event.args[i].first) + ":" +
-              std::to_string(event.args[i].second);
-    }
-    text += "}";
+    Json args = Json::object();
+    for (const auto& [key, value] : event.args) args[key] = value;
+    json["args"] = std::move(args);
   }
-  return text + "}";
+  return json;
 }
 
 }  // namespace
 
+// One event per line, so that a trace reads (and diffs) line by line.
 std::string write_chrome_trace(const std::vector<TraceEvent>& events, int ranks,
                                const std::string& schedule, int ranks_per_replica) {
   std::string body;
-  auto append = [&body](const std::string& event) {
+  auto append = [&body](const Json& event) {
     body += body.empty() ? "\n  " : ",\n  ";
-    body += event;
+    body += dumped(event);
   };
   for (int rank = 0; rank < ranks; ++rank) {
     std::string name = "Rank " + std::to_string(rank);
     if (ranks_per_replica > 0 && ranks_per_replica < ranks) {
       name += " (replica " + std::to_string(rank / ranks_per_replica) + ")";
     }
-    append(metadata_event("process_name", rank, 0, "\"name\":" + json_quote(name)));
-    append(metadata_event("process_sort_index", rank, 0, "\"sort_index\":" + std::to_string(rank)));
+    append(metadata_event("process_name", rank, 0, {{"name", name}}));
+    append(metadata_event("process_sort_index", rank, 0, {{"sort_index", rank}}));
     append(metadata_event("thread_name", rank, static_cast<int>(TraceLane::kCompute),
-                          "\"name\":\"compute\""));
+                          {{"name", "compute"}}));
     append(metadata_event("thread_name", rank, static_cast<int>(TraceLane::kComms),
-                          "\"name\":\"comms\""));
+                          {{"name", "comms"}}));
   }
   for (const TraceEvent& event : events) append(complete_event(event));
-  const std::string other =
-      schedule.empty() ? "" : "\"otherData\":{\"schedule\":" + json_quote(schedule) + "},";
-  return "{\"displayTimeUnit\":\"ms\"," + other + "\"traceEvents\":[" + body + "\n]}\n";
+  Json head = {{"displayTimeUnit", "ms"}};
+  if (!schedule.empty()) head["otherData"] = {{"schedule", schedule}};
+  std::string text = dumped(head);
+  text.pop_back();  // the closing brace: the events follow
+  return text + ",\"traceEvents\":[" + body + "\n]}\n";
 }
 
 }  // namespace baton

@@ -1,13 +1,19 @@
-// Internal helpers for the hand-written JSON of format_trace.cc and format_summary.cc.
+// Internal: numbers and strings for the plan layer's JSON (chrome_trace.cc, format_summary.cc),
+// through nlohmann-json, which does the escaping and the spelling of numbers.
 #pragma once
+
+#include <nlohmann/json.hpp>
 
 #include <string>
 
 namespace baton {
 namespace plan_internal {
 
-// A JSON number with at most `decimals` decimals and no trailing zeros ("1.5", "3", "0.333333").
-// Non-finite values, which JSON cannot express, become null.
+// `value` rounded to `decimals` decimals, as a JSON value: an integer when it is whole
+// ("3", not "3.0"), null when it is not finite (JSON cannot express it).
+nlohmann::ordered_json json_number_value(double value, int decimals = 6);
+
+// The same, spelled: "1.5", "3", "0.333333", "null".
 std::string json_number(double value, int decimals = 6);
 
 }  // namespace plan_internal

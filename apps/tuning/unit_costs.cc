@@ -1,30 +1,18 @@
-#include "baton/unit_costs.h"
+#include "unit_costs.h"
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/autograd.h>
 
 #include <algorithm>
 #include <chrono>
-#include <limits>
 
-#include "baton/error.h"
+#include "median.h"
+#include "stopwatch.h"
 
-namespace baton {
-namespace {
+namespace baton_app {
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return values.empty() ? 0.0 : values[values.size() / 2];
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-}  // namespace
-
-std::vector<UnitCost> measure_unit_costs(UnitChain& chain, const std::vector<at::Tensor>& inputs,
-                                         int repeats) {
+std::vector<UnitCost> measure_unit_costs(baton::UnitChain& chain,
+                                         const std::vector<at::Tensor>& inputs, int repeats) {
   const int units = chain.num_units();
   std::vector<std::vector<double>> forward(static_cast<std::size_t>(units));
   std::vector<std::vector<double>> backward(static_cast<std::size_t>(units));
@@ -66,10 +54,10 @@ std::vector<UnitCost> measure_unit_costs(UnitChain& chain, const std::vector<at:
   }
   std::vector<UnitCost> costs(static_cast<std::size_t>(units));
   for (std::size_t u = 0; u < costs.size(); ++u) {
-    costs[u].forward_seconds = median(forward[u]);
-    costs[u].backward_seconds = median(backward[u]);
+    costs[u].forward_seconds = upper_median(forward[u]);
+    costs[u].backward_seconds = upper_median(backward[u]);
   }
   return costs;
 }
 
-}  // namespace baton
+}  // namespace baton_app
