@@ -10,8 +10,8 @@
 #include "baton/plan/action.h"
 #include "baton/plan/format.h"
 #include "baton/plan/simulate.h"
-#include "number_format.h"
 #include "median.h"
+#include "number_format.h"
 
 namespace baton_app {
 namespace {
@@ -40,6 +40,50 @@ bool only_sends(const std::vector<baton::Action>& transfers) {
     }
   }
   return !transfers.empty();
+}
+
+// Where one span of a rank's step goes: its breakdown column, and the samples behind the
+// prediction (each compute action's cost by stage and type, the cost of posting).
+using CostSamples = std::map<std::pair<int, std::string>, std::vector<double>>;
+
+void count_span(const baton::StepSpan& span, double ms, int receives, RankBreakdown* breakdown,
+                CostSamples* costs, std::vector<double>* send_posts,
+                std::vector<double>* receive_posts) {
+  switch (span.kind) {
+    case baton::SpanKind::kCompute: {
+      breakdown->compute_ms += ms;
+      ++breakdown->actions;
+      const std::string letter = type_letter(span.action.type);
+      if (!letter.empty()) (*costs)[{span.action.stage, letter}].push_back(ms);
+      break;
+    }
+    case baton::SpanKind::kPostTransfers:
+      breakdown->post_ms += ms;
+      if (only_sends(span.transfers)) send_posts->push_back(ms);
+      break;
+    case baton::SpanKind::kPostReceives:
+      breakdown->post_ms += ms;
+      if (receives > 0) receive_posts->push_back(ms / receives);
+      break;
+    case baton::SpanKind::kPostReduction:
+      breakdown->post_ms += ms;
+      break;
+    case baton::SpanKind::kWaitSends:
+      breakdown->wait_sends_ms += ms;
+      break;
+    case baton::SpanKind::kWaitReductions:
+      breakdown->wait_reduce_ms += ms;
+      break;
+    case baton::SpanKind::kWaitReceive:
+      if (span.action.type == baton::ActionType::kRecvForward) {
+        breakdown->wait_recv_forward_ms += ms;
+      } else {
+        breakdown->wait_recv_backward_ms += ms;
+      }
+      break;
+    case baton::SpanKind::kReduction:
+      break;  // beside the rank's work, counted by the caller
+  }
 }
 
 }  // namespace
@@ -78,7 +122,7 @@ void analyse_pipeline(const std::vector<PipelineRecord>& records, int warmup,
   }
   figures->real_ms = real_step_ms(records, warmup);
 
-  std::map<std::pair<int, std::string>, std::vector<double>> costs;
+  CostSamples costs;
   std::vector<double> send_posts;
   std::vector<double> receive_posts;  // per receive: a step's "post receives" over its count
   for (std::size_t rank = 0; rank < records.size(); ++rank) {
@@ -105,41 +149,7 @@ void analyse_pipeline(const std::vector<PipelineRecord>& records, int warmup,
           continue;
         }
         spanned += ms;
-        switch (span.kind) {
-          case baton::SpanKind::kCompute: {
-            breakdown.compute_ms += ms;
-            ++breakdown.actions;
-            const std::string letter = type_letter(span.action.type);
-            if (!letter.empty()) costs[{span.action.stage, letter}].push_back(ms);
-            break;
-          }
-          case baton::SpanKind::kPostTransfers:
-            breakdown.post_ms += ms;
-            if (only_sends(span.transfers)) send_posts.push_back(ms);
-            break;
-          case baton::SpanKind::kPostReceives:
-            breakdown.post_ms += ms;
-            if (receives > 0) receive_posts.push_back(ms / receives);
-            break;
-          case baton::SpanKind::kPostReduction:
-            breakdown.post_ms += ms;
-            break;
-          case baton::SpanKind::kWaitSends:
-            breakdown.wait_sends_ms += ms;
-            break;
-          case baton::SpanKind::kWaitReductions:
-            breakdown.wait_reduce_ms += ms;
-            break;
-          case baton::SpanKind::kWaitReceive:
-            if (span.action.type == baton::ActionType::kRecvForward) {
-              breakdown.wait_recv_forward_ms += ms;
-            } else {
-              breakdown.wait_recv_backward_ms += ms;
-            }
-            break;
-          case baton::SpanKind::kReduction:
-            break;
-        }
+        count_span(span, ms, receives, &breakdown, &costs, &send_posts, &receive_posts);
       }
       breakdown.executor_other_ms += std::max(0.0, step.executor_seconds * 1000 - spanned);
       const double whole = i + 1 < record.steps.size()
