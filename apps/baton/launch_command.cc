@@ -32,7 +32,7 @@ constexpr std::chrono::seconds kStopGrace(3);
 
 struct RankProcess {
   int rank = 0;
-  pid_t pid = -1;
+  std::size_t child = 0;   // its index in the launcher's ProcessGroup
   int output_fd = -1;      // stdout and stderr of the rank, merged
   std::string pending;     // a partial line
   std::string last_lines;  // the tail of what it printed, for the summary
@@ -96,7 +96,7 @@ std::string random_hex(std::size_t bytes) {
   return text;
 }
 
-RankProcess spawn_rank(int rank, int world_size, const std::string& program,
+RankProcess spawn_rank(ProcessGroup& group, int rank, int world_size, const std::string& program,
                        const std::vector<std::string>& run_args, int store_port,
                        const std::string& run_id, const std::string& store_token) {
   // Close-on-exec: no other rank inherits this rank's pipe (the child gets the write end as
@@ -109,7 +109,7 @@ RankProcess spawn_rank(int rank, int world_size, const std::string& program,
   argv.insert(argv.end(), run_args.begin(), run_args.end());
   RankProcess process;
   try {
-    process.pid = spawn_process(
+    process.child = group.spawn(
         "rank " + std::to_string(rank), argv, ChildOutput::to_descriptor(pipe_fds[1]),
         {std::string(kLaunchRank) + "=" + std::to_string(rank),
          std::string(kLaunchWorldSize) + "=" + std::to_string(world_size),
@@ -217,10 +217,13 @@ int launch(const RunOptions& run, int world_size) {
 
   const std::string program = sibling_program("baton-runtime");
   catch_stop_signals();
+  // The ranks, supervised as every child process is (process_group.h): whatever still runs
+  // if the launcher fails is killed, and none outlives it.
+  ProcessGroup group;
   std::vector<RankProcess> ranks;
   for (int rank = 0; rank < world_size; ++rank) {
-    ranks.push_back(
-        spawn_rank(rank, world_size, program, run_args, store.port(), run_id, store_options.token));
+    ranks.push_back(spawn_rank(group, rank, world_size, program, run_args, store.port(), run_id,
+                               store_options.token));
   }
 
   int first_failure = -1;
@@ -250,13 +253,12 @@ int launch(const RunOptions& run, int world_size) {
     bool any_running = false;
     for (auto& process : ranks) {
       if (!process.running) continue;
-      int status = 0;
-      const pid_t changed = waitpid(process.pid, &status, WNOHANG | WUNTRACED);
-      if (changed == process.pid && WIFSTOPPED(status)) {
+      const ChildState state = group.check(process.child);
+      if (state.running && state.stopped_by != 0) {
         // Alive but silent: its peers will time out waiting for it. It is the cause of what
         // follows, so it is named now and first in the summary.
         if (process.stopped_by == 0) {
-          process.stopped_by = WSTOPSIG(status);
+          process.stopped_by = state.stopped_by;
           std::cerr << "launch: rank " << process.rank << " is stopped ("
                     << strsignal(process.stopped_by)
                     << "): it answers no one, and its peers will time out waiting for it"
@@ -265,8 +267,8 @@ int launch(const RunOptions& run, int world_size) {
         any_running = true;
         continue;
       }
-      if (changed == process.pid) {
-        process.status = status;
+      if (!state.running) {
+        process.status = state.wait_status;
         process.running = false;
         const bool ok = WIFEXITED(process.status) && WEXITSTATUS(process.status) == 0;
         if (!ok && first_failure < 0) {
@@ -295,13 +297,13 @@ int launch(const RunOptions& run, int world_size) {
       for (auto& other : ranks) {
         if (!other.running) continue;
         other.stopped_by_launcher = true;
-        kill(other.pid, SIGTERM);
-        kill(other.pid, SIGCONT);  // a stopped rank acts on SIGTERM only once it runs
+        group.signal(other.child, SIGTERM);
+        group.signal(other.child, SIGCONT);  // a stopped rank acts on SIGTERM only once it runs
       }
     }
     if (std::chrono::steady_clock::now() > deadline) {
       for (auto& process : ranks) {
-        if (process.running) kill(process.pid, SIGKILL);
+        if (process.running) group.signal(process.child, SIGKILL);
       }
     }
   }

@@ -93,11 +93,16 @@ pid_t spawn_process(const std::string& name, const std::vector<std::string>& arg
 std::size_t ProcessGroup::spawn(const std::string& name, const std::vector<std::string>& argv,
                                 const std::string& output_path,
                                 const std::vector<std::string>& environment) {
+  return spawn(name, argv,
+               output_path.empty() ? ChildOutput::to_stderr() : ChildOutput::to_file(output_path),
+               environment);
+}
+
+std::size_t ProcessGroup::spawn(const std::string& name, const std::vector<std::string>& argv,
+                                const ChildOutput& output,
+                                const std::vector<std::string>& environment) {
   Child child;
-  child.pid = spawn_process(
-      name, argv,
-      output_path.empty() ? ChildOutput::to_stderr() : ChildOutput::to_file(output_path),
-      environment);
+  child.pid = spawn_process(name, argv, output, environment);
   child.outcome.name = name;
   children_.push_back(child);
   return children_.size() - 1;
@@ -111,15 +116,39 @@ bool ProcessGroup::reap(Child& child, bool block) {
     result = ::waitpid(child.pid, &status, block ? 0 : WNOHANG);
   } while (result < 0 && errno == EINTR);
   if (result != child.pid) return false;
+  record_end(child, status);
+  return true;
+}
+
+void ProcessGroup::record_end(Child& child, int status) {
   child.done = true;
+  child.wait_status = status;
   child.outcome.exited = WIFEXITED(status);
   child.outcome.exit_code = child.outcome.exited ? WEXITSTATUS(status) : -1;
   child.outcome.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-  return true;
 }
 
 bool ProcessGroup::running(std::size_t index) {
   return !reap(children_.at(index), false);
+}
+
+ChildState ProcessGroup::check(std::size_t index) {
+  Child& child = children_.at(index);
+  if (child.done) return {false, 0, child.wait_status};
+  int status = 0;
+  pid_t result = 0;
+  do {
+    result = ::waitpid(child.pid, &status, WNOHANG | WUNTRACED);
+  } while (result < 0 && errno == EINTR);
+  if (result != child.pid) return {};
+  if (WIFSTOPPED(status)) return {true, WSTOPSIG(status), 0};
+  record_end(child, status);
+  return {false, 0, status};
+}
+
+void ProcessGroup::signal(std::size_t index, int signal) {
+  const Child& child = children_.at(index);
+  if (!child.done) ::kill(child.pid, signal);
 }
 
 std::vector<ProcessOutcome> ProcessGroup::wait_all(BenchClock::time_point deadline,

@@ -54,6 +54,13 @@ struct ProcessOutcome {
   std::string describe() const;
 };
 
+// What a look at one child found, without waiting.
+struct ChildState {
+  bool running = true;
+  int stopped_by = 0;   // the signal that stopped it (SIGSTOP, SIGTSTP): alive, answering no one
+  int wait_status = 0;  // once it ended: waitpid's status (WIFEXITED, WTERMSIG, ...)
+};
+
 class ProcessGroup {
  public:
   ProcessGroup() = default;
@@ -69,8 +76,18 @@ class ProcessGroup {
                     const std::string& output_path = {},
                     const std::vector<std::string>& environment = {});
 
+  // The same, with the child's output going to `output` (a file, a pipe's write end).
+  std::size_t spawn(const std::string& name, const std::vector<std::string>& argv,
+                    const ChildOutput& output, const std::vector<std::string>& environment);
+
   // True while process `index` has not exited (it is reaped if it just did).
   bool running(std::size_t index);
+
+  // Process `index` now: running, stopped by a signal, or ended (and reaped). Never waits.
+  ChildState check(std::size_t index);
+
+  // Sends `signal` to process `index` if it has not ended.
+  void signal(std::size_t index, int signal);
 
   // Waits for every process. When one fails, the others get `grace` to exit on their own
   // (they usually report the failure themselves) and are then killed; at `deadline`
@@ -85,9 +102,11 @@ class ProcessGroup {
   struct Child {
     pid_t pid = -1;
     bool done = false;
+    int wait_status = 0;
     ProcessOutcome outcome;
   };
   bool reap(Child& child, bool block);
+  static void record_end(Child& child, int status);
 
   std::vector<Child> children_;
 };
