@@ -9,6 +9,7 @@
 
 #include "baton/plan/action.h"
 #include "baton/plan/format.h"
+#include "baton/plan/measured_costs.h"
 #include "baton/plan/simulate.h"
 #include "median.h"
 #include "number_format.h"
@@ -175,7 +176,7 @@ void analyse_pipeline(const std::vector<PipelineRecord>& records, int warmup,
   figures->recv_post_ms = median_of(receive_posts);
 
   // Predicted: the plan replayed with what each action really cost in this run.
-  baton::SimulationCosts measured;
+  baton::MeasuredCosts measured;
   measured.stages.resize(static_cast<std::size_t>(plan.num_stages));
   for (auto& stage : measured.stages) stage = {0, 0, 0, 0};
   for (const auto& entry : costs) {

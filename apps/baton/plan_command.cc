@@ -137,7 +137,7 @@ bool names_a_profile(const std::string& costs) {
   return costs.size() > 5 && costs.compare(costs.size() - 5, 5, ".json") == 0;
 }
 
-baton::SimulationCosts costs_from_profile(const PlanOptions& options, std::string* described) {
+baton::MeasuredCosts costs_from_profile(const PlanOptions& options, std::string* described) {
   const ModelProfile profile = read_profile(options.costs);
   const int microbatches = options.shape.microbatches;
   if (profile.batch_size % microbatches != 0) {
@@ -157,9 +157,9 @@ baton::SimulationCosts costs_from_profile(const PlanOptions& options, std::strin
 
 int run_plan(const PlanOptions& options) {
   std::string costs_described;
-  const baton::SimulationCosts costs = names_a_profile(options.costs)
-                                           ? costs_from_profile(options, &costs_described)
-                                           : parse_costs(options.costs);
+  const baton::MeasuredCosts costs = names_a_profile(options.costs)
+                                         ? costs_from_profile(options, &costs_described)
+                                         : baton::MeasuredCosts(parse_costs(options.costs));
   const baton::PluginLoader loader(options.plugin_path);
   const SelectedSchedule selected = select_schedule(options, loader);
   const auto& descriptor = selected.plugin->descriptor();

@@ -114,12 +114,12 @@ SearchSpace search_space_from_config(const baton::Config& config, int ranks, int
   return space;
 }
 
-baton::SimulationCosts simulation_costs(const MicrobatchProfile& measured,
-                                        const std::vector<int>& bounds,
-                                        const TransferProfile& transfer,
-                                        double optimizer_state_factor, int data_parallel,
-                                        double split_backward_factor) {
-  baton::SimulationCosts costs;
+baton::MeasuredCosts simulation_costs(const MicrobatchProfile& measured,
+                                      const std::vector<int>& bounds,
+                                      const TransferProfile& transfer,
+                                      double optimizer_state_factor, int data_parallel,
+                                      double split_backward_factor) {
+  baton::MeasuredCosts costs;
   costs.transfer_time = transfer.latency_s;
   costs.send_overhead = transfer.send_overhead_s;
   costs.recv_overhead = transfer.recv_overhead_s;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "baton/config.h"
+#include "baton/plan/measured_costs.h"
 #include "baton/plan/simulate.h"
 #include "baton/plugin_loader.h"
 #include "model_profile.h"
@@ -76,11 +77,11 @@ std::vector<int> balanced_cuts(const MicrobatchProfile& measured, int num_stages
 // With `data_parallel` D > 1 each stage's REDUCE_GRAD costs a ring all-reduce of its
 // gradients: 2(D-1) messages of 1/D of them each way. Every stage's I and W are scaled by
 // `split_backward_factor` (ModelProfile::split_backward_factor).
-baton::SimulationCosts simulation_costs(const MicrobatchProfile& measured,
-                                        const std::vector<int>& bounds,
-                                        const TransferProfile& transfer,
-                                        double optimizer_state_factor, int data_parallel = 1,
-                                        double split_backward_factor = 1.0);
+baton::MeasuredCosts simulation_costs(const MicrobatchProfile& measured,
+                                      const std::vector<int>& bounds,
+                                      const TransferProfile& transfer,
+                                      double optimizer_state_factor, int data_parallel = 1,
+                                      double split_backward_factor = 1.0);
 
 // Throws ConfigError when nothing can run (naming why each shape was refused) or when
 // nothing fits the memory limit (naming the smallest candidate's need).

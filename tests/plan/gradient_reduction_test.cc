@@ -10,6 +10,7 @@
 
 #include "baton/error.h"
 #include "baton/plan/lower.h"
+#include "baton/plan/measured_costs.h"
 #include "baton/plan/simulate.h"
 #include "baton/plan/validate.h"
 #include "plan_builders.h"
@@ -126,7 +127,7 @@ TEST(GradientReductionTest, SimulatorOverlapsAReductionWithTheWorkLeft) {
 
 // Per-stage costs replace the uniform one; a plan without reductions is unchanged by them.
 TEST(GradientReductionTest, SimulatorTakesEachStagesOwnReductionTime) {
-  SimulationCosts costs;
+  MeasuredCosts costs;
   costs.stages.resize(2);
   costs.stages[0].reduce_grad = 0.5;
   costs.stages[1].reduce_grad = 4.0;  // [4,8], then stage 0's [8,8.5]

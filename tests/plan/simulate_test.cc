@@ -7,6 +7,7 @@
 
 #include "baton/error.h"
 #include "baton/plan/lower.h"
+#include "baton/plan/measured_costs.h"
 #include "plan_builders.h"
 
 namespace baton {
@@ -276,7 +277,7 @@ TEST(SimulateTest, PerStageCostsFollowTheSlowestStage) {
   // forwards back to back from t = 1 (2m), then its backwards (4m); rank 0's last backward
   // follows (2): makespan = 1 + 2m + 4m + 2.
   for (int m : {1, 4, 7}) {
-    SimulationCosts costs;
+    MeasuredCosts costs;
     costs.stages = {{1, 2, 1, 1}, {2, 4, 2, 2}};
     const SimulationResult result = simulate(gpipe_plan(2, m), costs);
     EXPECT_DOUBLE_EQ(result.makespan, 6.0 * m + 3) << m << " microbatches";
@@ -284,7 +285,7 @@ TEST(SimulateTest, PerStageCostsFollowTheSlowestStage) {
     EXPECT_DOUBLE_EQ(result.ranks[0].busy_time, 3.0 * m);
   }
   // Stages the list does not cover fall back to the uniform figures.
-  SimulationCosts partial;
+  MeasuredCosts partial;
   partial.stages = {{1, 2, 1, 1}};
   EXPECT_DOUBLE_EQ(simulate(gpipe_plan(2, 4), partial).makespan,
                    simulate(gpipe_plan(2, 4)).makespan);
@@ -296,7 +297,7 @@ TEST(SimulateTest, PerStageTransfersAddToTheTransferTime) {
   // GPipe, 2 ranks, 1 microbatch, transfer_time 1: stage 0's activations take 2 more, stage
   // 1's gradient 0.5 more. 0F0 [0,1]; data at 1+1+2 = 4; 1F0 [4,5]; 1B0 [5,7]; gradient at
   // 7+1+0.5 = 8.5; 0B0 [8.5,10.5].
-  SimulationCosts costs;
+  MeasuredCosts costs;
   costs.transfer_time = 1.0;
   costs.stages.resize(2);
   costs.stages[0].forward_transfer = 2.0;
@@ -309,7 +310,7 @@ TEST(SimulateTest, PerStageSendOverheadsAddToTheSendOverhead) {
   // SEND_F occupies rank 0 for 0.5 + 1 = 1.5, stage 1's SEND_B rank 1 for 0.5 + 0.25.
   // 0F0 [0,1]; 0SEND_F0 [1,2.5]; data at 3.5; 1F0 [3.5,4.5]; 1B0 [4.5,6.5]; 1SEND_B0
   // [6.5,7.25]; gradient at 8.25; 0B0 [8.25,10.25].
-  SimulationCosts costs;
+  MeasuredCosts costs;
   costs.transfer_time = 1.0;
   costs.send_overhead = 0.5;
   costs.stages.resize(2);
@@ -347,7 +348,7 @@ TEST(SimulateTest, PeakMemoryInBytesFollowsLiveActivations) {
   // 1F1B on 2 ranks, 4 microbatches: rank 0 holds at most 2 microbatches, rank 1 one;
   // GPipe holds all 4 on both. Stage 0 keeps 100 bytes per microbatch, stage 1 10, and
   // they hold 1000 and 50 bytes of parameters and optimizer state.
-  SimulationCosts costs;
+  MeasuredCosts costs;
   costs.stages.resize(2);
   costs.stages[0].activation_bytes = 100;
   costs.stages[0].static_bytes = 1000;
@@ -388,7 +389,8 @@ TEST(SimulateTest, TotalsOnlyAgreeWithTheFullReplay) {
   EXPECT_FALSE(full.timeline.empty());
 }
 
-std::string cost_error(const SimulationCosts& costs) {
+template <typename Costs>
+std::string cost_error(const Costs& costs) {
   try {
     simulate(gpipe_plan(2, 1), costs);
   } catch (const PlanError& error) {
@@ -402,7 +404,7 @@ TEST(SimulateTest, NegativeOrNonFiniteCostsAreRefusedByName) {
   SimulationCosts costs;
   costs.transfer_time = -1;
   EXPECT_NE(cost_error(costs).find("simulation cost transfer_time is -1"), std::string::npos);
-  SimulationCosts stage_costs;
+  MeasuredCosts stage_costs;
   stage_costs.stages.resize(2);
   stage_costs.stages[1].forward = std::nan("");
   EXPECT_NE(cost_error(stage_costs).find("simulation cost of stage 1: forward is nan"),

@@ -9,13 +9,13 @@
 #include <fstream>
 #include <string>
 
+#include "baton-bench/rank_correlation.h"
 #include "baton/config.h"
 #include "baton/error.h"
 #include "baton/plan/compile.h"
 #include "baton/plugin_loader.h"
 #include "baton/schedule.h"
 #include "tuning/model_profile.h"
-#include "baton-bench/rank_correlation.h"
 #include "tuning/schedule_search.h"
 
 namespace {
@@ -302,7 +302,7 @@ TEST(ScheduleSearch, TheFirstStagesSplitBackwardIsAllWeightGradient) {
     unit.output_bytes = 64;
     measured.units.push_back(unit);
   }
-  const baton::SimulationCosts costs =
+  const baton::MeasuredCosts costs =
       baton_app::simulation_costs(measured, {0, 2, 3}, baton_app::TransferProfile{}, 2);
   ASSERT_EQ(costs.stages.size(), 2u);
   // Stage 0 = units 0 and 1: F and B summed; I is unit 0's, W the rest of B (6 - 0.1 ms).
@@ -315,7 +315,7 @@ TEST(ScheduleSearch, TheFirstStagesSplitBackwardIsAllWeightGradient) {
   EXPECT_DOUBLE_EQ(costs.stages[1].backward_weight, 3.5e-3);
 
   // The profile's split-backward factor scales every stage's I and W, and nothing else.
-  const baton::SimulationCosts scaled = baton_app::simulation_costs(
+  const baton::MeasuredCosts scaled = baton_app::simulation_costs(
       measured, {0, 2, 3}, baton_app::TransferProfile{}, 2, 1, /*split_backward_factor=*/1.1);
   EXPECT_DOUBLE_EQ(scaled.stages[0].forward, 3e-3);
   EXPECT_DOUBLE_EQ(scaled.stages[0].backward, 6e-3);
@@ -344,7 +344,7 @@ TEST(ScheduleSearch, ASendsOverheadGrowsWithItsMessage) {
   baton_app::TransferProfile transfer;
   transfer.send_overhead_s = 5e-5;
   transfer.send_overhead_per_byte = 1e-9;
-  const baton::SimulationCosts costs =
+  const baton::MeasuredCosts costs =
       baton_app::simulation_costs(measured, {0, 2, 3, 4}, transfer, 2);
   ASSERT_EQ(costs.stages.size(), 3u);
   EXPECT_DOUBLE_EQ(costs.send_overhead, 5e-5);

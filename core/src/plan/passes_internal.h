@@ -2,6 +2,7 @@
 // need comm insertion without the completion check, and the replay without lowering.
 #pragma once
 
+#include "baton/plan/measured_costs.h"
 #include "baton/plan/plan.h"
 #include "baton/plan/simulate.h"
 
@@ -14,7 +15,7 @@ Plan insert_comms(const Plan& compute_plan);
 // simulate() on `plan` exactly as written: no validation, no lowering. Throws PlanError when the
 // plan cannot finish. `plan` must have passed validate_plan (stages on their ranks, no
 // duplicates): the replay keys what has finished by (kind, stage, microbatch).
-SimulationResult replay(const Plan& plan, const SimulationCosts& costs,
+SimulationResult replay(const Plan& plan, const MeasuredCosts& costs,
                         const SimulationOptions& options);
 
 // The replay with default costs and nothing kept: does `plan` finish?

@@ -15,6 +15,7 @@
 
 #include "baton/error.h"
 #include "baton/plan/format.h"
+#include "baton/plan/measured_costs.h"
 #include "baton/plan/validate.h"
 #include "passes_internal.h"
 
@@ -132,7 +133,7 @@ void check_cost(double value, const std::string& name) {
   }
 }
 
-void check_costs(const SimulationCosts& costs) {
+void check_costs(const MeasuredCosts& costs) {
   check_cost(costs.forward, "forward");
   check_cost(costs.backward, "backward");
   check_cost(costs.backward_input, "backward_input");
@@ -160,7 +161,7 @@ void check_costs(const SimulationCosts& costs) {
 
 class Replayer {
  public:
-  Replayer(const Plan& plan, const SimulationCosts& costs, const SimulationOptions& options)
+  Replayer(const Plan& plan, const MeasuredCosts& costs, const SimulationOptions& options)
       : plan_(plan),
         costs_(costs),
         options_(options),
@@ -530,7 +531,7 @@ class Replayer {
   }
 
   const Plan& plan_;
-  const SimulationCosts& costs_;
+  const MeasuredCosts& costs_;
   const SimulationOptions options_;
   std::vector<int> next_step_;
   std::vector<double> rank_time_;
@@ -555,7 +556,7 @@ class Replayer {
 
 namespace plan_internal {
 
-SimulationResult replay(const Plan& plan, const SimulationCosts& costs,
+SimulationResult replay(const Plan& plan, const MeasuredCosts& costs,
                         const SimulationOptions& options) {
   check_costs(costs);
   return Replayer(plan, costs, options).run();
@@ -565,16 +566,21 @@ void check_completes(const Plan& plan) {
   SimulationOptions nothing_kept;
   nothing_kept.timeline = false;
   nothing_kept.keep_plan = false;
-  replay(plan, SimulationCosts(), nothing_kept);
+  replay(plan, MeasuredCosts(), nothing_kept);
 }
 
 }  // namespace plan_internal
 
-SimulationResult simulate(const Plan& plan, const SimulationCosts& costs,
+SimulationResult simulate(const Plan& plan, const MeasuredCosts& costs,
                           const SimulationOptions& options) {
   validate_plan(plan);
   if (plan.has_comms()) return plan_internal::replay(plan, costs, options);
   return plan_internal::replay(plan_internal::insert_comms(plan), costs, options);
+}
+
+SimulationResult simulate(const Plan& plan, const SimulationCosts& costs,
+                          const SimulationOptions& options) {
+  return simulate(plan, MeasuredCosts(costs), options);
 }
 
 }  // namespace baton

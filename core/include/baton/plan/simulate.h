@@ -36,31 +36,6 @@ namespace baton {
 // Abstract time units per action. For interleaved schedules with v stages per rank, scale the
 // compute costs by 1/v (forward = 1/v, backward = 2/v) so a rank's total work stays the same as
 // with one stage per rank; the bubble is then comparable across schedules.
-// Costs of one stage, for plans whose stages differ (measured costs): its compute, what its
-// transfers add to `transfer_time` and its sends to `send_overhead`, and the memory it holds.
-struct StageCosts {
-  double forward = 1.0;
-  double backward = 2.0;
-  double backward_input = 1.0;
-  double backward_weight = 1.0;
-  // Added to SimulationCosts::transfer_time for this stage's SEND_F (its output, to the next
-  // stage) and SEND_B (its input gradient, to the previous stage): the size-dependent part.
-  double forward_transfer = 0.0;
-  double backward_transfer = 0.0;
-  // Added to SimulationCosts::send_overhead for the same two SENDs: what a message of this
-  // size occupies its sender for beyond the fixed part.
-  double forward_send_overhead = 0.0;
-  double backward_send_overhead = 0.0;
-  // Bytes one microbatch keeps alive on the stage's rank from its F until its B (or its W,
-  // when the backward is split), and bytes the stage holds all the time (parameters, their
-  // gradients, optimizer state). Only reported (RankStatistics), never a cost.
-  double activation_bytes = 0.0;
-  double static_bytes = 0.0;
-  // How long the all-reduce of the stage's gradients across the data-parallel replicas takes
-  // (REDUCE_GRAD); replaces SimulationCosts::reduce_grad for this stage.
-  double reduce_grad = 0.0;
-};
-
 struct SimulationCosts {
   double forward = 1.0;
   double backward = 2.0;         // full backward (B)
@@ -69,11 +44,10 @@ struct SimulationCosts {
   double send_overhead = 0.0;    // time a SEND occupies its sender
   double recv_overhead = 0.0;    // time posting one RECV occupies its receiver
   double transfer_time = 0.0;    // from a SEND's end until its RECV can complete
-  double reduce_grad = 0.0;      // one stage's gradient all-reduce (REDUCE_GRAD), when uniform
-  // Per stage (index = stage), replacing the four compute figures above for the stages it
-  // covers; empty: every stage costs the same.
-  std::vector<StageCosts> stages;
+  double reduce_grad = 0.0;      // one stage's gradient all-reduce (REDUCE_GRAD)
 };
+// (Measured costs that differ by stage — what the schedule search and the benches replay a
+// plan with — are the runtime's own: baton/plan/measured_costs.h, not installed.)
 
 // What a caller needs from a replay. A search over many candidate plans wants the totals only:
 // without the timeline and the copy of the plan a replay is several times cheaper.
@@ -100,8 +74,8 @@ struct RankStatistics {
   // matching B runs, or the matching W when the backward is split (the weight gradient still
   // needs the stage inputs, so memory is released after W, not I).
   int peak_activations = 0;
-  // The same in bytes (StageCosts::activation_bytes of each live microbatch), and the bytes
-  // the rank's stages hold all the time; their sum is the rank's simulated peak memory.
+  // The same in bytes, and the bytes the rank's stages hold all the time, when measured
+  // costs give them (0 otherwise); their sum is the rank's simulated peak memory.
   double peak_activation_bytes = 0.0;
   double static_bytes = 0.0;
   double peak_memory_bytes() const { return static_bytes + peak_activation_bytes; }
