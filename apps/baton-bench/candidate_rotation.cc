@@ -21,7 +21,6 @@
 #include "training/rank_pipeline.h"
 #include "training/rank_setup.h"
 #include "training/store_count.h"
-#include "training/trainer.h"
 
 namespace baton_app {
 namespace {
@@ -85,7 +84,7 @@ std::unique_ptr<CandidatePipeline> set_up_candidate(
   candidate->pipeline = build_rank_pipeline(config, plan_rank(config, world), world, store,
                                             settings, std::move(pipeline_options));
   candidate->inputs = candidate->pipeline->first_inputs;
-  candidate->targets = replica_slice(candidate->pipeline->batches->batch(1).targets, world);
+  candidate->targets = replica_slice(candidate->pipeline->first_batch.targets, world);
   candidate->pipeline->executor->setup(candidate->inputs);
   return candidate;
 }

@@ -1,10 +1,10 @@
 #include "pipeline_runs.h"
 
 #include "baton/error.h"
+#include "median.h"
 #include "pipeline_analysis.h"
 #include "pipeline_rank.h"
 #include "process_group.h"
-#include "median.h"
 #include "unpipelined.h"
 
 namespace baton_app {
@@ -91,9 +91,9 @@ std::string record_path(const ScratchFolder& scratch, int rank) {
   return scratch.path() + "/rank" + std::to_string(rank) + ".record";
 }
 
-// Starts `settings.ranks` local ranks of the bench (`baton-bench pipeline-rank`: rendezvous through a file store in
-// `scratch`, no checkpoints or traces), each with `extra` after its options and its record
-// file (record_path), and waits for them all.
+// Starts `settings.ranks` local ranks of the bench (`baton-bench pipeline-rank`: rendezvous through
+// a file store in `scratch`, no checkpoints or traces), each with `extra` after its options and its
+// record file (record_path), and waits for them all.
 void run_ranks(const PipelineBenchSettings& settings, const ScratchFolder& scratch,
                const std::vector<std::string>& extra, const std::string& what,
                BenchClock::time_point deadline) {

@@ -8,11 +8,11 @@
 #include <vector>
 
 #include "baton/config.h"
+#include "candidate_rotation.h"
 #include "command_line.h"
+#include "pipeline_record.h"
 #include "process_group.h"
 #include "scratch_folder.h"
-#include "candidate_rotation.h"
-#include "pipeline_record.h"
 
 namespace baton_app {
 

@@ -16,11 +16,11 @@
 #include "baton/stores.h"
 #include "baton/transport.h"
 #include "channel.h"
+#include "median.h"
 #include "method.h"
 #include "plugin_channel.h"
 #include "report.h"
 #include "sizes.h"
-#include "median.h"
 #if BATON_BENCH_WITH_GLOO
 #include "gloo_channel.h"
 #endif

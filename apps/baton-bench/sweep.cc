@@ -17,10 +17,10 @@
 #include "baton/plan/simulate.h"
 #include "baton/suggest.h"
 #include "chart.h"
+#include "median.h"
 #include "number_format.h"
 #include "pipeline_analysis.h"
 #include "pipeline_runs.h"
-#include "median.h"
 
 namespace baton_app {
 namespace {

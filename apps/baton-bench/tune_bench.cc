@@ -14,16 +14,16 @@
 #include "baton/error.h"
 #include "baton/files.h"
 #include "chart.h"
+#include "measured_order.h"
+#include "median.h"
 #include "number_format.h"
 #include "pipeline_analysis.h"
 #include "pipeline_runs.h"
+#include "rank_correlation.h"
 #include "training/compute_setup.h"
-#include "tuning/model_profiler.h"
 #include "training/run_settings.h"
 #include "training/world_env.h"
-#include "measured_order.h"
-#include "median.h"
-#include "rank_correlation.h"
+#include "tuning/model_profiler.h"
 #include "tuning/schedule_search.h"
 
 namespace baton_app {
@@ -164,7 +164,8 @@ int run_tune_bench(const TuneBenchOptions& options) {
   world.local_world_size = base.ranks;
   set_up_compute(config, world);
   const std::string profile_path = run.run_dir + "/profile.json";
-  const CachedProfile cached = cached_or_measured_profile(config, profile_path, BATON_DATA_DIR, run.timeout);
+  const CachedProfile cached =
+      cached_or_measured_profile(config, profile_path, BATON_DATA_DIR, run.timeout);
   std::cerr << "bench tune: "
             << (cached.reused ? "reused the profile " : "measured the model into ") << profile_path
             << " (transfers " << cached.profile.transfer.source << ")\n";

@@ -21,7 +21,7 @@
 #include "step_seed.h"
 #include "stopwatch.h"
 #include "training/compute_setup.h"
-#include "training/trainer.h"
+#include "training/rank_pipeline.h"
 
 #ifndef BATON_DATA_DIR
 #define BATON_DATA_DIR "configs/data"

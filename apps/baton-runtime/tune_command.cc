@@ -17,9 +17,9 @@
 #include "number_format.h"
 #include "run_options.h"
 #include "training/compute_setup.h"
-#include "tuning/model_profiler.h"
 #include "training/run_settings.h"
 #include "training/world_env.h"
+#include "tuning/model_profiler.h"
 #include "tuning/schedule_search.h"
 
 namespace baton_app {
@@ -43,7 +43,8 @@ int run_tune(const TuneOptions& options) {
 
   const std::string path =
       options.profile.empty() ? settings.run_dir + "/profile.json" : options.profile;
-  const CachedProfile cached = cached_or_measured_profile(config, path, BATON_DATA_DIR, settings.timeout);
+  const CachedProfile cached =
+      cached_or_measured_profile(config, path, BATON_DATA_DIR, settings.timeout);
   if (!cached.why_measured.empty()) {
     std::cerr << "profile: " << cached.why_measured << "; measured again\n";
   }

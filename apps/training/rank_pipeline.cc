@@ -1,12 +1,14 @@
 #include "rank_pipeline.h"
 
+#include <torch/optim/adam.h>
 #include <torch/optim/optimizer.h>
+#include <torch/optim/sgd.h>
 
 #include <utility>
 
+#include "baton/error.h"
 #include "baton/plan/compile.h"
 #include "model_catalog.h"
-#include "trainer.h"
 
 namespace baton_app {
 
@@ -18,6 +20,31 @@ RankPlan plan_rank(baton::Config& config, const WorldInfo& world) {
 }
 
 RankPipeline::~RankPipeline() = default;
+
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const baton::Config& config,
+                                                        const std::vector<at::Tensor>& params) {
+  const baton::ParamValues& section = config.section("optimizer");
+  const std::string name = section.get_string("name");
+  if (name == "sgd") {
+    return std::make_unique<torch::optim::SGD>(
+        params, torch::optim::SGDOptions(section.get_float("lr"))
+                    .momentum(section.get_float("momentum"))
+                    .weight_decay(section.get_float("weight_decay")));
+  }
+  if (name == "adam") {
+    return std::make_unique<torch::optim::Adam>(
+        params, torch::optim::AdamOptions(section.get_float("lr"))
+                    .weight_decay(section.get_float("weight_decay")));
+  }
+  throw baton::ConfigError(section.at("name").origin().description +
+                           ": optimizer.name must be sgd or adam, got '" + name + "'");
+}
+
+void clear_gradients(const std::vector<at::Tensor>& params) {
+  for (const at::Tensor& param : params) {
+    if (param.grad().defined()) param.mutable_grad() = at::Tensor();
+  }
+}
 
 std::unique_ptr<RankPipeline> build_rank_pipeline(baton::Config& config, RankPlan plan,
                                                   const WorldInfo& world,
@@ -31,8 +58,8 @@ std::unique_ptr<RankPipeline> build_rank_pipeline(baton::Config& config, RankPla
       baton_models::build_model(baton_models::read_model_settings(config), settings.seed);
   pipeline->batches = baton_models::make_batch_source(baton_models::read_data_settings(config),
                                                       pipeline->model, options.data_dir);
-  pipeline->global_first_inputs = pipeline->batches->batch(1).inputs;
-  pipeline->first_inputs = replica_slice(pipeline->global_first_inputs, world);
+  pipeline->first_batch = pipeline->batches->batch(1);
+  pipeline->first_inputs = replica_slice(pipeline->first_batch.inputs, world);
   pipeline->local = cut_into_stages(config, pipeline->model, pipeline->plan.configured, world,
                                     store, settings, pipeline->first_inputs, options.resume);
   pipeline->transport = options.transport ? options.transport

@@ -44,6 +44,15 @@ struct RankPlan {
 // resolved: not `auto`). Throws PluginError, PlanError or ConfigError.
 RankPlan plan_rank(baton::Config& config, const WorldInfo& world);
 
+// Drops the gradients of `params` (PyTorch's zero_grad(set_to_none=True)): the first
+// microbatch's backward then hands its gradient over instead of adding it to a zeroed
+// buffer — a memset and an addition of every gradient saved per step.
+void clear_gradients(const std::vector<at::Tensor>& params);
+
+// The optimizer a run configures (optimizer.name, lr, momentum, weight_decay) over `params`.
+std::unique_ptr<torch::optim::Optimizer> make_optimizer(const baton::Config& config,
+                                                        const std::vector<at::Tensor>& params);
+
 struct RankPipelineOptions {
   std::string data_dir;  // the shipped data (the quickstart text)
   bool resume = false;   // stages load the newest checkpoint's parameters
@@ -61,8 +70,8 @@ struct RankPipeline {
   RankPlan plan;
   baton_models::BuiltModel model;
   std::unique_ptr<baton_models::BatchSource> batches;
-  std::vector<at::Tensor> global_first_inputs;  // batch 1, as every replica draws it
-  std::vector<at::Tensor> first_inputs;         // this replica's part of it
+  baton_models::Batch first_batch;       // batch 1, as every replica draws it
+  std::vector<at::Tensor> first_inputs;  // this replica's part of its inputs
   LocalStages local;
   std::shared_ptr<baton::Transport> transport;
   std::unique_ptr<baton::PipelineExecutor> executor;  // set up by the caller (executor->setup)

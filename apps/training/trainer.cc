@@ -37,31 +37,6 @@
 
 namespace baton_app {
 
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const baton::Config& config,
-                                                        const std::vector<at::Tensor>& params) {
-  const baton::ParamValues& section = config.section("optimizer");
-  const std::string name = section.get_string("name");
-  if (name == "sgd") {
-    return std::make_unique<torch::optim::SGD>(
-        params, torch::optim::SGDOptions(section.get_float("lr"))
-                    .momentum(section.get_float("momentum"))
-                    .weight_decay(section.get_float("weight_decay")));
-  }
-  if (name == "adam") {
-    return std::make_unique<torch::optim::Adam>(
-        params, torch::optim::AdamOptions(section.get_float("lr"))
-                    .weight_decay(section.get_float("weight_decay")));
-  }
-  throw baton::ConfigError(section.at("name").origin().description +
-                           ": optimizer.name must be sgd or adam, got '" + name + "'");
-}
-
-void clear_gradients(const std::vector<at::Tensor>& params) {
-  for (const at::Tensor& param : params) {
-    if (param.grad().defined()) param.mutable_grad() = at::Tensor();
-  }
-}
-
 namespace {
 
 // The ranks this rank exchanges tensors with: those holding the stage before or after one
@@ -244,7 +219,7 @@ void run_steps(RankRun& run, const TrainOptions& options) {
   baton_models::BatchPrefetcher prefetcher(*pipeline.batches,
                                            plan.stage_to_rank.front() == world.pipeline_rank,
                                            plan.stage_to_rank.back() == world.pipeline_rank);
-  const at::Tensor& first_input = pipeline.global_first_inputs.at(0);
+  const at::Tensor& first_input = pipeline.first_batch.inputs.at(0);
   const std::int64_t samples_per_step = first_input.size(0);
   // Integer inputs are token ids: a language model's throughput is tokens/s.
   const std::int64_t tokens_per_step =

@@ -13,12 +13,6 @@
 #include "baton/config.h"
 #include "baton/runtime/executor.h"
 
-namespace torch {
-namespace optim {
-class Optimizer;
-}
-}  // namespace torch
-
 namespace baton_app {
 
 struct TrainOptions {
@@ -42,15 +36,6 @@ struct TrainOptions {
   // the run's transport and rank 0 reports it (bytes, one-way seconds).
   std::function<void(std::int64_t bytes, double one_way_seconds)> on_transfer_probe;
 };
-
-// Drops the gradients of `params` (PyTorch's zero_grad(set_to_none=True)): the first
-// microbatch's backward then hands its gradient over instead of adding it to a zeroed
-// buffer — a memset and an addition of every gradient saved per step.
-void clear_gradients(const std::vector<at::Tensor>& params);
-
-// The optimizer a run configures (optimizer.name, lr, momentum, weight_decay) over `params`.
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const baton::Config& config,
-                                                        const std::vector<at::Tensor>& params);
 
 // Runs the configured steps on this rank. Throws baton::Error (annotated StepError when a
 // step fails); the caller prints it and exits non-zero.

@@ -85,8 +85,8 @@ TEST_F(SdkExample, InstallsTheSdkHeadersAndNoInternals) {
     EXPECT_TRUE(std::ifstream(include + header).good()) << header;
   }
   for (const char* internal :
-       {"runtime/executor.h", "runtime/recv_buffers.h", "stores.h", "store_keys.h",
-        "config.h", "config_plugins.h", "unit_chain.h", "files.h", "step_error.h"}) {
+       {"runtime/executor.h", "runtime/recv_buffers.h", "stores.h", "store_keys.h", "config.h",
+        "config_plugins.h", "unit_chain.h", "files.h", "step_error.h"}) {
     EXPECT_FALSE(std::ifstream(include + internal).good()) << internal << " is installed";
   }
   // Every installed header that needs no LibTorch compiles alone against the prefix.

@@ -101,10 +101,9 @@ struct PipelineExecutor::Impl {
   }
 
   const std::vector<at::Tensor>& await_receive(const Action& receive) {
-    comms.require_posted(receive);
-    faults.before(receive, training_step);
     const double since = spans.now();
-    const std::vector<at::Tensor>& buffers = comms.await(receive);
+    const std::vector<at::Tensor>& buffers =
+        comms.await(receive, [&] { faults.before(receive, training_step); });
     waited_in_action += spans.now() - since;
     return buffers;
   }
@@ -201,16 +200,13 @@ void PipelineExecutor::setup(const std::vector<at::Tensor>& inputs) {
                            impl.options.timeout,
                            impl.comms.transport_rank(0),
                            {}};
-  std::map<int, std::vector<TensorMeta>> input_metas, output_metas;
   for (const auto& [index, stage] : impl.compute.stages()) {
     const WaitNotice notice("runtime", "the neighbours of stage " + std::to_string(index) +
                                            " to agree on the tensors it receives and sends");
     StageMetas metas = exchange_stage_metadata(context, *stage, first_inputs);
-    input_metas[index] = metas.inputs;
-    output_metas[index] = metas.outputs;
     impl.compute.set_metas(index, std::move(metas.inputs), std::move(metas.outputs));
   }
-  impl.comms.allocate_buffers(input_metas, output_metas);
+  impl.comms.allocate_buffers(impl.compute.input_metas(), impl.compute.output_metas());
   impl.reducer.join(impl.comms.transport(), impl.plan, impl.compute.stages());
   const std::size_t stages = impl.compute.stages().size();
   const RecvBuffers& buffers = impl.comms.buffers();

@@ -40,6 +40,9 @@ class StageCompute {
   void set_metas(int stage, std::vector<TensorMeta> inputs, std::vector<TensorMeta> outputs);
   const std::vector<TensorMeta>& input_metas(int stage) const { return input_metas_.at(stage); }
   const std::vector<TensorMeta>& output_metas(int stage) const { return output_metas_.at(stage); }
+  // Every local stage's, by stage.
+  const std::map<int, std::vector<TensorMeta>>& input_metas() const { return input_metas_; }
+  const std::map<int, std::vector<TensorMeta>>& output_metas() const { return output_metas_; }
 
   // A new step: this rank's microbatches of `inputs` (first stage) and `targets` (last).
   void begin_step(const std::vector<at::Tensor>& inputs, const at::Tensor& targets, int split_dim);

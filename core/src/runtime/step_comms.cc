@@ -166,19 +166,17 @@ void StepComms::post_run(const std::vector<Action>& run, const Outgoing& outgoin
   if (post_receives_now && !receives) post_step_receives();
 }
 
-void StepComms::require_posted(const Action& receive) const {
-  if (pending_receives_.count(key_of(receive))) return;
-  throw Error(std::string("needs the ") +
-              (receive.type == ActionType::kRecvForward ? "activations" : "gradients") +
-              " of stage " + std::to_string(receive.stage) + ", microbatch " +
-              std::to_string(receive.microbatch) +
-              " from another rank, but no earlier step of the plan receives them");
-}
-
-const std::vector<at::Tensor>& StepComms::await(const Action& receive) {
-  require_posted(receive);
-  auto found = pending_receives_.find(key_of(receive));
+const std::vector<at::Tensor>& StepComms::await(const Action& receive,
+                                                const std::function<void()>& before_wait) {
   const bool forward = receive.type == ActionType::kRecvForward;
+  auto found = pending_receives_.find(key_of(receive));
+  if (found == pending_receives_.end()) {
+    throw Error(std::string("needs the ") + (forward ? "activations" : "gradients") + " of stage " +
+                std::to_string(receive.stage) + ", microbatch " +
+                std::to_string(receive.microbatch) +
+                " from another rank, but no earlier step of the plan receives them");
+  }
+  if (before_wait) before_wait();
   const double waiting_since = spans_.now();
   {
     const int sender = forward ? receive.stage - 1 : receive.stage + 1;

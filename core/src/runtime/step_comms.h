@@ -47,10 +47,10 @@ class StepComms {
   // Posts `run` (adjacent SEND/RECV actions of the plan) as one batch, and the step's
   // receives with it when the policy says it is time.
   void post_run(const std::vector<Action>& run, const Outgoing& outgoing);
-  // Throws unless an earlier step of the plan posted `receive`.
-  void require_posted(const Action& receive) const;
-  // Waits for `receive` (RECV_F or RECV_B) and returns its buffers.
-  const std::vector<at::Tensor>& await(const Action& receive);
+  // Waits for `receive` (RECV_F or RECV_B) and returns its buffers. Throws unless an earlier
+  // step of the plan posted it; `before_wait` (may be empty) runs once it is known to be.
+  const std::vector<at::Tensor>& await(const Action& receive,
+                                       const std::function<void()>& before_wait);
   // Drops the data of the sends that completed, oldest first.
   void release_completed_sends();
   // Waits for every send of the step; throws if a posted receive was never used.
