@@ -1,6 +1,7 @@
 // `baton export CHECKPOINT [--out FILE]`: merges the ranks' files of one checkpoint into a
-// single state dict of the full model — {parameter name: tensor}, the names the unpipelined
-// model has — that Python loads with torch.load(). CHECKPOINT is a step-* folder or a
+// single state dict of the full model — {name: tensor} for its parameters and the buffers
+// its state dict holds, under the names the unpipelined model has — that Python loads with
+// torch.load() and model.load_state_dict(). CHECKPOINT is a step-* folder or a
 // checkpoints folder (its newest complete checkpoint).
 #include <torch/serialize.h>
 #include <torch/torch.h>
@@ -36,6 +37,7 @@ int export_checkpoint(std::string folder, std::string out) {
   // the model as if it were all of it.
   const int ranks = verify_checkpoint(folder);
   std::map<std::string, at::Tensor> merged;  // sorted: a stable file
+  int parameters = 0, buffers = 0;
   std::vector<std::string> rank_files;
   for (int rank = 0; rank < ranks; ++rank) {
     rank_files.push_back(folder + "/rank" + std::to_string(rank) + ".pt");
@@ -43,13 +45,15 @@ int export_checkpoint(std::string folder, std::string out) {
   for (const auto& path : rank_files) {
     for (const auto& entry : load_checkpoint_parameters(path)) {
       const std::string key = entry.key().toStringRef();
-      if (key.rfind("param.", 0) != 0) continue;
-      const std::string name = key.substr(6);
+      const bool parameter = key.rfind("param.", 0) == 0;
+      if (!parameter && key.rfind("buffer.", 0) != 0) continue;
+      const std::string name = key.substr(key.find('.') + 1);
       if (merged.count(name)) {
-        throw baton::Error("parameter '" + name + "' appears in more than one rank's file of '" +
-                           folder + "'");
+        throw baton::Error(std::string(parameter ? "parameter" : "buffer") + " '" + name +
+                           "' appears in more than one rank's file of '" + folder + "'");
       }
       merged[name] = entry.value().toTensor();
+      (parameter ? parameters : buffers) += 1;
     }
   }
   c10::Dict<std::string, at::Tensor> state_dict;
@@ -57,8 +61,9 @@ int export_checkpoint(std::string folder, std::string out) {
   if (out.empty()) out = folder + "/model.pt";
   const std::vector<char> bytes = torch::pickle_save(c10::IValue(state_dict));
   baton::write_file_atomically(out, std::string(bytes.begin(), bytes.end()));
-  std::cout << "exported " << merged.size() << " parameters from " << rank_files.size()
-            << " ranks of " << folder << " to " << out
+  std::cout << "exported " << parameters << " parameters"
+            << (buffers ? " and " + std::to_string(buffers) + " buffers" : std::string())
+            << " from " << rank_files.size() << " ranks of " << folder << " to " << out
             << "\nload it in Python: state_dict = torch.load(\"" << out << "\")\n";
   return 0;
 }

@@ -2,48 +2,68 @@
 
 #include <ATen/ATen.h>
 
-#include <fstream>
-#include <sstream>
-
 #include "baton/error.h"
+#include "output_probe.h"
 #include "step_seed.h"
 #include "tensor_files.h"
 
 namespace baton_models {
 namespace {
 
-// Random inputs and class targets, different every step, identical on every rank.
+std::vector<std::int64_t> with_rows(std::int64_t rows, const std::vector<std::int64_t>& sample) {
+  std::vector<std::int64_t> shape{rows};
+  shape.insert(shape.end(), sample.begin(), sample.end());
+  return shape;
+}
+
+std::vector<at::Tensor> first_rows(const std::vector<at::Tensor>& tensors) {
+  std::vector<at::Tensor> rows;
+  for (const at::Tensor& tensor : tensors) rows.push_back(tensor.slice(0, 0, 1));
+  return rows;
+}
+
+// Random inputs (in the order of the model's arguments) and then targets, different every
+// step, identical on every rank (the rule is in docs/configuration.md).
 class SyntheticBatches : public BatchSource {
  public:
   SyntheticBatches(const BuiltModel& model, std::int64_t batch_size, std::uint64_t seed)
-      : model_(model), batch_size_(batch_size), seed_(seed) {}
+      : inputs_(model.inputs),
+        value_targets_(model.value_targets),
+        target_shape_(with_rows(
+            batch_size, model.value_targets ? model.value_target_shape : model.target_shape)),
+        num_classes_(model.num_classes),
+        batch_size_(batch_size),
+        seed_(seed) {}
+
+  std::vector<at::Tensor> draw_inputs(at::Generator& generator) const {
+    std::vector<at::Tensor> inputs;
+    for (const InputSpec& input : inputs_) {
+      const auto shape = with_rows(batch_size_, input.shape);
+      if (at::isFloatingType(input.dtype)) {
+        inputs.push_back(at::randn(shape, generator, at::TensorOptions().dtype(input.dtype)));
+      } else if (input.dtype == at::kBool) {
+        inputs.push_back(at::randint(2, shape, generator, at::kLong).to(at::kBool));
+      } else {
+        inputs.push_back(at::randint(input.high, shape, generator, at::kLong).to(input.dtype));
+      }
+    }
+    return inputs;
+  }
 
   Batch batch(int step) const override {
     at::Generator generator = at::detail::createCPUGenerator(step_seed(seed_, step));
-    std::vector<std::int64_t> input_shape{batch_size_};
-    input_shape.insert(input_shape.end(), model_.sample_shape.begin(), model_.sample_shape.end());
-    std::vector<std::int64_t> target_shape{batch_size_};
-    target_shape.insert(target_shape.end(), model_.target_shape.begin(), model_.target_shape.end());
     Batch batch;
-    if (at::isFloatingType(model_.input_dtype)) {
-      batch.inputs.push_back(
-          at::randn(input_shape, generator, at::TensorOptions().dtype(model_.input_dtype)));
-    } else {
-      batch.inputs.push_back(at::randint(model_.input_range, input_shape, generator, at::kLong));
-    }
-    if (model_.value_targets) {
-      target_shape.assign(1, batch_size_);
-      target_shape.insert(target_shape.end(), model_.value_target_shape.begin(),
-                          model_.value_target_shape.end());
-      batch.targets = at::randn(target_shape, generator, at::kFloat);
-    } else {
-      batch.targets = at::randint(model_.num_classes, target_shape, generator, at::kLong);
-    }
+    batch.inputs = draw_inputs(generator);
+    batch.targets = value_targets_ ? at::randn(target_shape_, generator, at::kFloat)
+                                   : at::randint(num_classes_, target_shape_, generator, at::kLong);
     return batch;
   }
 
  private:
-  BuiltModel model_;
+  std::vector<InputSpec> inputs_;
+  bool value_targets_;
+  std::vector<std::int64_t> target_shape_;
+  std::int64_t num_classes_;
   std::int64_t batch_size_;
   std::uint64_t seed_;
 };
@@ -52,8 +72,13 @@ class SyntheticBatches : public BatchSource {
 // same window shifted by one. Windows are drawn at seeded random offsets.
 class TextBatches : public BatchSource {
  public:
-  TextBatches(at::Tensor tokens, std::int64_t batch_size, std::int64_t seq_len, std::uint64_t seed)
-      : tokens_(std::move(tokens)), batch_size_(batch_size), seq_len_(seq_len), seed_(seed) {}
+  TextBatches(at::Tensor tokens, std::int64_t batch_size, std::int64_t seq_len,
+              at::ScalarType dtype, std::uint64_t seed)
+      : tokens_(std::move(tokens)),
+        batch_size_(batch_size),
+        seq_len_(seq_len),
+        dtype_(dtype),
+        seed_(seed) {}
 
   Batch batch(int step) const override {
     at::Generator generator = at::detail::createCPUGenerator(step_seed(seed_, step));
@@ -65,102 +90,233 @@ class TextBatches : public BatchSource {
       inputs.push_back(tokens_.slice(0, start, start + seq_len_));
       targets.push_back(tokens_.slice(0, start + 1, start + seq_len_ + 1));
     }
-    return Batch{{at::stack(inputs)}, at::stack(targets)};
+    return Batch{{at::stack(inputs).to(dtype_)}, at::stack(targets)};
   }
 
  private:
   at::Tensor tokens_;
   std::int64_t batch_size_, seq_len_;
+  at::ScalarType dtype_;
   std::uint64_t seed_;
 };
 
 // Consecutive rows of tensors read from files (wrapping around), the same on every rank.
 class FileBatches : public BatchSource {
  public:
-  FileBatches(at::Tensor inputs, at::Tensor targets, std::int64_t batch_size)
+  FileBatches(std::vector<at::Tensor> inputs, at::Tensor targets, std::int64_t batch_size)
       : inputs_(std::move(inputs)), targets_(std::move(targets)), batch_size_(batch_size) {}
 
   Batch batch(int step) const override {
-    const std::int64_t rows = inputs_.size(0);
+    const std::int64_t rows = targets_.size(0);
     const at::Tensor index =
         (at::arange(batch_size_, at::kLong) + (step - 1) * batch_size_).remainder(rows);
-    return Batch{{inputs_.index_select(0, index)}, targets_.index_select(0, index)};
+    Batch batch;
+    for (const at::Tensor& input : inputs_) batch.inputs.push_back(input.index_select(0, index));
+    batch.targets = targets_.index_select(0, index);
+    return batch;
   }
 
  private:
-  at::Tensor inputs_, targets_;
+  std::vector<at::Tensor> inputs_;
+  at::Tensor targets_;
   std::int64_t batch_size_;
 };
 
+std::unique_ptr<BatchSource> synthetic_batches(const DataSettings& data, BuiltModel& model) {
+  const std::string where = data.source.origin().description + ": data.source 'synthetic': ";
+  if (model.inputs.empty()) {
+    throw baton::ConfigError(where +
+                             "random data needs the shapes and dtypes of the model's "
+                             "inputs; set model.params.inputs, e.g. [\"int64[32]<256\"] "
+                             "for 32 token ids below 256, or [\"float32[64]\"]");
+  }
+  for (std::size_t i = 0; i < model.inputs.size(); ++i) {
+    InputSpec& input = model.inputs[i];
+    if (at::isFloatingType(input.dtype) || input.dtype == at::kBool || input.high > 0) continue;
+    if (model.num_classes <= 0) {
+      throw baton::ConfigError(where + "input " + std::to_string(i + 1) +
+                               " is integer: give the bound of its random values in "
+                               "model.params.inputs, e.g. \"int64[32]<256\" (or set "
+                               "model.params.num_classes, used as the bound)");
+    }
+    input.high = model.num_classes;
+  }
+  // The sample the output is learned from is step 1's inputs, as every rank draws them.
+  SyntheticBatches probe(model, data.batch_size, data.seed);
+  at::Generator generator = at::detail::createCPUGenerator(step_seed(data.seed, 1));
+  learn_output_from_sample(&model, first_rows(probe.draw_inputs(generator)), "synthetic inputs");
+  return std::make_unique<SyntheticBatches>(model, data.batch_size, data.seed);
+}
+
+// Class-id targets must be integers shaped like the output without its last dimension, in
+// [0, classes); value targets hold one value per output element.
+void check_targets(const at::Tensor& targets, const BuiltModel& model, const std::string& file,
+                   const baton::ParamValue& setting) {
+  const std::string where = setting.origin().description + ": data.targets ('" + file + "'): ";
+  const auto rows = targets.size(0);
+  if (model.value_targets) {
+    std::int64_t per_sample = 1;
+    for (const std::int64_t extent : model.value_target_shape) per_sample *= extent;
+    if (targets.numel() != rows * per_sample) {
+      throw baton::ConfigError(where + "holds " + shape_text(targets.sizes()) +
+                               "; the loss compares them with the model's output, " +
+                               shape_text(with_rows(rows, model.value_target_shape)));
+    }
+    return;
+  }
+  if (at::isFloatingType(targets.scalar_type()) || targets.scalar_type() == at::kBool) {
+    throw baton::ConfigError(
+        where + "holds " + baton_models::describe_tensors({targets}) +
+        " values; cross entropy takes class ids (integers). Save them as integers "
+        "(numpy: targets.astype('int64')), or use model.loss: mse for value targets");
+  }
+  const auto wanted = with_rows(rows, model.target_shape);
+  if (targets.sizes() != at::IntArrayRef(wanted)) {
+    throw baton::ConfigError(
+        where + "holds " + shape_text(targets.sizes()) + " but the model's output per batch is " +
+        shape_text(with_rows(rows,
+                             [&] {
+                               auto shape = model.target_shape;
+                               shape.push_back(model.num_classes);
+                               return shape;
+                             }())) +
+        ", so cross entropy needs targets " + shape_text(wanted) +
+        ": one class id per output position (the output without its last dimension)");
+  }
+  const std::int64_t low = targets.numel() ? targets.min().item<std::int64_t>() : 0;
+  const std::int64_t high = targets.numel() ? targets.max().item<std::int64_t>() : 0;
+  if (low < 0 || high >= model.num_classes) {
+    throw baton::ConfigError(where + "holds class ids from " + std::to_string(low) + " to " +
+                             std::to_string(high) + " but the model scores " +
+                             std::to_string(model.num_classes) + " classes (ids 0 to " +
+                             std::to_string(model.num_classes - 1) +
+                             "); the targets belong to another model, or the output is too narrow");
+  }
+}
+
+at::ScalarType data_dtype_for(const BuiltModel& model, std::size_t input, at::ScalarType given) {
+  if (model.keeps_data_dtype) return given;
+  const at::ScalarType wanted = model.inputs.at(input).dtype;
+  return at::isFloatingType(wanted) ? wanted : at::kLong;
+}
+
+std::unique_ptr<BatchSource> file_batches(const DataSettings& data, BuiltModel& model) {
+  const std::vector<std::string> files = data.inputs.as_string_list();
+  const std::string& targets_file = data.targets.as_string();
+  if (files.empty() || targets_file.empty()) {
+    throw baton::ConfigError(data.source.origin().description +
+                             ": data.source 'files' needs data.inputs and data.targets (.npy "
+                             "or .pt files, one row per sample)");
+  }
+  const std::string inputs_at = data.inputs.origin().description + ": data.inputs: ";
+  if (!model.inputs.empty() && files.size() != model.inputs.size()) {
+    throw baton::ConfigError(inputs_at + std::to_string(files.size()) + " file" +
+                             (files.size() == 1 ? "" : "s") + " for a model that takes " +
+                             std::to_string(model.inputs.size()) + " input" +
+                             (model.inputs.size() == 1 ? "" : "s") +
+                             "; give one file per argument of its forward, in order");
+  }
+  at::Tensor targets = read_tensor_file(targets_file, "data.targets");
+  if (targets.dim() == 0) {
+    throw baton::ConfigError(data.targets.origin().description + ": data.targets ('" +
+                             targets_file + "') holds a single value; give one row per sample");
+  }
+  std::vector<at::Tensor> inputs;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    at::Tensor input = read_tensor_file(files[i], "data.inputs");
+    const std::string which = inputs_at + "'" + files[i] + "' ";
+    if (input.dim() == 0 || input.size(0) != targets.size(0)) {
+      throw baton::ConfigError(which + "has " + std::to_string(input.dim() ? input.size(0) : 0) +
+                               " samples but data.targets has " + std::to_string(targets.size(0)) +
+                               "; every file needs one row per sample");
+    }
+    if (input.size(0) < data.batch_size) {
+      throw baton::ConfigError(which + "holds " + std::to_string(input.size(0)) +
+                               " samples, fewer than data.batch_size " +
+                               std::to_string(data.batch_size));
+    }
+    if (model.keeps_data_dtype && !model.inputs.empty()) {
+      const InputSpec& declared = model.inputs[i];
+      const auto wanted = with_rows(input.size(0), declared.shape);
+      if (input.sizes() != at::IntArrayRef(wanted) || input.scalar_type() != declared.dtype) {
+        throw baton::ConfigError(
+            which + "holds " + describe_tensors({input}) +
+            " but model.params.inputs declares input " + std::to_string(i + 1) + " as " +
+            describe_tensors({at::empty(wanted, at::TensorOptions().dtype(declared.dtype))}) +
+            "; make them agree (or leave model.params.inputs out with "
+            "data files: the files say what the inputs are)");
+      }
+    }
+    // A user's model takes the data as it is; a built-in one in its own dtype.
+    inputs.push_back(input.to(data_dtype_for(model, i, input.scalar_type())).contiguous());
+  }
+  learn_output_from_sample(&model, first_rows(inputs), "data.inputs");
+  check_targets(targets, model, targets_file, data.targets);
+  if (!model.value_targets) targets = targets.to(at::kLong);
+  return std::make_unique<FileBatches>(std::move(inputs), targets.contiguous(), data.batch_size);
+}
+
+std::unique_ptr<BatchSource> text_batches(const DataSettings& data, BuiltModel& model,
+                                          const std::string& data_dir) {
+  const std::string where = data.source.origin().description + ": data.source 'text': ";
+  if (model.inputs.size() != 1 || model.inputs[0].shape.size() != 1 ||
+      at::isFloatingType(model.inputs[0].dtype) || model.inputs[0].dtype == at::kBool) {
+    throw baton::ConfigError(where +
+                             "token windows feed a model that takes one integer input "
+                             "[batch, seq]; declare it (model.params.inputs: "
+                             "[\"int64[SEQ]\"], SEQ the context length), or use "
+                             "data.source: files for other inputs");
+  }
+  const InputSpec& input = model.inputs[0];
+  const baton::ParamValue& path = data.tokens;
+  const std::string file =
+      path.as_string().empty() ? data_dir + "/declaration.txt" : path.as_string();
+  at::Tensor tokens = read_token_file(file, data.token_format.as_string(), "data.tokens");
+  const std::int64_t seq_len = input.shape[0];
+  const std::string at = path.origin().description + ": data.tokens ('" + file + "'): ";
+  if (tokens.size(0) < seq_len + 2) {
+    throw baton::ConfigError(at + "holds " + std::to_string(tokens.size(0)) +
+                             " tokens, fewer than one window of " + std::to_string(seq_len + 1));
+  }
+  const std::int64_t low = tokens.min().item<std::int64_t>();
+  const std::int64_t high = tokens.max().item<std::int64_t>();
+  if (low < 0) {
+    throw baton::ConfigError(at + "holds a negative token id (" + std::to_string(low) + ")");
+  }
+  if (input.high > 0 && high >= input.high) {
+    throw baton::ConfigError(at + "token ids reach " + std::to_string(high) +
+                             " but the model takes ids below " + std::to_string(input.high) +
+                             " (model.params.vocab_size for gpt, the <HIGH of "
+                             "model.params.inputs otherwise)");
+  }
+  learn_output_from_sample(&model, {tokens.slice(0, 0, seq_len).unsqueeze(0).to(input.dtype)},
+                           "data.tokens");
+  if (!model.value_targets) {
+    if (model.target_shape != std::vector<std::int64_t>{seq_len}) {
+      throw baton::ConfigError(
+          where + "the targets are the next token of every position, [batch, " +
+          std::to_string(seq_len) + "], but the model's output per sample is " +
+          shape_text(model.target_shape) + " + classes; a language model's output is [batch, " +
+          std::to_string(seq_len) + ", vocab]");
+    }
+    if (high >= model.num_classes) {
+      throw baton::ConfigError(at + "token ids reach " + std::to_string(high) +
+                               " but the model scores " + std::to_string(model.num_classes) +
+                               " classes per position; its output must cover the vocabulary");
+    }
+  }
+  return std::make_unique<TextBatches>(tokens, data.batch_size, seq_len, input.dtype, data.seed);
+}
+
 }  // namespace
 
-std::unique_ptr<BatchSource> make_batch_source(const DataSettings& data, const BuiltModel& model,
+std::unique_ptr<BatchSource> make_batch_source(const DataSettings& data, BuiltModel& model,
                                                const std::string& data_dir) {
-  const std::int64_t batch_size = data.batch_size;
-  const std::uint64_t seed = data.seed;
-  const baton::ParamValue& source = data.source;
-  if (source.as_string() == "synthetic") {
-    return std::make_unique<SyntheticBatches>(model, batch_size, seed);
-  }
-  if (source.as_string() == "text") {
-    if (model.input_dtype != at::kLong || model.sample_shape.size() != 1) {
-      throw baton::ConfigError(source.origin().description +
-                               ": data.source 'text' feeds token windows, which only a language "
-                               "model (model.name: gpt) takes; use data.source: synthetic");
-    }
-    const baton::ParamValue& path = data.tokens;
-    const std::string file =
-        path.as_string().empty() ? data_dir + "/declaration.txt" : path.as_string();
-    at::Tensor tokens = read_token_file(file, data.token_format.as_string(), "data.tokens");
-    const std::int64_t seq_len = model.sample_shape[0];
-    if (tokens.size(0) < seq_len + 2) {
-      throw baton::ConfigError(path.origin().description + ": data.tokens: '" + file + "' holds " +
-                               std::to_string(tokens.size(0)) +
-                               " tokens, fewer than one window of " + std::to_string(seq_len + 1));
-    }
-    if (tokens.min().item<std::int64_t>() < 0) {
-      throw baton::ConfigError(path.origin().description + ": data.tokens: '" + file +
-                               "' holds a negative token id (" +
-                               std::to_string(tokens.min().item<std::int64_t>()) +
-                               "); token ids are 0 to model.params.vocab_size - 1");
-    }
-    if (tokens.max().item<std::int64_t>() >= model.input_range) {
-      throw baton::ConfigError(path.origin().description + ": data.tokens: token ids reach " +
-                               std::to_string(tokens.max().item<std::int64_t>()) +
-                               " but model.params.vocab_size is " +
-                               std::to_string(model.input_range));
-    }
-    return std::make_unique<TextBatches>(tokens, batch_size, seq_len, seed);
-  }
-  if (source.as_string() == "files") {
-    const baton::ParamValue& inputs_path = data.inputs;
-    const baton::ParamValue& targets_path = data.targets;
-    if (inputs_path.as_string().empty() || targets_path.as_string().empty()) {
-      throw baton::ConfigError(source.origin().description +
-                               ": data.source 'files' needs data.inputs and data.targets (.npy "
-                               "or .pt files, one row per sample)");
-    }
-    at::Tensor inputs = read_tensor_file(inputs_path.as_string(), "data.inputs");
-    at::Tensor targets = read_tensor_file(targets_path.as_string(), "data.targets");
-    if (inputs.dim() == 0 || targets.dim() == 0 || inputs.size(0) != targets.size(0)) {
-      throw baton::ConfigError(
-          inputs_path.origin().description + ": data.inputs has " +
-          std::to_string(inputs.dim() ? inputs.size(0) : 0) + " samples but data.targets has " +
-          std::to_string(targets.dim() ? targets.size(0) : 0) + "; both need one row per sample");
-    }
-    if (inputs.size(0) < batch_size) {
-      throw baton::ConfigError(inputs_path.origin().description + ": data.inputs holds " +
-                               std::to_string(inputs.size(0)) + " samples, fewer than " +
-                               "data.batch_size " + std::to_string(batch_size));
-    }
-    // What the model takes: floating inputs as its dtype, integer ones (tokens) as int64;
-    // class targets as int64, value targets (mse, a scripted loss) as they are.
-    inputs =
-        at::isFloatingType(model.input_dtype) ? inputs.to(model.input_dtype) : inputs.to(at::kLong);
-    if (!model.value_targets) targets = targets.to(at::kLong);
-    return std::make_unique<FileBatches>(inputs.contiguous(), targets.contiguous(), batch_size);
-  }
-  throw baton::ConfigError(source.origin().description + ": data.source '" + source.as_string() +
+  const std::string& source = data.source.as_string();
+  if (source == "synthetic") return synthetic_batches(data, model);
+  if (source == "text") return text_batches(data, model, data_dir);
+  if (source == "files") return file_batches(data, model);
+  throw baton::ConfigError(data.source.origin().description + ": data.source '" + source +
                            "' is unknown (synthetic, files or text)");
 }
 

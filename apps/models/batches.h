@@ -28,8 +28,9 @@ class BatchSource {
 };
 
 // From the `data` section (read_data_settings()). `data_dir` holds the shipped text
-// (configs/data).
-std::unique_ptr<BatchSource> make_batch_source(const DataSettings& data, const BuiltModel& model,
+// (configs/data). Learns from a sample of the data what the model's output is (fills in
+// `model`'s targets: output_probe.h) and refuses targets that do not fit it, naming the file.
+std::unique_ptr<BatchSource> make_batch_source(const DataSettings& data, BuiltModel& model,
                                                const std::string& data_dir);
 
 }  // namespace baton_models

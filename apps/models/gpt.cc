@@ -106,9 +106,8 @@ BuiltModel build_gpt(const baton::ParamValues& params, std::uint64_t seed) {
   BuiltModel model;
   model.chain = std::make_shared<baton::ModuleChain>(root, std::move(units));
   model.loss = cross_entropy_loss;
-  model.sample_shape = {seq_len};
-  model.input_dtype = at::kLong;
-  model.input_range = vocab;
+  model.inputs = {{{seq_len}, at::kLong, vocab}};
+  model.output_known = true;
   model.target_shape = {seq_len};
   model.num_classes = vocab;
   return model;

@@ -33,7 +33,8 @@ BuiltModel build_identity(const baton::ParamValues& params, std::uint64_t seed) 
   BuiltModel model;
   model.chain = std::make_shared<baton::ModuleChain>(root, std::move(units));
   model.loss = cross_entropy_loss;
-  model.sample_shape = {width};
+  model.inputs = {{{width}, at::kFloat, 0}};
+  model.output_known = true;
   model.target_shape = {};
   model.num_classes = width;
   return model;

@@ -6,22 +6,9 @@
 #include <memory>
 
 #include "baton/error.h"
-#include "baton/unit_chain.h"
 
 namespace baton_models {
 namespace {
-
-// The shape of one sample's first output, from a run of the whole model on zeros.
-std::vector<std::int64_t> output_shape_of(BuiltModel& model) {
-  std::vector<std::int64_t> shape{1};
-  shape.insert(shape.end(), model.sample_shape.begin(), model.sample_shape.end());
-  at::NoGradGuard no_grad;
-  const at::Tensor input = at::isFloatingType(model.input_dtype)
-                               ? at::zeros(shape, at::TensorOptions().dtype(model.input_dtype))
-                               : at::zeros(shape, at::kLong);
-  const at::Tensor output = baton::run_whole_chain(*model.chain, {input}).at(0);
-  return std::vector<std::int64_t>(output.sizes().begin() + 1, output.sizes().end());
-}
 
 baton::LossFunction scripted_loss(const baton::ParamValue& setting) {
   const std::string& path = setting.as_string();
@@ -75,8 +62,8 @@ void apply_configured_loss(const baton::ParamValue& setting, BuiltModel* model) 
         "' is neither cross_entropy, mse, nor a TorchScript file that exists (a path to a "
         ".pt module whose forward(output, target) returns the loss)");
   }
+  // The output's shape is learned from a sample of the data (output_probe.h).
   model->value_targets = true;
-  model->value_target_shape = output_shape_of(*model);
 }
 
 }  // namespace baton_models

@@ -8,8 +8,8 @@
 
 namespace baton_models {
 
-// Sets model->loss and what its targets are (model->value_targets, and for value targets
-// the output shape of one sample, found by running the model once). Throws ConfigError
+// Sets model->loss and whether its targets are values (model->value_targets; their shape is
+// learned from a sample of the data: output_probe.h). Throws ConfigError
 // naming model.loss's origin for an unknown name or a file that is not a loss module.
 void apply_configured_loss(const baton::ParamValue& loss, BuiltModel* model);
 

@@ -44,7 +44,8 @@ BuiltModel build_mlp(const baton::ParamValues& params, std::uint64_t seed) {
   BuiltModel model;
   model.chain = std::make_shared<baton::ModuleChain>(root, std::move(units));
   model.loss = cross_entropy_loss;
-  model.sample_shape = {in};
+  model.inputs = {{{in}, at::kFloat, 0}};
+  model.output_known = true;
   model.target_shape = {};
   model.num_classes = params.get_bool("head") ? out : hidden;
   return model;

@@ -30,8 +30,10 @@ BuiltModel build_model(const ModelSettings& settings, std::uint64_t seed) {
   for (const Builder& builder : kBuilders) {
     if (builder.name != name) continue;
     found = true;
-    model = builder.build == nullptr ? build_torchscript(settings.path, settings.params)
-                                     : builder.build(settings.params, seed);
+    model = builder.build == nullptr
+                ? build_torchscript(settings.path, settings.stages, settings.params)
+                : builder.build(settings.params, seed);
+    if (model.description.empty()) model.description = "model '" + name + "'";
   }
   if (!found) throw baton::Error("model '" + name + "' has no builder");
   apply_configured_loss(settings.loss, &model);

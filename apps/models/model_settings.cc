@@ -10,6 +10,7 @@ ModelSettings read_model_settings(baton::Config& config) {
   ModelSettings settings;
   settings.name = model.at("name");
   settings.path = model.at("path");
+  settings.stages = model.at("stages");
   settings.loss = model.at("loss");
   settings.params = config.plugin_params("model");
   return settings;

@@ -13,6 +13,7 @@ namespace baton_models {
 struct ModelSettings {
   baton::ParamValue name;     // model.name
   baton::ParamValue path;     // model.path (torchscript)
+  baton::ParamValue stages;   // model.stages (torchscript: one file per stage)
   baton::ParamValue loss;     // model.loss
   baton::ParamValues params;  // model.params, checked against the model's table, defaults in
 };
@@ -21,7 +22,7 @@ struct DataSettings {
   baton::ParamValue source;        // data.source: synthetic, text or files
   baton::ParamValue tokens;        // data.tokens (text)
   baton::ParamValue token_format;  // data.token_format (text)
-  baton::ParamValue inputs;        // data.inputs (files)
+  baton::ParamValue inputs;        // data.inputs (files): one file per forward argument
   baton::ParamValue targets;       // data.targets (files)
   std::int64_t batch_size = 0;     // data.batch_size
   std::uint64_t seed = 0;          // run.seed: every rank draws the same batches

@@ -2,6 +2,7 @@
 
 #include "baton/error.h"
 #include "baton/suggest.h"
+#include "input_declaration.h"
 
 namespace baton_models {
 namespace {
@@ -33,11 +34,15 @@ const ParamSpec kIdentityParams[] = {
 };
 
 const ParamSpec kTorchScriptParams[] = {
+    {"inputs", ParamType::kStringList, "[]",
+     "The forward's arguments, in order, for synthetic data and the text source: "
+     "DTYPE[SHAPE] or DTYPE[SHAPE]<HIGH, e.g. [\"int64[32]<256\", \"bool[32]\"]; [] with "
+     "data files: whatever the files hold."},
     {"input_shape", ParamType::kIntList, "[]",
-     "Shape of one sample's input (without the batch dimension), for synthetic data."},
+     "Shorthand for one float32 input: one sample's shape without the batch dimension."},
     {"num_classes", ParamType::kInt, "0",
      "Classes of the cross-entropy loss (synthetic targets in [0, num_classes)); 0: the width "
-     "of the model's output on one sample."},
+     "of the model's output on a sample of the data."},
 };
 
 // A size no machine here could hold is a typo, not a model: refused before any allocation.
@@ -81,13 +86,23 @@ void check_identity(const baton::ParamValues& params) {
 }
 
 void check_torchscript(const baton::ParamValues& params) {
-  for (const std::int64_t extent : params.at("input_shape").as_int_list()) {
+  const baton::ParamValue& shape = params.at("input_shape");
+  for (const std::int64_t extent : shape.as_int_list()) {
     if (extent < 1 || extent > kLargestWidth) {
-      throw baton::ConfigError(params.at("input_shape").origin().description +
+      throw baton::ConfigError(shape.origin().description +
                                ": model.params.input_shape: every extent must be between 1 and " +
-                               std::to_string(kLargestWidth) + ", got " +
-                               params.at("input_shape").text());
+                               std::to_string(kLargestWidth) + ", got " + shape.text());
     }
+  }
+  const baton::ParamValue& inputs = params.at("inputs");
+  if (!inputs.as_string_list().empty() && !shape.as_int_list().empty()) {
+    throw baton::ConfigError(inputs.origin().description +
+                             ": model.params.inputs and model.params.input_shape both describe "
+                             "the model's inputs; keep inputs (input_shape " +
+                             shape.text() + " is \"float32" + shape.text() + "\")");
+  }
+  for (const std::string& text : inputs.as_string_list()) {
+    parse_input_declaration(text, inputs.origin().description + ": model.params.inputs");
   }
   check_size(params, "num_classes", 0, kLargestWidth);
 }
@@ -103,7 +118,9 @@ const std::vector<ModelSpec>& model_specs() {
       {"identity",
        "Units that return their input (times a learnable scalar): the runtime's own cost.",
        kIdentityParams, baton::param_table_size(kIdentityParams), &check_identity},
-      {"torchscript", "A scripted model saved from Python (torch.jit.save), named by model.path.",
+      {"torchscript",
+       "A scripted model saved from Python (torch.jit.save): one file (model.path) or one per "
+       "stage (model.stages, as baton-split writes them).",
        kTorchScriptParams, baton::param_table_size(kTorchScriptParams), &check_torchscript},
   };
   return specs;

@@ -15,15 +15,27 @@
 
 namespace baton_models {
 
+// One positional argument of the first stage's forward: what synthetic data draws and what a
+// sample of real data is checked against.
+struct InputSpec {
+  std::vector<std::int64_t> shape;  // one sample, without the batch dimension
+  at::ScalarType dtype = at::kFloat;
+  std::int64_t high = 0;  // integer inputs: synthetic values in [0, high); 0: the output width
+};
+
 struct BuiltModel {
   std::shared_ptr<baton::UnitChain> chain;
   baton::LossFunction loss;
-  // What one batch looks like, for synthetic data: input shape and dtype (batch dim first)
-  // and targets (class indices in [0, num_classes)).
-  std::vector<std::int64_t> sample_shape;  // without the batch dimension
-  at::ScalarType input_dtype = at::kFloat;
-  std::int64_t input_range = 0;  // for integer inputs (tokens): values in [0, input_range)
-  std::vector<std::int64_t> target_shape;  // without the batch dimension
+  // The first stage's arguments, in order. A user's model (TorchScript) takes the data in
+  // the dtype it has (`keeps_data_dtype`); a built-in one converts it to its own.
+  std::vector<InputSpec> inputs;
+  bool keeps_data_dtype = false;
+  // Cross-entropy targets: class ids shaped like the output without its last dimension
+  // (`target_shape`, without the batch dimension), in [0, num_classes). A built-in model
+  // knows them (`output_known`); a user's model's are learned from a real sample of the
+  // data (learn_output_from_sample, output_probe.h).
+  bool output_known = false;
+  std::vector<std::int64_t> target_shape;
   std::int64_t num_classes = 0;
   // Losses other than cross entropy (model.loss) compare the output with values: synthetic
   // targets are then floats of `value_target_shape` (one sample's output), and targets read
@@ -33,6 +45,10 @@ struct BuiltModel {
   // Optional check on a real batch, once the pipeline is set up (a TorchScript model's
   // forward must be the chain of its children); throws ConfigError.
   std::function<void(const std::vector<at::Tensor>& inputs)> verify;
+  // model.stages: one unit per stage file, cut exactly there (never by model.cuts).
+  bool stage_files = false;
+  // Where the model came from, for messages: "model 'torchscript' (model.pt)".
+  std::string description;
 };
 
 // `params` were checked against the model's table (see model_catalog.h). Parameters are
@@ -40,8 +56,10 @@ struct BuiltModel {
 BuiltModel build_mlp(const baton::ParamValues& params, std::uint64_t seed);
 BuiltModel build_gpt(const baton::ParamValues& params, std::uint64_t seed);
 BuiltModel build_identity(const baton::ParamValues& params, std::uint64_t seed);
-// `path`: model.path; parameters come from the file, not from a seed.
-BuiltModel build_torchscript(const baton::ParamValue& path, const baton::ParamValues& params);
+// `path`: model.path, or `stage_files`: model.stages (one file per stage); parameters come
+// from the files, not from a seed.
+BuiltModel build_torchscript(const baton::ParamValue& path, const baton::ParamValue& stage_files,
+                             const baton::ParamValues& params);
 
 // Cross entropy of logits [..., classes] against class indices [...].
 at::Tensor cross_entropy_loss(const std::vector<at::Tensor>& outputs, const at::Tensor& targets);

@@ -1,45 +1,72 @@
-// A model scripted and saved from Python: the chain of its children, cross-entropy loss on
-// the last output dimension, synthetic inputs of `input_shape`.
+// A model scripted and saved from Python: one file cut between its children (model.path), or
+// one file per stage (model.stages). Its inputs are the data as it is; what its output is
+// (the classes of the loss) is learned from a sample of the data (output_probe.h).
 #include <ATen/ATen.h>
 
 #include "baton/error.h"
+#include "baton/stage_files_chain.h"
 #include "baton/torchscript_chain.h"
+#include "input_declaration.h"
 #include "models.h"
 
 namespace baton_models {
+namespace {
 
-BuiltModel build_torchscript(const baton::ParamValue& path, const baton::ParamValues& params) {
-  if (path.as_string().empty()) {
-    throw baton::ConfigError(path.origin().description +
-                             ": model.path: model 'torchscript' needs the .pt file saved with "
-                             "torch.jit.save(torch.jit.script(model), path)");
+at::ScalarType scalar_type_named(const std::string& dtype) {
+  if (dtype == "float32") return at::kFloat;
+  if (dtype == "float64") return at::kDouble;
+  if (dtype == "float16") return at::kHalf;
+  if (dtype == "bfloat16") return at::kBFloat16;
+  if (dtype == "int64") return at::kLong;
+  if (dtype == "int32") return at::kInt;
+  if (dtype == "int16") return at::kShort;
+  if (dtype == "int8") return at::kChar;
+  if (dtype == "uint8") return at::kByte;
+  if (dtype == "bool") return at::kBool;
+  throw baton::Error("no tensor type for dtype '" + dtype + "'");
+}
+
+std::vector<InputSpec> declared_inputs(const baton::ParamValues& params) {
+  std::vector<InputSpec> inputs;
+  const baton::ParamValue& declared = params.at("inputs");
+  for (const std::string& text : declared.as_string_list()) {
+    const InputDeclaration declaration =
+        parse_input_declaration(text, declared.origin().description + ": model.params.inputs");
+    inputs.push_back({declaration.shape, scalar_type_named(declaration.dtype), declaration.high});
+  }
+  const std::vector<std::int64_t> shape = params.at("input_shape").as_int_list();
+  if (!shape.empty()) inputs.push_back({shape, at::kFloat, 0});
+  return inputs;
+}
+
+}  // namespace
+
+BuiltModel build_torchscript(const baton::ParamValue& path, const baton::ParamValue& stage_files,
+                             const baton::ParamValues& params) {
+  const std::vector<std::string> stages = stage_files.as_string_list();
+  if (path.as_string().empty() == stages.empty()) {
+    throw baton::ConfigError(
+        (stages.empty() ? path : stage_files).origin().description +
+        (stages.empty()
+             ? ": model 'torchscript' needs model.path (one .pt file saved with "
+               "torch.jit.save(torch.jit.script(model), path)) or model.stages (one file per "
+               "stage, e.g. written by baton-split)"
+             : ": model.path and model.stages are both set; give one: model.path for one "
+               "file cut between its children, model.stages for one file per stage"));
   }
   BuiltModel model;
-  model.chain = baton::load_torchscript_chain(path.as_string());
-  model.sample_shape = params.at("input_shape").as_int_list();
-  if (model.sample_shape.empty()) {
-    throw baton::ConfigError(params.at("input_shape").origin().description +
-                             ": model.params.input_shape: give the shape of one sample without "
-                             "the batch dimension, e.g. [64]");
-  }
+  model.keeps_data_dtype = true;
+  model.inputs = declared_inputs(params);
   model.loss = cross_entropy_loss;
-  model.target_shape = {};
   model.num_classes = params.get_int("num_classes");
-  if (model.num_classes <= 0) {
-    // Ask the model: the width of its output on one sample.
-    std::vector<std::int64_t> shape{1};
-    shape.insert(shape.end(), model.sample_shape.begin(), model.sample_shape.end());
-    try {
-      at::NoGradGuard no_grad;
-      const auto outputs = baton::run_whole_chain(*model.chain, {at::zeros(shape)});
-      model.num_classes = outputs.at(0).size(-1);
-    } catch (const std::exception& error) {
-      throw baton::ConfigError("model 'torchscript' (" + path.as_string() +
-                               "): cannot find its number of classes by running it on one "
-                               "sample: " +
-                               error.what() + "; set model.params.num_classes");
-    }
+  if (!stages.empty()) {
+    model.chain = baton::load_stage_files_chain(stages);
+    model.stage_files = true;
+    model.description = "model 'torchscript' (" + std::to_string(stages.size()) + " stage files)";
+    return model;
   }
+  model.chain = baton::load_torchscript_chain(path.as_string());
+  model.description = "model 'torchscript' (" + path.as_string() + ")";
   std::shared_ptr<baton::UnitChain> chain = model.chain;
   model.verify = [chain](const std::vector<at::Tensor>& inputs) {
     baton::verify_torchscript_chain(*chain, inputs);

@@ -182,6 +182,7 @@ std::string latest_checkpoint(const std::string& dir) {
 Checkpointer::Checkpointer(CheckpointSettings settings, int rank, int world_size,
                            std::shared_ptr<baton::Store> store, std::chrono::milliseconds timeout,
                            std::vector<std::pair<std::string, at::Tensor>> named_params,
+                           std::vector<std::pair<std::string, at::Tensor>> named_buffers,
                            torch::optim::Optimizer* optimizer)
     : settings_(std::move(settings)),
       rank_(rank),
@@ -189,6 +190,7 @@ Checkpointer::Checkpointer(CheckpointSettings settings, int rank, int world_size
       store_(std::move(store)),
       timeout_(timeout),
       named_params_(std::move(named_params)),
+      named_buffers_(std::move(named_buffers)),
       optimizer_(optimizer) {}
 
 bool Checkpointer::due(int step, int last_step) const {
@@ -207,6 +209,8 @@ std::string Checkpointer::save(int step, const std::string& schedule_name) {
   c10::Dict<std::string, at::Tensor> params;
   for (const auto& named : named_params_)
     params.insert("param." + named.first, named.second.detach().clone());
+  for (const auto& named : named_buffers_)
+    params.insert("buffer." + named.first, named.second.detach().clone());
   add_optimizer_state_by_name(*optimizer_, named_params_, &params);
   const std::vector<char> bytes = torch::pickle_save(c10::IValue(params));
   baton::write_file_atomically(rank_file(folder, rank_, ".pt"),
@@ -251,6 +255,7 @@ std::string Checkpointer::save(int step, const std::string& schedule_name) {
 void Checkpointer::restore_by_name(const std::string& folder, int written_by, bool state_by_name) {
   std::set<std::string> wanted;
   for (const auto& named : named_params_) wanted.insert(named.first);
+  for (const auto& named : named_buffers_) wanted.insert(named.first);
   // name -> the tensors stored for it (its parameter and its optimizer state), from
   // whichever rank file holds it.
   std::map<std::string, at::Tensor> entries;
@@ -278,6 +283,13 @@ void Checkpointer::restore_by_name(const std::string& folder, int written_by, bo
                                "' has another shape than this run's model");
     }
     named.second.copy_(found->second);
+  }
+  // Checkpoints from before buffers were kept have none: the model's own values stay.
+  for (auto& named : named_buffers_) {
+    const auto found = entries.find("buffer." + named.first);
+    if (found != entries.end() && found->second.sizes().equals(named.second.sizes())) {
+      named.second.copy_(found->second);
+    }
   }
   if (!state_by_name) {
     throw baton::ConfigError("--resume: checkpoint '" + folder + "' was written by a pipeline of " +
@@ -351,6 +363,12 @@ Checkpointer::Restored Checkpointer::restore_latest() {
                                "' has another shape than this run's model");
     }
     named.second.copy_(saved);
+  }
+  for (auto& named : named_buffers_) {
+    const std::string key = "buffer." + named.first;
+    if (!dict.contains(key)) continue;  // written before buffers were kept
+    const at::Tensor saved = dict.at(key).toTensor();
+    if (saved.sizes().equals(named.second.sizes())) named.second.copy_(saved);
   }
   const std::string optimizer_file = rank_file(folder, rank_, ".optim");
   std::istringstream optimizer_bytes(baton::read_file(optimizer_file, "checkpoint file"));

@@ -54,7 +54,8 @@ std::string schedule_choice_in(const std::string& folder);
 // whole PyTorch archive). Returns the number of ranks that wrote it.
 int verify_checkpoint(const std::string& folder);
 
-// One rank's parameter file ({"param.<name>": tensor}); ConfigError naming the file when it
+// One rank's parameter file ({"param.<name>": tensor, "buffer.<name>": tensor, optimizer
+// state}); ConfigError naming the file when it
 // cannot be read.
 c10::Dict<c10::IValue, c10::IValue> load_checkpoint_parameters(const std::string& path);
 
@@ -64,6 +65,7 @@ class Checkpointer {
   Checkpointer(CheckpointSettings settings, int rank, int world_size,
                std::shared_ptr<baton::Store> store, std::chrono::milliseconds timeout,
                std::vector<std::pair<std::string, at::Tensor>> named_params,
+               std::vector<std::pair<std::string, at::Tensor>> named_buffers,
                torch::optim::Optimizer* optimizer);
 
   // Whether step `step` of `last_step` ends with a checkpoint.
@@ -92,6 +94,9 @@ class Checkpointer {
   std::shared_ptr<baton::Store> store_;
   const std::chrono::milliseconds timeout_;
   std::vector<std::pair<std::string, at::Tensor>> named_params_;
+  // Buffers of the full model's state dict ("buffer.<name>" in the rank files): exported with
+  // the parameters and restored with them.
+  std::vector<std::pair<std::string, at::Tensor>> named_buffers_;
   torch::optim::Optimizer* optimizer_;
 };
 

@@ -1,5 +1,6 @@
 #include "config_sections.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -59,6 +60,46 @@ void require_number(const baton::Config& config, const char* section, const char
                            " must be a finite number " + range + ", got " + value.text());
 }
 
+// The pipeline's stage count: one pipeline's ranks x stages per rank.
+std::int64_t pipeline_stages(const baton::Config& config) {
+  return config.section("world").get_int("ranks") /
+         std::max<std::int64_t>(1, config.section("world").get_int("data_parallel")) *
+         config.section("schedule").get_int("stages_per_rank");
+}
+
+// model.stages: a torchscript model, one file per stage, cut nowhere else.
+void check_stage_files(const baton::Config& config) {
+  const baton::ParamValues& model = config.section("model");
+  const baton::ParamValue& stages = model.at("stages");
+  const auto files = stages.as_string_list();
+  if (files.empty()) return;
+  const std::string where = stages.origin().description + ": model.stages: ";
+  if (model.get_string("name") != "torchscript") {
+    throw baton::ConfigError(where +
+                             "stage files are TorchScript; set model.name: torchscript "
+                             "(it is '" +
+                             model.get_string("name") + "')");
+  }
+  const baton::ParamValue& cuts = model.at("cuts");
+  const auto cut_items = cuts.as_string_list();
+  if (!(cut_items.size() == 1 && cut_items[0] == "params")) {
+    throw baton::ConfigError(cuts.origin().description + ": model.cuts " + cuts.text() +
+                             ": with model.stages the stages are the files; leave model.cuts "
+                             "out (to cut elsewhere, run baton-split again)");
+  }
+  const std::int64_t wanted = pipeline_stages(config);
+  if (static_cast<std::int64_t>(files.size()) != wanted) {
+    throw baton::ConfigError(
+        where + std::to_string(files.size()) + " stage files, but the plan has " +
+        std::to_string(wanted) + " stages (world.ranks " +
+        config.section("world").at("ranks").text() + " / world.data_parallel " +
+        config.section("world").at("data_parallel").text() + " x schedule.stages_per_rank " +
+        config.section("schedule").at("stages_per_rank").text() + "); split the model into " +
+        std::to_string(wanted) + " (baton-split --stages " + std::to_string(wanted) +
+        ") or change the layout so it has " + std::to_string(files.size()) + " stages");
+  }
+}
+
 // model.cuts: params, balanced, or one increasing unit index (>= 1) per stage after the
 // first.
 void check_cuts(const baton::Config& config) {
@@ -84,9 +125,7 @@ void check_cuts(const baton::Config& config) {
     }
     previous = static_cast<long>(index);
   }
-  const std::int64_t stages = config.section("world").get_int("ranks") /
-                              config.section("world").get_int("data_parallel") *
-                              config.section("schedule").get_int("stages_per_rank");
+  const std::int64_t stages = pipeline_stages(config);
   if (static_cast<std::int64_t>(items.size()) != stages - 1) {
     throw baton::ConfigError(setting.origin().description + ": model.cuts " + setting.text() +
                              " has " + std::to_string(items.size()) + " cuts; " +
@@ -143,6 +182,7 @@ void check_app_sections(const baton::Config& config) {
   const bool scripted =
       loss_name.size() > 3 && loss_name.compare(loss_name.size() - 3, 3, ".pt") == 0;
   if (!scripted) require_one_of(config, "model", "loss", {"cross_entropy", "mse"});
+  check_stage_files(config);
   check_cuts(config);
   check_batch(config);
 }
@@ -158,6 +198,9 @@ void add_app_config_sections() {
              {
                  {"name", ParamType::kString, "gpt", "mlp, gpt, identity, or torchscript."},
                  {"path", ParamType::kString, "", "TorchScript .pt file (name: torchscript)."},
+                 {"stages", ParamType::kStringList, "[]",
+                  "One TorchScript file per stage (name: torchscript), e.g. as baton-split "
+                  "writes them; as many as the pipeline has stages."},
                  {"cuts", ParamType::kStringList, "params",
                   "Where stages start: params (equal parameter counts), balanced (equal measured "
                   "forward + backward time per stage), or a list of unit indices where stages "
@@ -173,7 +216,9 @@ void add_app_config_sections() {
                  {"source", ParamType::kString, "text",
                   "synthetic, files (inputs/targets .npy or .pt) or text (a token file)."},
                  {"batch_size", ParamType::kInt, "16", "Samples per step, before microbatching."},
-                 {"inputs", ParamType::kString, "", "Input tensor file (source: files)."},
+                 {"inputs", ParamType::kStringList, "[]",
+                  "Input tensor files (source: files), one per argument of the model's forward, "
+                  "in order: x.npy, or [ids.npy, mask.npy]."},
                  {"targets", ParamType::kString, "", "Target tensor file (source: files)."},
                  {"tokens", ParamType::kString, "",
                   "Token file (source: text): raw text read as bytes, .npy, or raw uint16/int32; "

@@ -71,6 +71,7 @@ std::unique_ptr<RankPipeline> build_rank_pipeline(baton::Config& config, RankPla
   executor_options.timeout = settings.timeout;
   executor_options.replica = world.replica;
   executor_options.replicas = world.replicas;
+  executor_options.stage_names = pipeline->local.stage_names;
   executor_options.receives_match_by_tag =
       (baton::plugin_capabilities(pipeline->plan.plugins.transport->descriptor()) &
        baton::kCapabilityReceivesMatchByTag) != 0;

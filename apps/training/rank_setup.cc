@@ -113,9 +113,25 @@ LocalStages cut_into_stages(const baton::Config& config, baton_models::BuiltMode
   context.run_dir = settings.run_dir;
   context.resume = resume;
   LocalStages local;
-  local.bounds = resolve_stage_boundaries(
-      config, *model.chain, shape.num_stages(),
-      baton::split_microbatches(inputs, shape.microbatches, 0).at(0), context);
+  if (model.stage_files) {
+    // One file per stage, as the author split it (config check compared the counts).
+    if (model.chain->num_units() != shape.num_stages()) {
+      throw baton::ConfigError("model.stages lists " + std::to_string(model.chain->num_units()) +
+                               " stage files but the plan has " +
+                               std::to_string(shape.num_stages()) + " stages");
+    }
+    for (int s = 0; s <= shape.num_stages(); ++s) local.bounds.push_back(s);
+  } else {
+    local.bounds = resolve_stage_boundaries(
+        config, *model.chain, shape.num_stages(),
+        baton::split_microbatches(inputs, shape.microbatches, 0).at(0), context);
+  }
+  for (int s = 0; s < shape.num_stages(); ++s) {
+    const int first = local.bounds[s];
+    const int last = local.bounds[s + 1] - 1;
+    local.stage_names.push_back(model.chain->unit_name(first) +
+                                (last > first ? " .. " + model.chain->unit_name(last) : ""));
+  }
   const baton::Plan& plan = configured.plan.lowered;
   for (int s = 0; s < shape.num_stages(); ++s) {
     if (plan.stage_to_rank[s] != world.pipeline_rank) continue;
@@ -124,6 +140,9 @@ LocalStages cut_into_stages(const baton::Config& config, baton_models::BuiltMode
     for (const auto& named : local.stages.back()->named_parameters()) {
       local.params.push_back(named.second);
       local.named_params.push_back(named);
+    }
+    for (auto& named : local.stages.back()->named_buffers()) {
+      local.named_buffers.push_back(std::move(named));
     }
   }
   return local;

@@ -32,10 +32,12 @@ std::shared_ptr<baton::Store> meet_the_other_ranks(const baton::Config& config,
 
 // This rank's part of the model: its stages and their parameters, by full-model name.
 struct LocalStages {
-  std::vector<int> bounds;  // every stage's first unit, then the unit count
+  std::vector<int> bounds;               // every stage's first unit, then the unit count
+  std::vector<std::string> stage_names;  // every stage of the plan: "layers.2 .. head"
   std::vector<std::shared_ptr<baton::Stage>> stages;
   std::vector<at::Tensor> params;
   std::vector<std::pair<std::string, at::Tensor>> named_params;
+  std::vector<std::pair<std::string, at::Tensor>> named_buffers;  // of the model's state dict
 };
 
 LocalStages cut_into_stages(const baton::Config& config, baton_models::BuiltModel& model,

@@ -171,7 +171,8 @@ std::unique_ptr<Checkpointer> make_checkpointer(const RankRun& run) {
   settings.data_parallel = world.replicas;
   return std::make_unique<Checkpointer>(
       settings, world.pipeline_rank, world.pipeline_ranks, run.start.store,
-      run.start.settings.timeout, run.pipeline.local.named_params, run.pipeline.optimizer.get());
+      run.start.settings.timeout, run.pipeline.local.named_params, run.pipeline.local.named_buffers,
+      run.pipeline.optimizer.get());
 }
 
 std::unique_ptr<Progress> make_progress(const RankRun& run) {
@@ -223,7 +224,9 @@ void run_steps(RankRun& run, const TrainOptions& options) {
   const std::int64_t samples_per_step = first_input.size(0);
   // Integer inputs are token ids: a language model's throughput is tokens/s.
   const std::int64_t tokens_per_step =
-      at::isFloatingType(first_input.scalar_type()) ? 0 : first_input.numel();
+      at::isFloatingType(first_input.scalar_type()) || first_input.scalar_type() == at::kBool
+          ? 0
+          : first_input.numel();
   // A neighbour that hangs stops the run at the heartbeat period, naming it, instead of at
   // world.timeout_s: aborting the transport fails this rank's pending transfers at once.
   auto heartbeat =

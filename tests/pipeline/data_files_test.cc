@@ -134,7 +134,8 @@ TEST_F(DataFiles, MismatchedRowCountsAreRefusedNamingBoth) {
       " --set data.inputs=" + dir_ + "/inputs.npy --set data.targets=" + dir_ + "/short.npy" +
       " --set world.ranks=1 --set data.batch_size=4 --set schedule.microbatches=1");
   EXPECT_NE(run.exit_code, 0);
-  EXPECT_THAT(run.output, HasSubstr("data.inputs has 24 samples but data.targets has 5"));
+  EXPECT_THAT(run.output, HasSubstr("data.inputs: '" + dir_ +
+                                    "/inputs.npy' has 24 samples but data.targets has 5"));
 }
 
 // Damaged or hostile .npy files: each is refused naming the file and what is wrong — never a
@@ -203,7 +204,8 @@ TEST(DamagedDataFiles, NegativeTokenIdsAreRefusedNamingTheFile) {
       " --set data.tokens=" + path + " --set data.token_format=int32" +
       " --set model.params.seq_len=8 --set data.batch_size=4 --set schedule.microbatches=1");
   EXPECT_NE(run.exit_code, 0) << run.output;
-  EXPECT_THAT(run.output, HasSubstr("data.tokens: '" + path + "' holds a negative token id (-5)"));
+  EXPECT_THAT(run.output,
+              HasSubstr("data.tokens ('" + path + "'): holds a negative token id (-5)"));
 }
 
 }  // namespace

@@ -111,10 +111,10 @@ TEST_F(TorchScriptPipeline, StagesThatDoNotFitFailAtSetupOnBothRanks) {
   EXPECT_EQ(result.command.exit_code, 1) << out;
   for (const std::string rank : {"[rank 0]", "[rank 1]"}) {
     EXPECT_THAT(out, HasSubstr(rank + " rank " + rank.substr(6, 1) +
-                               " failed: setup failed: stage 1 (rank 1) cannot take the "
-                               "outputs of stage 0 (rank 0) ([2, 16] float32): "
-                               "RuntimeError: mat1 and mat2 shapes cannot be multiplied "
-                               "(2x16 and 20x5)\n"))
+                               " failed: model 'torchscript' (" + model("mismatched.pt") +
+                               "): 'head' cannot take the outputs of 'blocks.3' ([1, 16] "
+                               "float32) (on a sample of synthetic inputs): RuntimeError: mat1 "
+                               "and mat2 shapes cannot be multiplied (1x16 and 20x5)\n"))
         << out;
   }
 }

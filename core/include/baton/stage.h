@@ -33,6 +33,11 @@ class BATON_API Stage {
   // The stage's parameters under their names in the full model, in a fixed order.
   virtual std::vector<std::pair<std::string, at::Tensor>> named_parameters() const = 0;
 
+  // The buffers the full model's state dict holds for this stage (a causal mask, a norm's
+  // running statistics), under their full-model names; checkpoints and exports keep them.
+  // None by default.
+  virtual std::vector<std::pair<std::string, at::Tensor>> named_buffers() const;
+
   // Training or evaluation mode (dropout, norms).
   virtual void set_training(bool training) = 0;
 };

@@ -26,6 +26,9 @@ class BATON_API UnitChain {
   virtual std::vector<at::Tensor> run_unit(int unit, const std::vector<at::Tensor>& inputs) = 0;
   // The unit's parameters under their full-model names.
   virtual std::vector<std::pair<std::string, at::Tensor>> unit_parameters(int unit) const = 0;
+  // The unit's buffers that belong in the full model's state dict, under their full-model
+  // names (none unless the chain knows which buffers the model persists).
+  virtual std::vector<std::pair<std::string, at::Tensor>> unit_buffers(int unit) const;
   virtual void set_training(bool training) = 0;
 };
 

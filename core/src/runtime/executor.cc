@@ -199,6 +199,7 @@ void PipelineExecutor::setup(const std::vector<at::Tensor>& inputs) {
                            impl.comms.transport(),
                            impl.options.timeout,
                            impl.comms.transport_rank(0),
+                           impl.options.stage_names,
                            {}};
   for (const auto& [index, stage] : impl.compute.stages()) {
     const WaitNotice notice("runtime", "the neighbours of stage " + std::to_string(index) +

@@ -9,8 +9,10 @@ namespace baton {
 namespace {
 
 std::string stage_on(const HandshakeContext& context, int stage) {
+  const auto index = static_cast<std::size_t>(stage);
   return "stage " + std::to_string(stage) + " (rank " +
-         std::to_string(context.plan.stage_to_rank.at(static_cast<std::size_t>(stage))) + ")";
+         std::to_string(context.plan.stage_to_rank.at(index)) +
+         (index < context.stage_names.size() ? ", " + context.stage_names[index] : "") + ")";
 }
 
 std::string list_metas(const std::vector<TensorMeta>& metas) {

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "baton/plan/plan.h"
@@ -24,6 +25,8 @@ struct HandshakeContext {
   // Added to a plan rank to get its rank on the transport (data parallelism: the replica's
   // first rank).
   int rank_offset = 0;
+  // What each stage holds, for messages (ExecutorOptions::stage_names); may be empty.
+  std::vector<std::string> stage_names;
   // Output metadata of this rank's stages handled so far (for same-rank neighbours).
   std::map<int, std::vector<TensorMeta>> local_outputs;
 };

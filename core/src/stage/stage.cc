@@ -5,4 +5,8 @@ namespace baton {
 
 Stage::~Stage() = default;
 
+std::vector<std::pair<std::string, at::Tensor>> Stage::named_buffers() const {
+  return {};
+}
+
 }  // namespace baton

@@ -3,6 +3,7 @@
 #include <torch/script.h>
 
 #include "baton/error.h"
+#include "script_outputs.h"
 
 namespace baton {
 namespace {
@@ -32,7 +33,7 @@ class TorchScriptChain : public UnitChain {
   std::vector<at::Tensor> run_unit(int unit, const std::vector<at::Tensor>& inputs) override {
     auto& module = units_.at(static_cast<std::size_t>(unit)).second;
     std::vector<c10::IValue> args(inputs.begin(), inputs.end());
-    return to_tensors(module.forward(args), unit_name(unit));
+    return script_outputs_to_tensors(module.forward(args), unit_name(unit));
   }
 
   std::vector<std::pair<std::string, at::Tensor>> unit_parameters(int unit) const override {
@@ -47,22 +48,6 @@ class TorchScriptChain : public UnitChain {
   void set_training(bool training) override { root_.train(training); }
 
   torch::jit::Module& root() { return root_; }
-
-  static std::vector<at::Tensor> to_tensors(const c10::IValue& value, const std::string& where) {
-    if (value.isTensor()) return {value.toTensor()};
-    if (value.isTuple()) {
-      std::vector<at::Tensor> tensors;
-      for (const auto& element : value.toTupleRef().elements()) {
-        if (!element.isTensor()) {
-          throw Error(where + " returned a tuple holding a " + element.tagKind() +
-                      "; stages may only pass tensors");
-        }
-        tensors.push_back(element.toTensor());
-      }
-      return tensors;
-    }
-    throw Error(where + " returned a " + value.tagKind() + "; stages may only pass tensors");
-  }
 
  private:
   void add_unit(const std::string& name, const torch::jit::Module& module) {
@@ -95,7 +80,7 @@ void verify_torchscript_chain(UnitChain& chain, const std::vector<at::Tensor>& i
   if (script == nullptr) throw Error("verify_torchscript_chain needs a TorchScript chain");
   at::NoGradGuard no_grad;
   std::vector<c10::IValue> args(inputs.begin(), inputs.end());
-  const auto whole = TorchScriptChain::to_tensors(script->root().forward(args), "the model");
+  const auto whole = script_outputs_to_tensors(script->root().forward(args), "the model");
   const auto chained = run_whole_chain(chain, inputs);
   bool same = whole.size() == chained.size();
   for (std::size_t i = 0; same && i < whole.size(); ++i) {

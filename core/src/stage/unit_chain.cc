@@ -34,6 +34,14 @@ class ChainStage : public Stage {
     return params;
   }
 
+  std::vector<std::pair<std::string, at::Tensor>> named_buffers() const override {
+    std::vector<std::pair<std::string, at::Tensor>> buffers;
+    for (int unit = first_; unit < end_; ++unit) {
+      for (auto& named : chain_->unit_buffers(unit)) buffers.push_back(std::move(named));
+    }
+    return buffers;
+  }
+
   void set_training(bool training) override { chain_->set_training(training); }
 
  private:
@@ -50,6 +58,10 @@ std::int64_t parameter_count(const UnitChain& chain, int unit) {
 }  // namespace
 
 UnitChain::~UnitChain() = default;
+
+std::vector<std::pair<std::string, at::Tensor>> UnitChain::unit_buffers(int /*unit*/) const {
+  return {};
+}
 
 std::shared_ptr<Stage> make_chain_stage(std::shared_ptr<UnitChain> chain, int stage_index,
                                         int first_unit, int end_unit) {

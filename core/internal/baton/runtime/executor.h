@@ -58,6 +58,9 @@ struct ExecutorOptions {
   // a step is posted at once, at the rank's first communication of the step. Off: each when
   // the plan says.
   bool receives_match_by_tag = false;
+  // What each stage of the plan holds ("stage-1.pt", "layers.2 .. head"), for setup
+  // messages that name both sides of a boundary; empty: stages are named by index and rank.
+  std::vector<std::string> stage_names;
   // Fault injection, for testing failure handling end to end (see InjectedFault).
   InjectedFault fault;
   // Who hears what ran during each step (traces, benches); none: no span is built.

@@ -1,0 +1,592 @@
+#!/usr/bin/env python3
+"""baton-split: cut a PyTorch model into one TorchScript file per pipeline stage.
+
+usage: baton-split MODEL.py (--split-at NAME [--split-at NAME ...] | --stages N) --out DIR
+
+MODEL.py defines make_model() (the nn.Module, with its weights) and example_inputs() (a tuple
+of tensors its forward takes). baton-split traces the model with torch.fx, cuts it before
+each named submodule (or into N stages of balanced parameter count), places every parameter
+and buffer in the stage that uses it, scripts each stage, checks that the stages chained
+together compute what the model's own forward computes, and writes
+
+  DIR/stage-<i>.pt   one TorchScript module per stage, carrying the map from its parameter
+                     and buffer names to the model's ("baton/names.json" inside the file)
+  DIR/names.json     every stage's map, for reading
+  DIR/model.yaml     a `model:` section to paste into a baton config
+
+Stage i's forward takes stage i-1's outputs (one tensor, or a tuple unpacked as positional
+arguments); the first takes the model's inputs. Parameter names are the model's own, so
+`baton export` writes a state dict that make_model().load_state_dict() loads strictly.
+See docs/your-model.md.
+"""
+import argparse
+import difflib
+import importlib.util
+import json
+import os
+import sys
+import tempfile
+import traceback
+
+NAMES_FILE = "baton/names.json"  # inside each stage's .pt; core/src/stage/stage_files_chain.cc
+
+
+class SplitError(Exception):
+    """A problem with the model or the request, said so the author can fix it."""
+
+
+def import_torch():
+    """Debian's PyTorch is python3-torch under /usr/bin/python3: another python3 first on the
+    PATH (a pyenv, a venv without torch) is retried with it."""
+    try:
+        import torch  # noqa: F401
+        return
+    except ImportError:
+        system_python = "/usr/bin/python3"
+        if os.path.realpath(sys.executable) != os.path.realpath(system_python) and \
+                os.path.exists(system_python) and not os.environ.get("BATON_SPLIT_REEXEC"):
+            os.environ["BATON_SPLIT_REEXEC"] = "1"
+            os.execv(system_python, [system_python] + sys.argv)
+        sys.exit("baton-split: needs PyTorch, which %s cannot import (on Debian: apt-get install "
+                 "python3-torch)" % sys.executable)
+
+
+def load_model_file(path):
+    if not os.path.isfile(path):
+        raise SplitError("%s: no such file" % path)
+    spec = importlib.util.spec_from_file_location("baton_split_model", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["baton_split_model"] = module
+    spec.loader.exec_module(module)
+    for name in ("make_model", "example_inputs"):
+        if not callable(getattr(module, name, None)):
+            raise SplitError("%s defines no %s(); it must define make_model() (the nn.Module, "
+                             "with its weights) and example_inputs() (a tuple of tensors its "
+                             "forward takes)" % (path, name))
+    import torch
+    model = module.make_model()
+    if not isinstance(model, torch.nn.Module):
+        raise SplitError("%s: make_model() returned a %s, not an nn.Module"
+                         % (path, type(model).__name__))
+    inputs = module.example_inputs()
+    if isinstance(inputs, torch.Tensor):
+        inputs = (inputs,)
+    inputs = tuple(inputs)
+    if not inputs or not all(isinstance(t, torch.Tensor) for t in inputs):
+        raise SplitError("%s: example_inputs() must return a tuple of tensors, got %r"
+                         % (path, [type(t).__name__ for t in inputs]))
+    return model, inputs
+
+
+def user_line(stack_trace, model_file):
+    """'MODEL.py:41: x = x + self.pos[: t]' from a node's or an exception's stack."""
+    if not stack_trace:
+        return None
+    model_file = os.path.realpath(model_file)
+    found = None
+    lines = stack_trace.splitlines()
+    for i, line in enumerate(lines):
+        line = line.strip()
+        if line.startswith('File "') and os.path.realpath(line[6:line.index('"', 6)]) == \
+                model_file:
+            number = line.split(", line ")[1].split(",")[0]
+            code = lines[i + 1].strip() if i + 1 < len(lines) else ""
+            found = "%s:%s: %s" % (os.path.basename(model_file), number, code)
+    return found
+
+
+# Tensor factories that take sizes, not tensors: torch.fx sees them only through a tensor
+# argument, so `torch.arange(0, t)` with t from x.size() would stop the trace.
+FACTORIES = ("arange", "zeros", "ones", "full", "empty", "eye", "linspace")
+
+
+class sizes_traced_through_factories:
+    """While tracing, a factory called with a symbolic size becomes a node of the graph."""
+
+    def __enter__(self):
+        import torch
+        import torch.fx as fx
+        self.originals = {name: getattr(torch, name) for name in FACTORIES}
+
+        def wrapped(original):
+            def factory(*args, **kwargs):
+                for value in list(args) + list(kwargs.values()):
+                    if isinstance(value, fx.Proxy):
+                        return value.tracer.create_proxy("call_function", original, args, kwargs)
+                return original(*args, **kwargs)
+            return factory
+
+        for name, original in self.originals.items():
+            setattr(torch, name, wrapped(original))
+
+    def __exit__(self, *exception):
+        import torch
+        for name, original in self.originals.items():
+            setattr(torch, name, original)
+
+
+def trace(model, model_file):
+    """torch.fx graph of the model; every node knows the submodule it ran inside."""
+    import torch.fx as fx
+
+    class Tracer(fx.Tracer):
+        record_stack_traces = True
+        proxy_buffer_attributes = True  # `self.bias[:, :, :t, :t]` with a symbolic t
+
+        def __init__(self):
+            super().__init__()
+            self.module_stack = [""]
+
+        def call_module(self, m, forward, args, kwargs):
+            self.module_stack.append(self.path_of_module(m))
+            try:
+                return super().call_module(m, forward, args, kwargs)
+            finally:
+                self.module_stack.pop()
+
+        def create_node(self, *args, **kwargs):
+            node = super().create_node(*args, **kwargs)
+            node.meta["baton_module"] = self.module_stack[-1]
+            return node
+
+        def iter(self, proxy):
+            # `b, t = x.size()`: torch.fx finds the unpacking by bytecode index, which Python
+            # 3.11's inline caches moved; look it up by byte offset instead.
+            import dis
+            import inspect
+            frame = inspect.currentframe().f_back.f_back  # the user's code, past Proxy.__iter__
+            for instruction in dis.get_instructions(frame.f_code):
+                if instruction.offset == frame.f_lasti and \
+                        instruction.opname == "UNPACK_SEQUENCE":
+                    return (proxy[i] for i in range(instruction.argval))
+            return super().iter(proxy)
+
+    try:
+        with sizes_traced_through_factories():
+            graph = Tracer().trace(model)
+    except Exception as error:  # fx raises TraceError, TypeError, RuntimeError, ...
+        frames = traceback.extract_tb(error.__traceback__)
+        where = None
+        for frame in frames:
+            if os.path.realpath(frame.filename) == os.path.realpath(model_file):
+                where = "%s:%d: %s" % (os.path.basename(model_file), frame.lineno,
+                                       (frame.line or "").strip())
+        raise SplitError(
+            "torch.fx cannot trace the model%s: %s: %s\n"
+            "torch.fx follows forward() with symbolic values, so Python control flow that "
+            "depends on a tensor's value (if/for over tensor data), or calls it cannot see "
+            "into, stop it. Move that code inside one submodule that stays whole (it then "
+            "runs as TorchScript), or write the stage modules by hand and give them to baton "
+            "as model.stages (docs/your-model.md, \"Stage modules by hand\")."
+            % (" at " + where if where else "", type(error).__name__, error))
+    return fx.GraphModule(model, graph)
+
+
+def units_of(model):
+    """The cut points a --stages split chooses between: the model's children, with ModuleList,
+    Sequential and ModuleDict children expanded into their items (as baton names units)."""
+    import torch.nn as nn
+    units = []
+    for name, child in model.named_children():
+        if isinstance(child, (nn.ModuleList, nn.Sequential, nn.ModuleDict)):
+            units += [name + "." + item for item, _ in child.named_children()]
+        else:
+            units.append(name)
+    return units
+
+
+def belongs(path, name):
+    return path == name or path.startswith(name + ".")
+
+
+def first_node_of(graph_module, name):
+    for index, node in enumerate(graph_module.graph.nodes):
+        if node.op in ("placeholder", "output"):
+            continue
+        if belongs(node.meta.get("baton_module", ""), name) or \
+                (node.op in ("call_module", "get_attr") and belongs(str(node.target), name)):
+            return index
+    return None
+
+
+def cuts_at(graph_module, model, names):
+    modules = dict(model.named_modules())
+    cuts = []
+    for name in names:
+        if name not in modules or name == "":
+            close = difflib.get_close_matches(name, [m for m in modules if m], n=3)
+            suggestion = "; did you mean %s?" % " or ".join(close) if close else "."
+            raise SplitError("--split-at %s: the model has no submodule named '%s'%s Its "
+                             "units: %s" % (name, name, suggestion, ", ".join(units_of(model))))
+        index = first_node_of(graph_module, name)
+        if index is None:
+            raise SplitError("--split-at %s: forward() never runs '%s', so there is nothing to "
+                             "cut before" % (name, name))
+        cuts.append((index, name))
+    for (a, name_a), (b, name_b) in zip(cuts, cuts[1:]):
+        if b <= a:
+            raise SplitError("--split-at %s comes after --split-at %s but forward() runs it "
+                             "first (or at the same point); give split points in the order "
+                             "forward() runs them" % (name_b, name_a))
+    return cuts
+
+
+def balanced_cuts(graph_module, model, stages):
+    units = [(first_node_of(graph_module, u), u) for u in units_of(model)]
+    units = sorted((index, u) for index, u in units if index is not None)
+    if stages < 1:
+        raise SplitError("--stages must be at least 1")
+    if len(units) < stages:
+        raise SplitError("--stages %d: the model runs only %d units (%s); use --split-at to cut "
+                         "inside them" % (stages, len(units), ", ".join(u for _, u in units)))
+    modules = dict(model.named_modules())
+    counts = [sum(p.numel() for p in modules[u].parameters()) for _, u in units]
+    total = sum(counts)
+    cuts, running = [], 0
+    for i, count in enumerate(counts):
+        running += count
+        stage = len(cuts) + 1
+        units_left, stages_left = len(units) - (i + 1), stages - stage
+        if stage >= stages:
+            break
+        if units_left == stages_left or (running >= total * stage / stages and
+                                         units_left >= stages_left):
+            cuts.append(units[i + 1])
+    return cuts
+
+
+def parameter_owners(graph_module, model):
+    """For every parameter and buffer: the nodes that use it."""
+    modules = dict(model.named_modules())
+    by_tensor = {}
+    # Every name of every tensor: a tied weight has two.
+    for prefix, module in model.named_modules(remove_duplicate=False):
+        for name, tensor in list(module._parameters.items()) + list(module._buffers.items()):
+            if tensor is not None:
+                full = prefix + "." + name if prefix else name
+                if full not in by_tensor.setdefault(id(tensor), []):
+                    by_tensor[id(tensor)].append(full)
+    uses = {}
+    for node in graph_module.graph.nodes:
+        target = str(node.target)
+        if node.op == "call_module":
+            tensors = list(modules[target].parameters()) + list(modules[target].buffers())
+        elif node.op == "get_attr":
+            value = model
+            for part in target.split("."):
+                value = getattr(value, part)
+            tensors = list(value.parameters()) + list(value.buffers()) \
+                if hasattr(value, "parameters") else [value]
+        else:
+            continue
+        for tensor in tensors:
+            if id(tensor) in by_tensor:
+                uses.setdefault(id(tensor), []).append(node)
+    return by_tensor, uses
+
+
+def assign_stages(graph_module, cut_indices):
+    stage_of = {}
+    stage = 0
+    for index, node in enumerate(graph_module.graph.nodes):
+        while stage < len(cut_indices) and index >= cut_indices[stage]:
+            stage += 1
+        stage_of[node] = stage
+    return stage_of
+
+
+def check_tied(graph_module, model, stage_of, cut_names):
+    """A tensor used by two stages would be two tensors after the split: refused."""
+    by_tensor, uses = parameter_owners(graph_module, model)
+    def stage_label(s):
+        return "stage %d (%s)" % (s, "start" if s == 0 else "from " + cut_names[s - 1])
+    for key, nodes in uses.items():
+        names = by_tensor[key]
+        stages = sorted({stage_of[n] for n in nodes})
+        if len(names) > 1:
+            raise SplitError(
+                "'%s' and '%s' are one tensor (tied weights, used by %s); stages hold their own "
+                "parameters, so a split would untie them and train something else than your "
+                "model. Untie them in make_model() (e.g. clone the weight) if that is what you "
+                "want, or train the model unpipelined" %
+                (names[0], names[1], " and ".join(stage_label(s) for s in stages)))
+        if len(stages) > 1:
+            raise SplitError(
+                "'%s' is used by %s: a parameter or buffer belongs to one stage. Choose split "
+                "points that keep its uses together (a module called twice, or a weight used "
+                "in two places, must not straddle a cut)"
+                % (names[0], " and ".join(stage_label(s) for s in stages)))
+
+
+def build_stages(graph_module, stage_of, num_stages):
+    """One GraphModule per stage, over the original model, so that submodules and attributes
+    keep their qualified names."""
+    import torch.fx as fx
+    nodes = list(graph_module.graph.nodes)
+    index_of = {node: i for i, node in enumerate(nodes)}
+    last_use = {}
+    for node in nodes:
+        for used in node.all_input_nodes:
+            last_use[used] = max(last_use.get(used, -1), stage_of[node])
+    # Values that cross the boundary after stage s: defined at or before s, used after.
+    crossing = []
+    for s in range(num_stages - 1):
+        crossing.append([n for n in nodes if n.op != "get_attr" and stage_of[n] <= s and
+                         last_use.get(n, -1) > s])
+    stage_modules = []
+    for s in range(num_stages):
+        graph = fx.Graph()
+        env = {}
+        if s == 0:
+            for node in nodes:
+                if node.op == "placeholder":
+                    env[node] = graph.node_copy(node)
+        else:
+            for node in crossing[s - 1]:
+                env[node] = graph.placeholder(node.name)
+
+        def lookup(used):
+            if used not in env and used.op == "get_attr":
+                env[used] = graph.node_copy(used, lookup)
+            return env[used]
+
+        for node in nodes:
+            if stage_of[node] != s or node.op in ("placeholder", "get_attr"):
+                continue
+            if node.op == "output":
+                env[node] = graph.node_copy(node, lookup)
+                continue
+            env[node] = graph.node_copy(node, lookup)
+        if s < num_stages - 1:
+            outputs = [lookup(n) for n in crossing[s]]
+            graph.output(outputs[0] if len(outputs) == 1 else tuple(outputs))
+        graph.lint()
+        stage_modules.append(fx.GraphModule(graph_module, graph, "Stage%d" % s))
+    return stage_modules, crossing
+
+
+def check_crossing_values(graph_module, inputs, crossing, cut_names, model_file):
+    """Only tensors cross ranks: a Python number or a tuple crossing a cut is refused."""
+    import torch
+    import torch.fx as fx
+    values = {}
+
+    class Recorder(fx.Interpreter):
+        def run_node(self, node):
+            result = super().run_node(node)
+            values[node] = result
+            return result
+
+    with torch.no_grad():
+        Recorder(graph_module).run(*inputs)
+    shapes = []
+    for s, nodes in enumerate(crossing):
+        described = []
+        for node in nodes:
+            value = values.get(node)
+            if not isinstance(value, torch.Tensor):
+                where = user_line(node.stack_trace, model_file)
+                raise SplitError(
+                    "the cut before '%s' would pass '%s' (a %s%s) to the next stage; stages "
+                    "pass only tensors. Cut elsewhere, or compute it in the stage that uses it"
+                    % (cut_names[s], node.name, type(value).__name__,
+                       ", made at " + where if where else ""))
+            described.append("%s %s" % (list(value.shape), str(value.dtype).replace("torch.", "")))
+        shapes.append(described)
+    return shapes
+
+
+def script_stage(stage_module, index):
+    import torch
+    import warnings
+    try:
+        with warnings.catch_warnings():
+            # TorchScript's notes on attributes fx's GraphModule carries: not the author's.
+            warnings.simplefilter("ignore", UserWarning)
+            return torch.jit.script(stage_module)
+    except Exception as error:
+        first = str(error).strip().splitlines()
+        raise SplitError("stage %d cannot be scripted by TorchScript: %s\nIts code, as torch.fx "
+                         "wrote it:\n%s" % (index, " ".join(first[:6]), stage_module.code))
+
+
+def chained(stages, inputs):
+    values = inputs
+    for stage in stages:
+        out = stage(*values)
+        values = out if isinstance(out, tuple) else (out,)
+    return values
+
+
+def flat_tensors(value):
+    import torch
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [t for item in value for t in flat_tensors(item)]
+    if isinstance(value, dict):
+        return [t for key in sorted(value) for t in flat_tensors(value[key])]
+    return []
+
+
+def check_equal(model, scripted, inputs, rtol, atol):
+    import torch
+    model.eval()
+    for stage in scripted:
+        stage.eval()
+    with torch.no_grad():
+        expected = model(*inputs)
+        got = chained(scripted, inputs)
+    expected = flat_tensors(expected)
+    got = flat_tensors(got)
+    if len(expected) != len(got):
+        raise SplitError("the stages chained together return %d tensors, the model %d"
+                         % (len(got), len(expected)))
+    worst = 0.0
+    for a, b in zip(got, expected):
+        if a.shape != b.shape:
+            raise SplitError("the stages chained together return %s where the model returns %s"
+                             % (list(a.shape), list(b.shape)))
+        if a.is_floating_point():
+            difference = (a.double() - b.double()).abs()
+            worst = max(worst, difference.max().item() if difference.numel() else 0.0)
+            if not torch.allclose(a, b, rtol=rtol, atol=atol):
+                raise SplitError("the stages chained together differ from the model's own "
+                                 "forward on example_inputs(): largest difference %.3g (rtol "
+                                 "%g, atol %g); something forward() does is not captured by "
+                                 "the trace (randomness, state kept between calls)"
+                                 % (difference.max().item(), rtol, atol))
+        elif not torch.equal(a, b):
+            raise SplitError("the stages chained together differ from the model's own forward "
+                             "on example_inputs()")
+    return worst
+
+
+def name_map(stage_module, model):
+    """own name -> the model's name, for parameters and for the buffers its state dict keeps
+    (TorchScript forgets which buffers are persistent)."""
+    persistent = set(model.state_dict().keys())
+    parameters = {name: name for name, _ in stage_module.named_parameters()}
+    buffers = {name: name for name, _ in stage_module.named_buffers() if name in persistent}
+    return {"parameters": parameters, "buffers": buffers}
+
+
+def write_atomically(path, write):
+    folder = os.path.dirname(os.path.abspath(path))
+    # TorchScript names the archive's root after the file: no leading dot, same extension.
+    handle, temporary = tempfile.mkstemp(dir=folder, prefix="baton-split-partial-",
+                                         suffix=os.path.splitext(path)[1])
+    os.close(handle)
+    try:
+        write(temporary)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)  # as open() would have made it
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
+def input_declarations(inputs, output):
+    import torch
+    declarations = []
+    width = None
+    first = flat_tensors(output)
+    if first and first[0].is_floating_point() and first[0].dim() >= 2:
+        width = first[0].shape[-1]
+    for tensor in inputs:
+        dtype = str(tensor.dtype).replace("torch.", "")
+        text = "%s%s" % (dtype, list(tensor.shape[1:]))
+        integer = not tensor.is_floating_point() and tensor.dtype != torch.bool
+        # Token ids are below the vocabulary, which a language model's output scores.
+        if integer and width is not None and tensor.numel() and int(tensor.max()) < width:
+            text += "<%d" % width
+        declarations.append(text)
+    return declarations
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="baton-split",
+        description="Cut a PyTorch model into one TorchScript file per pipeline stage "
+                    "(model.stages in a baton config). MODEL.py defines make_model() and "
+                    "example_inputs().")
+    parser.add_argument("model_file", metavar="MODEL.py")
+    how = parser.add_mutually_exclusive_group(required=True)
+    how.add_argument("--split-at", action="append", metavar="NAME",
+                     help="cut before this submodule (its name in named_modules(), e.g. "
+                          "blocks.2); repeat for more stages")
+    how.add_argument("--stages", type=int, metavar="N",
+                     help="cut into N stages of balanced parameter count, between the model's "
+                          "children (ModuleList items count one by one)")
+    parser.add_argument("--out", required=True, metavar="DIR", help="where the files go")
+    parser.add_argument("--rtol", type=float, default=1e-5,
+                        help="relative tolerance of the check against the model (1e-5)")
+    parser.add_argument("--atol", type=float, default=1e-5,
+                        help="absolute tolerance of the check against the model (1e-5)")
+    args = parser.parse_args(argv)
+    import_torch()
+    import torch
+
+    try:
+        model, inputs = load_model_file(args.model_file)
+        graph_module = trace(model, args.model_file)
+        if args.split_at:
+            cuts = cuts_at(graph_module, model, args.split_at)
+        else:
+            cuts = balanced_cuts(graph_module, model, args.stages)
+        cut_indices = [index for index, _ in cuts]
+        cut_names = [name for _, name in cuts]
+        num_stages = len(cuts) + 1
+        stage_of = assign_stages(graph_module, cut_indices)
+        check_tied(graph_module, model, stage_of, cut_names)
+        stage_modules, crossing = build_stages(graph_module, stage_of, num_stages)
+        shapes = check_crossing_values(graph_module, inputs, crossing, cut_names,
+                                       args.model_file)
+        scripted = [script_stage(m, i) for i, m in enumerate(stage_modules)]
+        worst = check_equal(model, scripted, inputs, args.rtol, args.atol)
+        with torch.no_grad():
+            output = model(*inputs)
+    except SplitError as error:
+        print("baton-split: %s" % error, file=sys.stderr)
+        return 1
+
+    os.makedirs(args.out, exist_ok=True)
+    maps, paths = {}, []
+    for i, (stage, module) in enumerate(zip(scripted, stage_modules)):
+        names = name_map(module, model)
+        path = os.path.join(args.out, "stage-%d.pt" % i)
+        stage.train()
+        write_atomically(path, lambda p, s=stage, n=names: torch.jit.save(
+            s, p, _extra_files={NAMES_FILE: json.dumps(n, indent=1)}))
+        maps["stage-%d.pt" % i] = names
+        paths.append(path)
+    write_atomically(os.path.join(args.out, "names.json"),
+                     lambda p: open(p, "w").write(json.dumps(maps, indent=1) + "\n"))
+    declarations = input_declarations(inputs, output)
+    yaml = ("# From baton-split %s: paste into your config.\n"
+            "model:\n  name: torchscript\n  stages: [%s]\n  params:\n    inputs: [%s]\n"
+            % (" ".join(sys.argv[1:]) if argv is None else " ".join(argv),
+               ", ".join(os.path.abspath(p) for p in paths),
+               ", ".join('"%s"' % d for d in declarations)))
+    write_atomically(os.path.join(args.out, "model.yaml"),
+                     lambda p: open(p, "w").write(yaml))
+
+    total = sum(p.numel() for p in model.parameters())
+    print("baton-split: %d stages of %s (%d parameters), equal to its forward on "
+          "example_inputs() (largest difference %.3g)" %
+          (num_stages, os.path.basename(args.model_file), total, worst))
+    for i, module in enumerate(stage_modules):
+        count = sum(p.numel() for p in module.parameters())
+        start = "the inputs" if i == 0 else cut_names[i - 1]
+        passes = ", passes %s" % ", ".join(shapes[i]) if i < len(shapes) else ""
+        print("  stage-%d.pt: from %s, %d parameters%s" % (i, start, count, passes))
+    print("wrote %s/stage-0..%d.pt, names.json and model.yaml:\n\n%s"
+          % (args.out, num_stages - 1, yaml))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,159 @@
+#include "baton/stage_files_chain.h"
+
+#include <torch/script.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "baton/error.h"
+#include "script_outputs.h"
+
+namespace baton {
+
+const char* const kStageNamesFile = "baton/names.json";
+
+namespace {
+
+using NameMap = std::map<std::string, std::string>;
+
+struct StageFile {
+  std::string path;
+  torch::jit::Module module;
+  bool has_map = false;
+  NameMap parameter_names;  // own -> original
+  NameMap buffer_names;
+};
+
+NameMap read_section(const nlohmann::json& map, const char* section, const std::string& path) {
+  NameMap names;
+  if (!map.contains(section)) return names;
+  const auto& entries = map.at(section);
+  if (!entries.is_object()) {
+    throw ConfigError("stage file '" + path + "': " + kStageNamesFile + ": \"" + section +
+                      "\" must map each of the stage's own names to the original model's");
+  }
+  for (const auto& item : entries.items()) {
+    if (!item.value().is_string()) {
+      throw ConfigError("stage file '" + path + "': " + kStageNamesFile + ": \"" + section + "\"." +
+                        item.key() + " must be a name (a string)");
+    }
+    names[item.key()] = item.value().get<std::string>();
+  }
+  return names;
+}
+
+StageFile load_stage_file(const std::string& path) {
+  StageFile file;
+  file.path = path;
+  torch::jit::ExtraFilesMap extra{{kStageNamesFile, ""}};
+  try {
+    file.module = torch::jit::load(path, c10::nullopt, extra);
+  } catch (const c10::Error& error) {
+    std::string first_line = error.what_without_backtrace();
+    first_line = first_line.substr(0, first_line.find('\n'));
+    throw ConfigError("cannot load stage file '" + path + "': " + first_line +
+                      " (write stage files with baton-split, or save each stage module with "
+                      "torch.jit.save(torch.jit.script(stage), path))");
+  }
+  if (!file.module.find_method("forward")) {
+    throw ConfigError("stage file '" + path + "' has no forward method");
+  }
+  const std::string& text = extra[kStageNamesFile];
+  if (text.empty()) return file;
+  nlohmann::json map;
+  try {
+    map = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& error) {
+    throw ConfigError("stage file '" + path + "': its " + kStageNamesFile +
+                      " is not JSON: " + error.what());
+  }
+  if (!map.is_object()) {
+    throw ConfigError("stage file '" + path + "': its " + kStageNamesFile +
+                      " must be an object {\"parameters\": {...}, \"buffers\": {...}}");
+  }
+  file.has_map = true;
+  file.parameter_names = read_section(map, "parameters", path);
+  file.buffer_names = read_section(map, "buffers", path);
+  for (const auto& param : file.module.named_parameters(/*recurse=*/true)) {
+    if (!file.parameter_names.count(param.name)) {
+      throw ConfigError("stage file '" + path + "': parameter '" + param.name +
+                        "' has no original name in its " + kStageNamesFile +
+                        "; the map must name every parameter (write the file again with "
+                        "baton-split)");
+    }
+  }
+  return file;
+}
+
+class StageFilesChain : public UnitChain {
+ public:
+  explicit StageFilesChain(std::vector<StageFile> files) : files_(std::move(files)) {
+    // One name in two stages would make two parameters one in checkpoints and exports.
+    std::map<std::string, std::string> owner;
+    for (int unit = 0; unit < num_units(); ++unit) {
+      for (const auto& named : unit_parameters(unit)) {
+        const auto inserted = owner.emplace(named.first, files_[unit].path);
+        if (!inserted.second) {
+          throw ConfigError("parameter '" + named.first + "' is in stage file '" +
+                            inserted.first->second + "' and in '" + files_[unit].path +
+                            "'; each parameter belongs to one stage. Give the files the "
+                            "original model's names (" +
+                            kStageNamesFile + ", as baton-split writes) or distinct names");
+        }
+      }
+    }
+  }
+
+  int num_units() const override { return static_cast<int>(files_.size()); }
+
+  std::string unit_name(int unit) const override {
+    const std::string& path = files_.at(static_cast<std::size_t>(unit)).path;
+    return path.substr(path.find_last_of('/') + 1);
+  }
+
+  std::vector<at::Tensor> run_unit(int unit, const std::vector<at::Tensor>& inputs) override {
+    auto& file = files_.at(static_cast<std::size_t>(unit));
+    std::vector<c10::IValue> args(inputs.begin(), inputs.end());
+    return script_outputs_to_tensors(file.module.forward(args), "stage file '" + file.path + "'");
+  }
+
+  std::vector<std::pair<std::string, at::Tensor>> unit_parameters(int unit) const override {
+    const auto& file = files_.at(static_cast<std::size_t>(unit));
+    std::vector<std::pair<std::string, at::Tensor>> params;
+    for (const auto& param : file.module.named_parameters(/*recurse=*/true)) {
+      params.emplace_back(file.has_map ? file.parameter_names.at(param.name) : param.name,
+                          param.value);
+    }
+    return params;
+  }
+
+  std::vector<std::pair<std::string, at::Tensor>> unit_buffers(int unit) const override {
+    // TorchScript forgets which buffers are persistent; the map lists those the original
+    // model's state dict holds.
+    const auto& file = files_.at(static_cast<std::size_t>(unit));
+    std::vector<std::pair<std::string, at::Tensor>> buffers;
+    for (const auto& buffer : file.module.named_buffers(/*recurse=*/true)) {
+      const auto found = file.buffer_names.find(buffer.name);
+      if (found != file.buffer_names.end()) buffers.emplace_back(found->second, buffer.value);
+    }
+    return buffers;
+  }
+
+  void set_training(bool training) override {
+    for (auto& file : files_) file.module.train(training);
+  }
+
+ private:
+  std::vector<StageFile> files_;
+};
+
+}  // namespace
+
+std::shared_ptr<UnitChain> load_stage_files_chain(const std::vector<std::string>& paths) {
+  if (paths.empty()) throw ConfigError("model.stages lists no stage files");
+  std::vector<StageFile> files;
+  for (const std::string& path : paths) files.push_back(load_stage_file(path));
+  return std::make_shared<StageFilesChain>(std::move(files));
+}
+
+}  // namespace baton
