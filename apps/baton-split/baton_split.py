@@ -125,9 +125,15 @@ class sizes_traced_through_factories:
             setattr(torch, name, original)
 
 
-def trace(model, model_file):
-    """torch.fx graph of the model; every node knows the submodule it ran inside."""
+def trace(model, model_file, keep_whole=()):
+    """torch.fx graph of the model; every node knows the submodule it ran inside. Submodules
+    named in `keep_whole` are one node each (not traced into)."""
     import torch.fx as fx
+    modules = dict(model.named_modules())
+    for name in keep_whole:
+        if name not in modules or not name:
+            raise SplitError("--keep-whole %s: the model has no submodule named '%s'%s"
+                             % (name, name, did_you_mean(name, [m for m in modules if m])))
 
     class Tracer(fx.Tracer):
         record_stack_traces = True
@@ -136,11 +142,19 @@ def trace(model, model_file):
         def __init__(self):
             super().__init__()
             self.module_stack = [""]
+            self.failed_inside = None
+
+        def is_leaf_module(self, m, qualified_name):
+            return qualified_name in keep_whole or super().is_leaf_module(m, qualified_name)
 
         def call_module(self, m, forward, args, kwargs):
             self.module_stack.append(self.path_of_module(m))
             try:
                 return super().call_module(m, forward, args, kwargs)
+            except Exception:
+                if self.failed_inside is None:
+                    self.failed_inside = self.module_stack[-1]  # the innermost
+                raise
             finally:
                 self.module_stack.pop()
 
@@ -161,25 +175,36 @@ def trace(model, model_file):
                     return (proxy[i] for i in range(instruction.argval))
             return super().iter(proxy)
 
+    tracer = Tracer()
     try:
         with sizes_traced_through_factories():
-            graph = Tracer().trace(model)
+            graph = tracer.trace(model)
     except Exception as error:  # fx raises TraceError, TypeError, RuntimeError, ...
+        inside = tracer.failed_inside
         frames = traceback.extract_tb(error.__traceback__)
         where = None
         for frame in frames:
             if os.path.realpath(frame.filename) == os.path.realpath(model_file):
-                where = "%s:%d: %s" % (os.path.basename(model_file), frame.lineno,
-                                       (frame.line or "").strip())
+                where = "%s:%d (`%s`)" % (os.path.basename(model_file), frame.lineno,
+                                          (frame.line or "").strip())
         raise SplitError(
             "torch.fx cannot trace the model%s: %s: %s\n"
             "torch.fx follows forward() with symbolic values, so Python control flow that "
             "depends on a tensor's value (if/for over tensor data), or calls it cannot see "
-            "into, stop it. Move that code inside one submodule that stays whole (it then "
-            "runs as TorchScript), or write the stage modules by hand and give them to baton "
-            "as model.stages (docs/your-model.md, \"Stage modules by hand\")."
-            % (" at " + where if where else "", type(error).__name__, error))
+            "into, stop it. %s, or write the stage modules by hand and give them to baton as "
+            "model.stages (docs/your-model.md, \"Stage modules by hand\")."
+            % (" at " + where if where else "", type(error).__name__, error,
+               "It happens inside submodule '%s': keep it whole (--keep-whole %s: it is not "
+               "traced into and runs as TorchScript, which follows control flow)"
+               % (inside, inside) if inside else
+               "It happens in the model's own forward(): move it into a submodule kept whole "
+               "(--keep-whole NAME)"))
     return fx.GraphModule(model, graph)
+
+
+def did_you_mean(name, choices):
+    close = difflib.get_close_matches(name, choices, n=3)
+    return "; did you mean %s?" % " or ".join(close) if close else ""
 
 
 def units_of(model):
@@ -214,8 +239,7 @@ def cuts_at(graph_module, model, names):
     cuts = []
     for name in names:
         if name not in modules or name == "":
-            close = difflib.get_close_matches(name, [m for m in modules if m], n=3)
-            suggestion = "; did you mean %s?" % " or ".join(close) if close else "."
+            suggestion = did_you_mean(name, [m for m in modules if m]) or "."
             raise SplitError("--split-at %s: the model has no submodule named '%s'%s Its "
                              "units: %s" % (name, name, suggestion, ", ".join(units_of(model))))
         index = first_node_of(graph_module, name)
@@ -522,6 +546,9 @@ def main(argv=None):
                      help="cut into N stages of balanced parameter count, between the model's "
                           "children (ModuleList items count one by one)")
     parser.add_argument("--out", required=True, metavar="DIR", help="where the files go")
+    parser.add_argument("--keep-whole", action="append", default=[], metavar="NAME",
+                        help="do not trace into this submodule: it stays one piece, scripted "
+                             "as it is (for control flow torch.fx cannot follow); repeatable")
     parser.add_argument("--rtol", type=float, default=1e-5,
                         help="relative tolerance of the check against the model (1e-5)")
     parser.add_argument("--atol", type=float, default=1e-5,
@@ -532,7 +559,7 @@ def main(argv=None):
 
     try:
         model, inputs = load_model_file(args.model_file)
-        graph_module = trace(model, args.model_file)
+        graph_module = trace(model, args.model_file, set(args.keep_whole))
         if args.split_at:
             cuts = cuts_at(graph_module, model, args.split_at)
         else:

@@ -1,10 +1,12 @@
 """An unpipelined reference for baton's runs, written with nothing from baton but its files.
 
-usage: torch_reference.py --dumps DIR --ranks N [--rtol R] [--atol A] SETTING...
+usage: torch_reference.py --dumps DIR --ranks N [--rtol R] [--atol A] [--python-model FILE]
+                          SETTING...
 
 SETTING is what the test passed to `baton launch --set` (key=value). From them this script
-builds the model in plain PyTorch (a Python definition of baton's built-in MLP and GPT, or
-the TorchScript file itself), loads the initial parameters baton's ranks dumped
+builds the model in plain PyTorch (a Python definition of baton's built-in MLP and GPT, the
+TorchScript file itself, the stage files of model.stages run one after another, or — with
+--python-model — the author's own class from make_model() in FILE), loads the initial parameters baton's ranks dumped
 (DIR/rank<r>.pt, `initial.<name>`), reads the data the way the configuration reference
 describes it (synthetic, .npy/.pt files, a token file), runs the loss (cross entropy, mse
 or the scripted loss file) and torch.optim's
@@ -23,8 +25,11 @@ Exit status 0 when everything matches within rtol/atol, 1 with a report otherwis
 the settings ask for something this reference does not implement.
 """
 import argparse
+import importlib.util
+import json
 import math
 import os
+import re
 import sys
 
 import numpy as np
@@ -45,6 +50,9 @@ DEFAULTS = {
     "data.source": "text",
     "data.batch_size": 16,
     "data.token_format": "auto",
+    # empty: the text shipped with baton
+    "data.tokens": os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "configs", "data", "declaration.txt"),
     "optimizer.name": "adam",
     "optimizer.lr": 0.001,
     "optimizer.momentum": 0.0,
@@ -62,6 +70,10 @@ class Unsupported(Exception):
 def parse_value(text):
     text = text.strip()
     if text.startswith("[") and text.endswith("]"):
+        try:
+            return json.loads(text)  # ["int64[32]<256", "bool[32]"]
+        except ValueError:
+            pass
         inner = text[1:-1].strip()
         return [parse_value(item) for item in inner.split(",")] if inner else []
     if text in ("true", "false"):
@@ -185,14 +197,51 @@ class Gpt(nn.Module):
         return self.head(self.norm(x))
 
 
-def build_model(s):
+class StageFiles(nn.Module):
+    """model.stages run one after another in plain PyTorch; parameters are named by each
+    file's map (baton/names.json inside the .pt) when it has one, else by the file's own."""
+
+    def __init__(self, paths):
+        super().__init__()
+        self.maps = []
+        for index, path in enumerate(paths):
+            extra = {"baton/names.json": ""}
+            stage = torch.jit.load(path, _extra_files=extra)
+            self.add_module("stage%d" % index, stage)
+            names = json.loads(extra["baton/names.json"]) if extra["baton/names.json"] else {}
+            self.maps.append(names.get("parameters", {}))
+
+    def named_parameters(self, *args, **kwargs):
+        for index, stage in enumerate(self.children()):
+            for name, param in stage.named_parameters():
+                yield self.maps[index].get(name, name), param
+
+    def forward(self, *inputs):
+        values = inputs
+        for stage in self.children():
+            out = stage(*values)
+            values = out if isinstance(out, tuple) else (out,)
+        return values[0]
+
+
+def load_python_model(path):
+    spec = importlib.util.spec_from_file_location("reference_model", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.make_model()
+
+
+def build_model(s, python_model=None):
     name = s["model.name"]
+    if python_model:
+        return load_python_model(python_model)
     if name == "mlp":
         return Mlp(s)
     if name == "gpt":
         return Gpt(s)
     if name == "torchscript":
-        return torch.jit.load(s["model.path"])
+        stages = s.get("model.stages") or []
+        return StageFiles(stages) if stages else torch.jit.load(s["model.path"])
     raise Unsupported("model.name " + str(name))
 
 
@@ -203,9 +252,30 @@ def step_generator(s, step):
     return torch.Generator().manual_seed(s["run.seed"] * 1000003 + step)
 
 
-def output_shape(s, model, sample_shape):
+DTYPES = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
+          "bfloat16": torch.bfloat16, "int64": torch.int64, "int32": torch.int32,
+          "int16": torch.int16, "int8": torch.int8, "uint8": torch.uint8, "bool": torch.bool}
+
+
+def declared_inputs(s):
+    """model.params.inputs as the configuration reference describes it: (dtype, shape, high)
+    per argument; input_shape is one float32 input."""
+    declared = []
+    for text in s.get("model.params.inputs") or []:
+        match = re.fullmatch(r"\s*(\w+)\s*\[([^\]]*)\]\s*(?:<\s*(\d+))?\s*", str(text))
+        if not match:
+            raise Unsupported("model.params.inputs entry " + str(text))
+        shape = [int(x) for x in match.group(2).split(",") if x.strip()]
+        declared.append((DTYPES[match.group(1)], shape, int(match.group(3) or 0)))
+    if s.get("model.params.input_shape"):
+        declared.append((torch.float32, list(s["model.params.input_shape"]), 0))
+    return declared
+
+
+def output_of(model, sample):
     with torch.no_grad():
-        return list(model(torch.zeros([1] + sample_shape)).shape[1:])
+        out = model(*sample)
+    return out[0] if isinstance(out, tuple) else out
 
 
 def read_tensor(path):
@@ -227,7 +297,7 @@ def read_tokens(s):
 
 
 class Batches:
-    """The batch of every step: (inputs, targets)."""
+    """The batch of every step: (inputs, targets), inputs a tuple of the forward's arguments."""
 
     def __init__(self, s, model):
         self.s = s
@@ -236,50 +306,81 @@ class Batches:
         # Every loss but cross entropy takes float targets shaped like the output.
         self.value_targets = s["model.loss"] != "cross_entropy"
         name = s["model.name"]
+        # (dtype, one sample's shape, high) of every argument of the forward.
         if name == "mlp":
-            self.sample_shape = [s["model.params.in_features"]]
+            self.declared = [(torch.float32, [s["model.params.in_features"]], 0)]
         elif name == "gpt":
-            self.sample_shape = [s["model.params.seq_len"]]
-        elif name == "torchscript":
-            self.sample_shape = list(s["model.params.input_shape"])
-        if self.value_targets:
-            self.target_shape = output_shape(s, model, self.sample_shape)
+            self.declared = [(torch.int64, [s["model.params.seq_len"]],
+                              s["model.params.vocab_size"])]
+        else:
+            self.declared = declared_inputs(s)
+        self.classes = s.get("model.params.num_classes", 0) if name == "torchscript" else \
+            s["model.params.out_features"] if name == "mlp" else s.get("model.params.vocab_size")
         if self.source == "files":
-            self.inputs = read_tensor(s["data.inputs"]).float()
+            files = s["data.inputs"] if isinstance(s["data.inputs"], list) else [s["data.inputs"]]
+            # A user's model takes the data as it is; a built-in one in its own dtype.
+            self.inputs = [read_tensor(f) for f in files]
+            if name != "torchscript":
+                self.inputs = [t.to(self.declared[0][0]) if self.declared[0][0].is_floating_point
+                               else t.long() for t in self.inputs]
             self.targets = read_tensor(s["data.targets"])
             self.targets = self.targets.float() if self.value_targets else self.targets.long()
+            sample = tuple(t[:1] for t in self.inputs)
         elif self.source == "text":
             self.tokens = read_tokens(s)
+            dtype, shape, _ = self.declared[0]
+            sample = (self.tokens[:shape[0]].unsqueeze(0).to(dtype),)
+        else:
+            for i, (dtype, shape, high) in enumerate(self.declared):
+                if not dtype.is_floating_point and dtype != torch.bool and not high:
+                    self.declared[i] = (dtype, shape, self.classes)
+            sample = tuple(t[:1] for t in self.draw_inputs(step_generator(s, 1)))
+        # What the output is, learned from a sample of the data as the reference describes.
+        output = output_of(model, sample) if name == "torchscript" or self.value_targets \
+            else None
+        if self.value_targets:
+            self.target_shape = list(output.shape[1:])
+        elif output is not None:
+            self.target_shape = list(output.shape[1:-1])
+            self.classes = self.classes or output.shape[-1]
+        else:
+            self.target_shape = [s["model.params.seq_len"]] if name == "gpt" else []
+
+    def draw_inputs(self, generator):
+        inputs = []
+        for dtype, shape, high in self.declared:
+            shape = [self.size] + shape
+            if dtype.is_floating_point:
+                inputs.append(torch.randn(shape, generator=generator, dtype=dtype))
+            elif dtype == torch.bool:
+                inputs.append(torch.randint(2, shape, generator=generator).bool())
+            else:
+                inputs.append(torch.randint(high, shape, generator=generator).to(dtype))
+        return inputs
 
     def batch(self, step):
         s = self.s
         if self.source == "synthetic":
-            # Inputs first, then targets, from one generator seeded by the step.
+            # Inputs first, in order, then targets, from one generator seeded by the step.
             generator = step_generator(s, step)
-            shape = [self.size] + self.sample_shape
-            if s["model.name"] == "gpt":
-                vocab = s["model.params.vocab_size"]
-                inputs = torch.randint(vocab, shape, generator=generator)
-                targets = torch.randint(vocab, shape, generator=generator)
-                return inputs, targets
-            inputs = torch.randn(shape, generator=generator)
+            inputs = self.draw_inputs(generator)
+            shape = [self.size] + self.target_shape
             if self.value_targets:
-                targets = torch.randn([self.size] + self.target_shape, generator=generator)
+                targets = torch.randn(shape, generator=generator)
             else:
-                classes = s["model.params.out_features"] if s["model.name"] == "mlp" \
-                    else s["model.params.num_classes"]
-                targets = torch.randint(classes, [self.size], generator=generator)
-            return inputs, targets
+                targets = torch.randint(self.classes, shape, generator=generator)
+            return tuple(inputs), targets
         if self.source == "files":
-            rows = (torch.arange(self.size) + (step - 1) * self.size) % self.inputs.shape[0]
-            return self.inputs[rows], self.targets[rows]
+            rows = (torch.arange(self.size) + (step - 1) * self.size) % self.targets.shape[0]
+            return tuple(t[rows] for t in self.inputs), self.targets[rows]
         if self.source == "text":
-            length = self.sample_shape[0]
+            dtype, shape, _ = self.declared[0]
+            length = shape[0]
             generator = step_generator(s, step)
             starts = torch.randint(len(self.tokens) - length, [self.size], generator=generator)
             inputs = torch.stack([self.tokens[i:i + length] for i in starts.tolist()])
             targets = torch.stack([self.tokens[i + 1:i + length + 1] for i in starts.tolist()])
-            return inputs, targets
+            return (inputs.to(dtype),), targets
         raise Unsupported("data.source " + str(self.source))
 
 
@@ -382,6 +483,9 @@ def main():
     parser.add_argument("--ranks", type=int, required=True)
     parser.add_argument("--rtol", type=float, default=1e-5)
     parser.add_argument("--atol", type=float, default=1e-6)
+    parser.add_argument("--python-model", default=None,
+                        help="a file defining make_model(): the author's class, whose "
+                             "parameter names the run must have kept")
     parser.add_argument("settings", nargs="*")
     args = parser.parse_args()
     s = parse_settings(args.settings)
@@ -403,7 +507,7 @@ def main():
         dumps.append(torch.load(path))
 
     try:
-        model = build_model(s)
+        model = build_model(s, args.python_model)
         initial = gather(dumps[:width], "initial.", report)
         expected_names = sorted(name for name, _ in model.named_parameters())
         if sorted(initial) != expected_names:
@@ -421,7 +525,8 @@ def main():
         for step in range(1, s["run.steps"] + 1):
             inputs, targets = batches.batch(step)
             optimizer.zero_grad(set_to_none=True)
-            loss = loss_of(s, model(inputs), targets)
+            output = model(*inputs)
+            loss = loss_of(s, output[0] if isinstance(output, tuple) else output, targets)
             loss.backward()
             losses.append(loss.item())
             if step == 1:

@@ -1,0 +1,275 @@
+// A user's own model, as written: a token-input language model scripted as one file; a
+// nanoGPT-shaped model (embeddings summed in forward, a ModuleList in a loop) cut by
+// baton-split and trained on every kind of schedule and with replicas; a model taking token
+// ids and a mask; stage modules written by hand that pass tuples. Each trains like the same
+// model trained whole by plain PyTorch (torch_reference.py), and the export loads into the
+// author's class strictly. Bad input is refused before anything trains, saying what to fix.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include "launch_run.h"
+#include "torch_reference.h"
+
+namespace {
+
+using testing::HasSubstr;
+using testing::Not;
+
+const std::string kBaton = BATON_BINARY;
+const std::string kPython = BATON_PYTHON;
+const std::string kSource = BATON_SOURCE_DIR;
+const std::string kNanoGpt = kSource + "/configs/models/nanogpt.py";
+const std::string kModels = kSource + "/tests/pipeline/your_models";
+
+class YourModel : public testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    // A folder per process: CTest runs the cases in parallel processes.
+    dir_ = new std::string(::testing::TempDir() + "/your-models-" + std::to_string(::getpid()));
+    const auto made =
+        baton_test::run_command(kPython + " '" + kModels + "/make_your_models.py' '" + *dir_ + "'");
+    made_ = new baton_test::CommandResult(made);
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    delete made_;
+  }
+  void SetUp() override {
+    // bootstrap installs python3-torch for the tests: writing the models must work.
+    ASSERT_EQ(made_->exit_code, 0) << made_->output;
+  }
+
+  static std::string file(const std::string& name) { return *dir_ + "/" + name; }
+
+  // baton-split as a user runs it (the installed program next to baton), with Debian's
+  // Python: a python3 first on PATH may lack torch.
+  static baton_test::CommandResult split(const std::string& model, const std::string& how,
+                                         const std::string& out) {
+    return baton_test::run_command("timeout 120 " + kPython + " '" + BATON_SPLIT + "' '" + model +
+                                   "' " + how + " --out '" + out + "'");
+  }
+
+  static std::string stage_list(const std::string& folder, int stages) {
+    std::string list = "[";
+    for (int i = 0; i < stages; ++i) {
+      list += (i ? ", " : "") + folder + "/stage-" + std::to_string(i) + ".pt";
+    }
+    return list + "]";
+  }
+
+  static std::vector<std::string> common(int steps = 3) {
+    return {"optimizer.name=adam", "optimizer.lr=0.003", "run.steps=" + std::to_string(steps),
+            "run.seed=5",          "world.timeout_s=60", "trace.enabled=false"};
+  }
+
+  static std::string* dir_;
+  static baton_test::CommandResult* made_;
+};
+
+std::string* YourModel::dir_ = nullptr;
+baton_test::CommandResult* YourModel::made_ = nullptr;
+
+std::vector<std::string> plus(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+TEST_F(YourModel, ATokenInputLanguageModelScriptedAsOneFileTrainsLikePyTorch) {
+  // int64 token ids reach the embedding as they are; targets [batch, seq] against
+  // [batch, seq, vocab]; the classes are learned from the model's output on a real window.
+  for (const auto& [schedule, stages_per_rank] :
+       std::vector<std::pair<std::string, int>>{{"1f1b", 1}, {"zbv", 2}}) {
+    const auto settings =
+        plus(common(), {"model.name=torchscript", "model.path=" + file("token_lm.pt"),
+                        "model.params.inputs=[\"int64[16]\"]", "data.source=text",
+                        "data.batch_size=8", "schedule.microbatches=4", "schedule.name=" + schedule,
+                        "schedule.stages_per_rank=" + std::to_string(stages_per_rank)});
+    const auto result = baton_test::launch(kBaton, 2, settings, "token-lm-" + schedule);
+    ASSERT_EQ(result.command.exit_code, 0) << schedule << "\n" << result.command.output;
+    const auto reference = baton_test::compare_with_torch(result, 2, settings);
+    EXPECT_EQ(reference.exit_code, 0) << schedule << "\n" << reference.output;
+  }
+}
+
+TEST_F(YourModel, ANanoGptCutByBatonSplitTrainsLikeTheAuthorsClassOnEverySchedule) {
+  const std::string two = file("nanogpt-2"), four = file("nanogpt-4");
+  const auto split_two = split(kNanoGpt, "--stages 2", two);
+  ASSERT_EQ(split_two.exit_code, 0) << split_two.output;
+  EXPECT_THAT(split_two.output, HasSubstr("2 stages of nanogpt.py (234880 parameters), equal to "
+                                          "its forward on example_inputs()"));
+  EXPECT_THAT(split_two.output, HasSubstr("inputs: [\"int64[32]<256\"]"));
+  const auto split_four = split(kNanoGpt, "--split-at h.1 --split-at h.2 --split-at h.3", four);
+  ASSERT_EQ(split_four.exit_code, 0) << split_four.output;
+
+  struct Case {
+    std::string name, schedule, stages;
+    int ranks, stages_per_rank, replicas;
+  };
+  const std::vector<Case> cases = {
+      {"1f1b", "1f1b", stage_list(two, 2), 2, 1, 1},
+      {"interleaved", "interleaved_1f1b", stage_list(four, 4), 2, 2, 1},
+      {"zbv", "zbv", stage_list(four, 4), 2, 2, 1},
+      {"pp2-dp2", "1f1b", stage_list(two, 2), 4, 1, 2},
+  };
+  for (const Case& c : cases) {
+    // SGD: attention's key bias has a gradient of exactly zero in exact arithmetic, which
+    // Adam would blow up from rounding noise (in PyTorch as in baton) to full-size steps.
+    const auto settings = plus(
+        common(), {"optimizer.name=sgd", "optimizer.lr=0.1", "optimizer.momentum=0.9",
+                   "model.name=torchscript", "model.stages=" + c.stages,
+                   "model.params.inputs=[\"int64[32]<256\"]", "data.source=text",
+                   "data.batch_size=8", "schedule.microbatches=4", "schedule.name=" + c.schedule,
+                   "schedule.stages_per_rank=" + std::to_string(c.stages_per_rank),
+                   "world.data_parallel=" + std::to_string(c.replicas), "checkpoint.every=0"});
+    const auto result = baton_test::launch(kBaton, c.ranks, settings, "nanogpt-" + c.name);
+    ASSERT_EQ(result.command.exit_code, 0) << c.name << "\n" << result.command.output;
+    // The reference trains make_model() itself: the run kept its class's parameter names.
+    const auto reference = baton_test::compare_with_torch(result, c.ranks, settings, kNanoGpt);
+    EXPECT_EQ(reference.exit_code, 0) << c.name << "\n" << reference.output;
+    if (c.name != "1f1b") continue;
+
+    // The weights back: the export loads into the author's class with strict=True, buffers
+    // included, and equals the trained parameters the ranks dumped.
+    const std::string exported = result.dump_dir + "/exported.pt";
+    const auto exporting =
+        baton_test::run_command(kBaton + " export '" + result.dump_dir +
+                                "/runs/baton/checkpoints' --out '" + exported + "'");
+    ASSERT_EQ(exporting.exit_code, 0) << exporting.output;
+    EXPECT_THAT(exporting.output, HasSubstr("exported 53 parameters and 4 buffers from 2 ranks"));
+    const auto loading = baton_test::run_command(
+        kPython +
+        " -c \"import importlib.util, torch\n"
+        "spec = importlib.util.spec_from_file_location('m', '" +
+        kNanoGpt +
+        "')\nm = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
+        "model = m.make_model()\nprint(model.load_state_dict(torch.load('" +
+        exported +
+        "'), strict=True))\n"
+        "dumps = [torch.load('" +
+        result.dump_dir + "/rank%d.pt' % r) for r in range(2)]\n" +
+        "trained = {k[6:]: v for d in dumps for k, v in d.items() if k.startswith('param.')}\n"
+        "state = model.state_dict()\n"
+        "assert all(torch.equal(state[k], v) for k, v in trained.items()), 'export differs'\n"
+        "print('equal', len(trained))\"");
+    EXPECT_EQ(loading.exit_code, 0) << loading.output;
+    EXPECT_THAT(loading.output, HasSubstr("<All keys matched successfully>"));
+    EXPECT_THAT(loading.output, HasSubstr("equal 53"));
+  }
+}
+
+TEST_F(YourModel, AModelOfTokenIdsAndAMaskTrainsLikePyTorch) {
+  // Two data files, two positional arguments; the bool mask crosses the cut next to the
+  // activations (no gradient for it).
+  const std::string stages = file("masked-2");
+  const auto made = split(kModels + "/masked_lm.py", "--stages 2", stages);
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  EXPECT_THAT(made.output, HasSubstr("passes [2, 16] bool, [2, 16, 32] float32"));
+  const auto settings =
+      plus(common(),
+           {"model.name=torchscript", "model.stages=" + stage_list(stages, 2), "data.source=files",
+            "data.inputs=[" + file("ids.npy") + ", " + file("mask.npy") + "]",
+            "data.targets=" + file("targets.npy"), "data.batch_size=8", "schedule.microbatches=4",
+            "schedule.name=1f1b"});
+  const auto result = baton_test::launch(kBaton, 2, settings, "masked-lm");
+  ASSERT_EQ(result.command.exit_code, 0) << result.command.output;
+  const auto reference =
+      baton_test::compare_with_torch(result, 2, settings, kModels + "/masked_lm.py");
+  EXPECT_EQ(reference.exit_code, 0) << reference.output;
+}
+
+TEST_F(YourModel, HandWrittenStagesThatPassATupleTrainLikePyTorch) {
+  // hand-0.pt maps its names to the original model's (encoder.*); hand-1.pt keeps its own.
+  const auto settings =
+      plus(common(), {"model.name=torchscript",
+                      "model.stages=[" + file("hand-0.pt") + ", " + file("hand-1.pt") + "]",
+                      "model.params.input_shape=[12]", "data.source=synthetic", "data.batch_size=8",
+                      "schedule.microbatches=4", "schedule.name=1f1b"});
+  const auto result = baton_test::launch(kBaton, 2, settings, "hand-stages");
+  ASSERT_EQ(result.command.exit_code, 0) << result.command.output;
+  EXPECT_EQ(result.dumps.at(0).count("param.encoder.gate.weight"), 1u);
+  EXPECT_EQ(result.dumps.at(1).count("param.mix.weight"), 1u);
+  const auto reference = baton_test::compare_with_torch(result, 2, settings);
+  EXPECT_EQ(reference.exit_code, 0) << reference.output;
+}
+
+// --- bad input: each a clear error, and nothing trains ------------------------------------
+
+void expect_refused(const baton_test::CommandResult& result, const std::string& message) {
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  EXPECT_THAT(result.output, HasSubstr(message));
+  EXPECT_THAT(result.output, Not(HasSubstr("step 1/")));
+}
+
+TEST_F(YourModel, AStageCountOtherThanThePlansIsRefusedByConfigCheckNamingBoth) {
+  const auto result = baton_test::run_command(
+      kBaton + " config check --no-env --set model.name=torchscript --set 'model.stages=[" +
+      file("hand-0.pt") + ", " + file("hand-1.pt") +
+      "]' --set world.ranks=2 --set schedule.stages_per_rank=2 --set "
+      "schedule.name=interleaved_1f1b");
+  expect_refused(result,
+                 "model.stages: 2 stage files, but the plan has 4 stages (world.ranks 2 / "
+                 "world.data_parallel 1 x schedule.stages_per_rank 2)");
+}
+
+TEST_F(YourModel, StageFilesThatDisagreeAtTheBoundaryAreRefusedNamingBothFiles) {
+  const auto result = baton_test::launch(
+      kBaton, 2,
+      plus(common(),
+           {"model.name=torchscript",
+            "model.stages=[" + file("hand-0.pt") + ", " + file("hand-1-wide.pt") + "]",
+            "model.params.input_shape=[12]", "data.source=synthetic", "data.batch_size=8"}),
+      "hand-wide");
+  expect_refused(result.command,
+                 "'hand-1-wide.pt' cannot take the outputs of 'hand-0.pt' ([1, 16] float32, "
+                 "[1, 16] float32)");
+}
+
+TEST_F(YourModel, BatonSplitRefusesWhatItCannotSplitSayingWhy) {
+  const auto missing = split(kNanoGpt, "--split-at h.7", file("x"));
+  EXPECT_EQ(missing.exit_code, 1) << missing.output;
+  EXPECT_THAT(missing.output, HasSubstr("--split-at h.7: the model has no submodule named 'h.7'; "
+                                        "did you mean h.3 or h.2 or h.1? Its units: wte, wpe, "
+                                        "h.0, h.1, h.2, h.3, ln_f, lm_head"));
+
+  const auto untraceable = split(kModels + "/untraceable.py", "--stages 2", file("x"));
+  EXPECT_EQ(untraceable.exit_code, 1) << untraceable.output;
+  EXPECT_THAT(untraceable.output, HasSubstr("torch.fx cannot trace the model at untraceable.py:14 "
+                                            "(`if x.sum() > 0:`): TraceError"));
+  EXPECT_THAT(untraceable.output, HasSubstr("write the stage modules by hand"));
+
+  const auto tied = split(kModels + "/tied.py", "--stages 2", file("x"));
+  EXPECT_EQ(tied.exit_code, 1) << tied.output;
+  EXPECT_THAT(tied.output, HasSubstr("'wte.weight' and 'lm_head.weight' are one tensor (tied "
+                                     "weights, used by stage 0 (start) and stage 1 (from "
+                                     "lm_head))"));
+  // Nothing half-written is left behind.
+  EXPECT_NE(baton_test::run_command("test -e '" + file("x") + "/stage-0.pt'").exit_code, 0);
+}
+
+TEST_F(YourModel, TargetsThatDoNotFitTheOutputAreRefusedNamingTheFileAndTheFix) {
+  const std::string stages = file("masked-refusals");
+  const auto made = split(kModels + "/masked_lm.py", "--stages 2", stages);
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  auto run_with = [&](const std::string& targets) {
+    return baton_test::run_command(
+        "timeout 120 " + kBaton +
+        " run --no-env --set model.name=torchscript --set 'model.stages=[" + stages +
+        "/stage-0.pt, " + stages + "/stage-1.pt]' --set world.ranks=1 " +
+        "--set schedule.stages_per_rank=2 --set schedule.name=interleaved_1f1b " +
+        "--set data.source=files --set 'data.inputs=[" + file("ids.npy") + ", " + file("mask.npy") +
+        "]' --set data.targets=" + file(targets) +
+        " --set data.batch_size=8 --set run.output_dir=" + file("refusal-runs"));
+  };
+  expect_refused(run_with("targets-flat.npy"),
+                 "data.targets ('" + file("targets-flat.npy") +
+                     "'): holds [48] but the model's output per batch is [48, 16, 64], so cross "
+                     "entropy needs targets [48, 16]");
+  expect_refused(run_with("targets-high.npy"),
+                 "holds class ids from 0 to 99 but the model scores 64 classes (ids 0 to 63)");
+  expect_refused(run_with("targets-float.npy"),
+                 "holds ([48, 16] float32) values; cross entropy takes class ids (integers)");
+}
+
+}  // namespace
