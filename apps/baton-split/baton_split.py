@@ -596,7 +596,7 @@ def main(argv=None):
     yaml = ("# From baton-split %s: paste into your config.\n"
             "model:\n  name: torchscript\n  stages: [%s]\n  params:\n    inputs: [%s]\n"
             % (" ".join(sys.argv[1:]) if argv is None else " ".join(argv),
-               ", ".join(os.path.abspath(p) for p in paths),
+               ", ".join(paths),  # as given: relative to where baton-split ran
                ", ".join('"%s"' % d for d in declarations)))
     write_atomically(os.path.join(args.out, "model.yaml"),
                      lambda p: open(p, "w").write(yaml))
