@@ -83,8 +83,8 @@ std::unique_ptr<CandidatePipeline> set_up_candidate(
   candidate->seed = settings.seed;
   candidate->pipeline = build_rank_pipeline(config, plan_rank(config, world), world, store,
                                             settings, std::move(pipeline_options));
-  candidate->inputs = candidate->pipeline->first_inputs;
-  candidate->targets = replica_slice(candidate->pipeline->first_batch.targets, world);
+  candidate->inputs = candidate->pipeline->first_batch.inputs;
+  candidate->targets = candidate->pipeline->first_batch.targets;
   candidate->pipeline->executor->setup(candidate->inputs);
   return candidate;
 }

@@ -2,10 +2,14 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
+#include <limits>
+
 #include "baton/error.h"
 #include "output_probe.h"
 #include "step_seed.h"
 #include "tensor_files.h"
+#include "token_stream.h"
 
 namespace baton_models {
 namespace {
@@ -56,10 +60,17 @@ class SyntheticBatches : public BatchSource {
     batch.inputs = draw_inputs(generator);
     batch.targets = value_targets_ ? at::randn(target_shape_, generator, at::kFloat)
                                    : at::randint(num_classes_, target_shape_, generator, at::kLong);
+    // One generator draws the whole batch (the documented rule), so a replica draws it all
+    // and keeps its rows: random numbers are cheap next to the model.
+    for (at::Tensor& input : batch.inputs) input = rows_.of(input);
+    batch.targets = rows_.of(batch.targets);
     return batch;
   }
 
+  void keep_rows(ReplicaRows rows) { rows_ = rows; }
+
  private:
+  ReplicaRows rows_;
   std::vector<InputSpec> inputs_;
   bool value_targets_;
   std::vector<std::int64_t> target_shape_;
@@ -69,47 +80,73 @@ class SyntheticBatches : public BatchSource {
 };
 
 // Windows of a token stream (a text read as bytes): inputs are seq_len tokens, targets the
-// same window shifted by one. Windows are drawn at seeded random offsets.
+// same window shifted by one. Windows are drawn at seeded random offsets; a replica reads only
+// its own rows' windows from the mapped file.
 class TextBatches : public BatchSource {
  public:
-  TextBatches(at::Tensor tokens, std::int64_t batch_size, std::int64_t seq_len,
-              at::ScalarType dtype, std::uint64_t seed)
+  TextBatches(std::shared_ptr<const TokenStream> tokens, std::int64_t batch_size,
+              std::int64_t seq_len, at::ScalarType dtype, std::int64_t id_limit, std::uint64_t seed,
+              ReplicaRows rows)
       : tokens_(std::move(tokens)),
         batch_size_(batch_size),
         seq_len_(seq_len),
         dtype_(dtype),
-        seed_(seed) {}
+        id_limit_(id_limit),
+        seed_(seed),
+        rows_(rows) {}
 
   Batch batch(int step) const override {
     at::Generator generator = at::detail::createCPUGenerator(step_seed(seed_, step));
-    const std::int64_t limit = tokens_.size(0) - seq_len_ - 1;
+    const std::int64_t limit = tokens_->size() - seq_len_ - 1;
     const at::Tensor starts = at::randint(limit + 1, {batch_size_}, generator, at::kLong);
     std::vector<at::Tensor> inputs, targets;
-    for (std::int64_t i = 0; i < batch_size_; ++i) {
+    for (std::int64_t i = rows_.first(batch_size_); i < rows_.end(batch_size_); ++i) {
       const std::int64_t start = starts[i].item<std::int64_t>();
-      inputs.push_back(tokens_.slice(0, start, start + seq_len_));
-      targets.push_back(tokens_.slice(0, start + 1, start + seq_len_ + 1));
+      const at::Tensor window = tokens_->window(start, seq_len_ + 1);
+      check_ids(window, start, step);
+      inputs.push_back(window.slice(0, 0, seq_len_));
+      targets.push_back(window.slice(0, 1, seq_len_ + 1));
     }
     return Batch{{at::stack(inputs).to(dtype_)}, at::stack(targets)};
   }
 
  private:
-  at::Tensor tokens_;
+  // A large file is not scanned at set-up (that would read all of it): each window is.
+  void check_ids(const at::Tensor& window, std::int64_t start, int step) const {
+    const std::int64_t low = window.min().item<std::int64_t>();
+    const std::int64_t high = window.max().item<std::int64_t>();
+    if (low >= 0 && high < id_limit_) return;
+    throw baton::ConfigError("data.tokens ('" + tokens_->path() + "'): the window at token " +
+                             std::to_string(start) + " (step " + std::to_string(step) +
+                             ") holds id " + std::to_string(low < 0 ? low : high) +
+                             "; the model takes ids 0 to " + std::to_string(id_limit_ - 1));
+  }
+
+  std::shared_ptr<const TokenStream> tokens_;
   std::int64_t batch_size_, seq_len_;
   at::ScalarType dtype_;
+  std::int64_t id_limit_;
   std::uint64_t seed_;
+  ReplicaRows rows_;
 };
 
-// Consecutive rows of tensors read from files (wrapping around), the same on every rank.
+// Consecutive rows of tensors read from files (wrapping around), the same on every rank; a
+// replica selects only its own.
 class FileBatches : public BatchSource {
  public:
-  FileBatches(std::vector<at::Tensor> inputs, at::Tensor targets, std::int64_t batch_size)
-      : inputs_(std::move(inputs)), targets_(std::move(targets)), batch_size_(batch_size) {}
+  FileBatches(std::vector<at::Tensor> inputs, at::Tensor targets, std::int64_t batch_size,
+              ReplicaRows rows)
+      : inputs_(std::move(inputs)),
+        targets_(std::move(targets)),
+        batch_size_(batch_size),
+        rows_(rows) {}
 
   Batch batch(int step) const override {
     const std::int64_t rows = targets_.size(0);
     const at::Tensor index =
-        (at::arange(batch_size_, at::kLong) + (step - 1) * batch_size_).remainder(rows);
+        (at::arange(rows_.first(batch_size_), rows_.end(batch_size_), at::kLong) +
+         (step - 1) * batch_size_)
+            .remainder(rows);
     Batch batch;
     for (const at::Tensor& input : inputs_) batch.inputs.push_back(input.index_select(0, index));
     batch.targets = targets_.index_select(0, index);
@@ -120,9 +157,11 @@ class FileBatches : public BatchSource {
   std::vector<at::Tensor> inputs_;
   at::Tensor targets_;
   std::int64_t batch_size_;
+  ReplicaRows rows_;
 };
 
-std::unique_ptr<BatchSource> synthetic_batches(const DataSettings& data, BuiltModel& model) {
+std::unique_ptr<BatchSource> synthetic_batches(const DataSettings& data, BuiltModel& model,
+                                               ReplicaRows rows) {
   const std::string where = data.source.origin().description + ": data.source 'synthetic': ";
   if (model.inputs.empty()) {
     throw baton::ConfigError(where +
@@ -145,7 +184,9 @@ std::unique_ptr<BatchSource> synthetic_batches(const DataSettings& data, BuiltMo
   SyntheticBatches probe(model, data.batch_size, data.seed);
   at::Generator generator = at::detail::createCPUGenerator(step_seed(data.seed, 1));
   learn_output_from_sample(&model, first_rows(probe.draw_inputs(generator)), "synthetic inputs");
-  return std::make_unique<SyntheticBatches>(model, data.batch_size, data.seed);
+  auto batches = std::make_unique<SyntheticBatches>(model, data.batch_size, data.seed);
+  batches->keep_rows(rows);
+  return batches;
 }
 
 // Class-id targets must be integers shaped like the output without its last dimension, in
@@ -200,7 +241,8 @@ at::ScalarType data_dtype_for(const BuiltModel& model, std::size_t input, at::Sc
   return at::isFloatingType(wanted) ? wanted : at::kLong;
 }
 
-std::unique_ptr<BatchSource> file_batches(const DataSettings& data, BuiltModel& model) {
+std::unique_ptr<BatchSource> file_batches(const DataSettings& data, BuiltModel& model,
+                                          ReplicaRows rows) {
   const std::vector<std::string> files = data.inputs.as_string_list();
   const std::string& targets_file = data.targets.as_string();
   if (files.empty() || targets_file.empty()) {
@@ -253,11 +295,16 @@ std::unique_ptr<BatchSource> file_batches(const DataSettings& data, BuiltModel& 
   learn_output_from_sample(&model, first_rows(inputs), "data.inputs");
   check_targets(targets, model, targets_file, data.targets);
   if (!model.value_targets) targets = targets.to(at::kLong);
-  return std::make_unique<FileBatches>(std::move(inputs), targets.contiguous(), data.batch_size);
+  return std::make_unique<FileBatches>(std::move(inputs), targets.contiguous(), data.batch_size,
+                                       rows);
 }
 
+// Files up to this size are scanned for their id range at set-up (a clear error before
+// anything starts); larger ones are mapped and only each window read is checked.
+constexpr std::int64_t kScannedTokenBytes = std::int64_t{64} << 20;
+
 std::unique_ptr<BatchSource> text_batches(const DataSettings& data, BuiltModel& model,
-                                          const std::string& data_dir) {
+                                          const std::string& data_dir, ReplicaRows rows) {
   const std::string where = data.source.origin().description + ": data.source 'text': ";
   if (model.inputs.size() != 1 || model.inputs[0].shape.size() != 1 ||
       at::isFloatingType(model.inputs[0].dtype) || model.inputs[0].dtype == at::kBool) {
@@ -271,15 +318,16 @@ std::unique_ptr<BatchSource> text_batches(const DataSettings& data, BuiltModel& 
   const baton::ParamValue& path = data.tokens;
   const std::string file =
       path.as_string().empty() ? data_dir + "/declaration.txt" : path.as_string();
-  at::Tensor tokens = read_token_file(file, data.token_format.as_string(), "data.tokens");
+  const auto tokens = TokenStream::open(file, data.token_format.as_string(), "data.tokens");
   const std::int64_t seq_len = input.shape[0];
   const std::string at = path.origin().description + ": data.tokens ('" + file + "'): ";
-  if (tokens.size(0) < seq_len + 2) {
-    throw baton::ConfigError(at + "holds " + std::to_string(tokens.size(0)) +
+  if (tokens->size() < seq_len + 2) {
+    throw baton::ConfigError(at + "holds " + std::to_string(tokens->size()) +
                              " tokens, fewer than one window of " + std::to_string(seq_len + 1));
   }
-  const std::int64_t low = tokens.min().item<std::int64_t>();
-  const std::int64_t high = tokens.max().item<std::int64_t>();
+  const bool scanned = tokens->file_bytes() <= kScannedTokenBytes;
+  const auto [low, high] =
+      scanned ? tokens->id_range() : std::pair<std::int64_t, std::int64_t>{0, 0};
   if (low < 0) {
     throw baton::ConfigError(at + "holds a negative token id (" + std::to_string(low) + ")");
   }
@@ -289,8 +337,9 @@ std::unique_ptr<BatchSource> text_batches(const DataSettings& data, BuiltModel& 
                              " (model.params.vocab_size for gpt, the <HIGH of "
                              "model.params.inputs otherwise)");
   }
-  learn_output_from_sample(&model, {tokens.slice(0, 0, seq_len).unsqueeze(0).to(input.dtype)},
+  learn_output_from_sample(&model, {tokens->window(0, seq_len).unsqueeze(0).to(input.dtype)},
                            "data.tokens");
+  std::int64_t id_limit = input.high > 0 ? input.high : std::numeric_limits<std::int64_t>::max();
   if (!model.value_targets) {
     if (model.target_shape != std::vector<std::int64_t>{seq_len}) {
       throw baton::ConfigError(
@@ -304,18 +353,20 @@ std::unique_ptr<BatchSource> text_batches(const DataSettings& data, BuiltModel& 
                                " but the model scores " + std::to_string(model.num_classes) +
                                " classes per position; its output must cover the vocabulary");
     }
+    id_limit = std::min(id_limit, model.num_classes);
   }
-  return std::make_unique<TextBatches>(tokens, data.batch_size, seq_len, input.dtype, data.seed);
+  return std::make_unique<TextBatches>(tokens, data.batch_size, seq_len, input.dtype, id_limit,
+                                       data.seed, rows);
 }
 
 }  // namespace
 
 std::unique_ptr<BatchSource> make_batch_source(const DataSettings& data, BuiltModel& model,
-                                               const std::string& data_dir) {
+                                               const std::string& data_dir, ReplicaRows rows) {
   const std::string& source = data.source.as_string();
-  if (source == "synthetic") return synthetic_batches(data, model);
-  if (source == "text") return text_batches(data, model, data_dir);
-  if (source == "files") return file_batches(data, model);
+  if (source == "synthetic") return synthetic_batches(data, model, rows);
+  if (source == "text") return text_batches(data, model, data_dir, rows);
+  if (source == "files") return file_batches(data, model, rows);
   throw baton::ConfigError(data.source.origin().description + ": data.source '" + source +
                            "' is unknown (synthetic, files or text)");
 }

@@ -1,6 +1,6 @@
 // Where batches come from (the `data` section). Every rank computes the same batch for a step from
 // the seed (cheap), so the first stage has its inputs and the last stage its targets without any
-// communication.
+// communication; with data parallelism each replica makes only its own rows.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -20,10 +20,26 @@ struct Batch {
   at::Tensor targets;
 };
 
+// The rows of every step's global batch one data-parallel replica trains on: replica r of D
+// takes rows [r x B/D, (r + 1) x B/D) (the configuration checked that D divides B).
+struct ReplicaRows {
+  int replica = 0;
+  int replicas = 1;
+  std::int64_t first(std::int64_t batch_size) const { return replica * (batch_size / replicas); }
+  std::int64_t end(std::int64_t batch_size) const {
+    return first(batch_size) + batch_size / replicas;
+  }
+  at::Tensor of(const at::Tensor& global) const {
+    return replicas == 1 ? global
+                         : global.narrow(0, first(global.size(0)), global.size(0) / replicas);
+  }
+};
+
 class BatchSource {
  public:
   virtual ~BatchSource() = default;
-  // The batch of training step `step` (1-based); the same on every rank.
+  // The batch of training step `step` (1-based): the replica's rows of the global batch,
+  // the same on every rank of the replica.
   virtual Batch batch(int step) const = 0;
 };
 
@@ -31,6 +47,6 @@ class BatchSource {
 // (configs/data). Learns from a sample of the data what the model's output is (fills in
 // `model`'s targets: output_probe.h) and refuses targets that do not fit it, naming the file.
 std::unique_ptr<BatchSource> make_batch_source(const DataSettings& data, BuiltModel& model,
-                                               const std::string& data_dir);
+                                               const std::string& data_dir, ReplicaRows rows = {});
 
 }  // namespace baton_models

@@ -87,7 +87,7 @@ std::string type_code_of(const std::string& descr, const std::string& where,
 
 }  // namespace
 
-NpyHeader parse_npy_header(const std::string& bytes, const std::string& where) {
+NpyHeader parse_npy_header(std::string_view bytes, const std::string& where) {
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) {
     throw baton::ConfigError(where + ": not a NumPy .npy file (no \\x93NUMPY magic)");
   }
@@ -114,7 +114,7 @@ NpyHeader parse_npy_header(const std::string& bytes, const std::string& where) {
                              " bytes, but the file has " + std::to_string(bytes.size()) +
                              " in all (truncated?)");
   }
-  const std::string header = bytes.substr(offset, header_length);
+  const std::string header(bytes.substr(offset, header_length));
   const std::string descr = header_field(header, "descr");
   if (descr.empty()) {
     throw baton::ConfigError(where + ": the .npy header has no readable 'descr' (dtype)");

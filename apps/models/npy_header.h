@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace baton_models {
@@ -18,6 +19,7 @@ struct NpyHeader {
 };
 
 // Throws baton::ConfigError starting with `where` (e.g. "data.inputs ('x.npy')").
-NpyHeader parse_npy_header(const std::string& bytes, const std::string& where);
+// `bytes`: the whole file (read, or mapped into memory).
+NpyHeader parse_npy_header(std::string_view bytes, const std::string& where);
 
 }  // namespace baton_models

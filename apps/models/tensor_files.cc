@@ -10,6 +10,7 @@
 #include "baton/error.h"
 #include "baton/files.h"
 #include "npy_header.h"
+#include "token_stream.h"
 
 namespace baton_models {
 namespace {
@@ -68,47 +69,8 @@ at::Tensor read_tensor_file(const std::string& path, const std::string& what) {
 
 at::Tensor read_token_file(const std::string& path, const std::string& format,
                            const std::string& what) {
-  const std::string where = what + " ('" + path + "')";
-  std::string kind = format;
-  if (kind == "auto") kind = ends_with(path, ".npy") ? "npy" : "bytes";
-  if (kind == "npy") {
-    at::Tensor tokens = read_npy(baton::read_file(path, what), where);
-    if (tokens.dim() != 1 || at::isFloatingType(tokens.scalar_type())) {
-      throw baton::ConfigError(where + ": a token file must be a 1-D integer array");
-    }
-    return tokens.to(at::kLong);
-  }
-  const std::string bytes = baton::read_file(path, what);
-  if (kind == "bytes") {
-    at::Tensor tokens = at::empty({static_cast<std::int64_t>(bytes.size())}, at::kLong);
-    auto* data = tokens.data_ptr<std::int64_t>();
-    for (std::size_t i = 0; i < bytes.size(); ++i) data[i] = static_cast<unsigned char>(bytes[i]);
-    return tokens;
-  }
-  const std::size_t width = kind == "uint16" ? 2 : kind == "int32" ? 4 : 0;
-  if (width == 0) {
-    throw baton::ConfigError(what + ": unknown token format '" + format +
-                             "' (auto, bytes, uint16, int32, npy)");
-  }
-  if (bytes.size() % width != 0) {
-    throw baton::ConfigError(where + ": " + std::to_string(bytes.size()) +
-                             " bytes is not a whole number of " + kind + " tokens");
-  }
-  const auto count = static_cast<std::int64_t>(bytes.size() / width);
-  at::Tensor tokens = at::empty({count}, at::kLong);
-  auto* data = tokens.data_ptr<std::int64_t>();
-  for (std::int64_t i = 0; i < count; ++i) {
-    if (width == 2) {
-      std::uint16_t value;
-      std::memcpy(&value, bytes.data() + i * 2, 2);
-      data[i] = value;
-    } else {
-      std::int32_t value;
-      std::memcpy(&value, bytes.data() + i * 4, 4);
-      data[i] = value;
-    }
-  }
-  return tokens;
+  const auto stream = TokenStream::open(path, format, what);
+  return stream->window(0, stream->size());
 }
 
 }  // namespace baton_models

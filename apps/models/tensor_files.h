@@ -13,8 +13,9 @@ namespace baton_models {
 // baton::ConfigError naming `what` (e.g. "data.inputs") and the file, and what is wrong.
 at::Tensor read_tensor_file(const std::string& path, const std::string& what);
 
-// A 1-D token stream: `format` "bytes" (a text read as bytes), "uint16" or "int32" (raw
-// little-endian), "npy" (a 1-D integer array), or "auto" (.npy -> npy, else bytes).
+// A whole 1-D token stream as int64 (token_stream.h reads one without loading it): `format` "bytes"
+// (a text read as bytes), "uint16" or "int32" (raw little-endian), "npy" (a 1-D integer array), or
+// "auto" (.npy -> npy, else bytes).
 at::Tensor read_token_file(const std::string& path, const std::string& format,
                            const std::string& what);
 

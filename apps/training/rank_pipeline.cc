@@ -56,12 +56,12 @@ std::unique_ptr<RankPipeline> build_rank_pipeline(baton::Config& config, RankPla
   // The model, identical on every rank, cut into stages; this rank keeps its own.
   pipeline->model =
       baton_models::build_model(baton_models::read_model_settings(config), settings.seed);
-  pipeline->batches = baton_models::make_batch_source(baton_models::read_data_settings(config),
-                                                      pipeline->model, options.data_dir);
+  pipeline->batches = baton_models::make_batch_source(
+      baton_models::read_data_settings(config), pipeline->model, options.data_dir,
+      baton_models::ReplicaRows{world.replica, world.replicas});
   pipeline->first_batch = pipeline->batches->batch(1);
-  pipeline->first_inputs = replica_slice(pipeline->first_batch.inputs, world);
   pipeline->local = cut_into_stages(config, pipeline->model, pipeline->plan.configured, world,
-                                    store, settings, pipeline->first_inputs, options.resume);
+                                    store, settings, pipeline->first_batch.inputs, options.resume);
   pipeline->transport = options.transport ? options.transport
                                           : connect_transport(config, pipeline->plan.plugins, world,
                                                               store, settings.timeout);

@@ -70,8 +70,7 @@ struct RankPipeline {
   RankPlan plan;
   baton_models::BuiltModel model;
   std::unique_ptr<baton_models::BatchSource> batches;
-  baton_models::Batch first_batch;       // batch 1, as every replica draws it
-  std::vector<at::Tensor> first_inputs;  // this replica's part of its inputs
+  baton_models::Batch first_batch;  // batch 1: this replica's rows of it
   LocalStages local;
   std::shared_ptr<baton::Transport> transport;
   std::unique_ptr<baton::PipelineExecutor> executor;  // set up by the caller (executor->setup)

@@ -173,23 +173,4 @@ std::shared_ptr<baton::Transport> connect_transport(const baton::Config& config,
   return transport;
 }
 
-std::vector<at::Tensor> replica_slice(const std::vector<at::Tensor>& tensors,
-                                      const WorldInfo& world) {
-  if (world.replicas == 1) return tensors;
-  std::vector<at::Tensor> slices;
-  for (const at::Tensor& tensor : tensors) {
-    if (!tensor.defined()) {
-      slices.push_back(tensor);
-      continue;
-    }
-    const std::int64_t rows = tensor.size(0) / world.replicas;
-    slices.push_back(tensor.narrow(0, world.replica * rows, rows));
-  }
-  return slices;
-}
-
-at::Tensor replica_slice(const at::Tensor& tensor, const WorldInfo& world) {
-  return replica_slice(std::vector<at::Tensor>{tensor}, world).front();
-}
-
 }  // namespace baton_app

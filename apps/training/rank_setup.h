@@ -56,10 +56,4 @@ std::shared_ptr<baton::Transport> connect_transport(const baton::Config& config,
 std::vector<std::shared_ptr<baton::Validator>> make_validators(const baton::Config& config,
                                                                const baton::PluginLoader& loader);
 
-// This replica's part of a global batch: rows [replica x B/D, (replica + 1) x B/D) of every
-// input and of the targets (the configuration checked that D divides B).
-std::vector<at::Tensor> replica_slice(const std::vector<at::Tensor>& tensors,
-                                      const WorldInfo& world);
-at::Tensor replica_slice(const at::Tensor& tensor, const WorldInfo& world);
-
 }  // namespace baton_app

@@ -220,13 +220,14 @@ void run_steps(RankRun& run, const TrainOptions& options) {
   baton_models::BatchPrefetcher prefetcher(*pipeline.batches,
                                            plan.stage_to_rank.front() == world.pipeline_rank,
                                            plan.stage_to_rank.back() == world.pipeline_rank);
+  // The batch is this replica's rows: the run's throughput counts every replica's.
   const at::Tensor& first_input = pipeline.first_batch.inputs.at(0);
-  const std::int64_t samples_per_step = first_input.size(0);
+  const std::int64_t samples_per_step = first_input.size(0) * world.replicas;
   // Integer inputs are token ids: a language model's throughput is tokens/s.
   const std::int64_t tokens_per_step =
       at::isFloatingType(first_input.scalar_type()) || first_input.scalar_type() == at::kBool
           ? 0
-          : first_input.numel();
+          : first_input.numel() * world.replicas;
   // A neighbour that hangs stops the run at the heartbeat period, naming it, instead of at
   // world.timeout_s: aborting the transport fails this rank's pending transfers at once.
   auto heartbeat =
@@ -236,12 +237,12 @@ void run_steps(RankRun& run, const TrainOptions& options) {
                                   });
   std::string trace_path;
   try {
-    executor.setup(pipeline.first_inputs);
+    executor.setup(pipeline.first_batch.inputs);
     if (pipeline.model.verify) {
       // After setup, so that stages that do not fit together fail there, on both sides,
       // naming both; this catches a model whose forward is more than its children.
       std::vector<at::Tensor> sample;
-      for (const auto& input : pipeline.first_inputs) sample.push_back(input.slice(0, 0, 1));
+      for (const auto& input : pipeline.first_batch.inputs) sample.push_back(input.slice(0, 0, 1));
       pipeline.model.verify(sample);
     }
     for (int step = first_step; step <= settings.steps; ++step) {
@@ -253,8 +254,7 @@ void run_steps(RankRun& run, const TrainOptions& options) {
       const baton_models::Batch batch = prefetcher.take(step);
       clear_gradients(pipeline.local.params);
       run.trace.begin_step(step);
-      const baton::StepResult result = executor.run_step(replica_slice(batch.inputs, world),
-                                                         replica_slice(batch.targets, world));
+      const baton::StepResult result = executor.run_step(batch.inputs, batch.targets);
       if (step == 1) {
         buffers_after_first_step = executor.recv_buffers().allocations();
         dump.record_gradients(pipeline.local.named_params);
