@@ -389,6 +389,10 @@ def build_stages(graph_module, stage_of, num_stages):
     return stage_modules, crossing
 
 
+def with_article(noun):
+    return ("an " if noun[:1] in "aeiou" else "a ") + noun
+
+
 def check_crossing_values(graph_module, inputs, crossing, cut_names, model_file):
     """Only tensors cross ranks: a Python number or a tuple crossing a cut is refused."""
     import torch
@@ -411,9 +415,9 @@ def check_crossing_values(graph_module, inputs, crossing, cut_names, model_file)
             if not isinstance(value, torch.Tensor):
                 where = user_line(node.stack_trace, model_file)
                 raise SplitError(
-                    "the cut before '%s' would pass '%s' (a %s%s) to the next stage; stages "
+                    "the cut before '%s' would pass '%s' (%s%s) to the next stage; stages "
                     "pass only tensors. Cut elsewhere, or compute it in the stage that uses it"
-                    % (cut_names[s], node.name, type(value).__name__,
+                    % (cut_names[s], node.name, with_article(type(value).__name__),
                        ", made at " + where if where else ""))
             described.append("%s %s" % (list(value.shape), str(value.dtype).replace("torch.", "")))
         shapes.append(described)
