@@ -159,6 +159,54 @@ TEST_F(YourModel, ANanoGptCutByBatonSplitTrainsLikeTheAuthorsClassOnEverySchedul
   }
 }
 
+TEST_F(YourModel, ACheckpointOfStageFilesResumesOntoAnotherSplitByOriginalName) {
+  // Two stages on 1F1B for 2 steps, then 4 stages (another baton-split) interleaved for 2
+  // more: the parameters and Adam's state go by the model's own names, so the result is the
+  // uninterrupted run's.
+  const std::string two = file("resume-2"), four = file("resume-4");
+  ASSERT_EQ(split(kNanoGpt, "--stages 2", two).exit_code, 0);
+  ASSERT_EQ(split(kNanoGpt, "--stages 4", four).exit_code, 0);
+  const std::string runs = file("resume-runs");
+  auto settings = [&](const std::string& stages, int per_rank, const std::string& schedule,
+                      int steps) {
+    return plus(common(steps),
+                {"model.name=torchscript", "model.stages=" + stages,
+                 "model.params.inputs=[\"int64[32]<256\"]", "data.source=text", "data.batch_size=8",
+                 "schedule.microbatches=4", "schedule.name=" + schedule,
+                 "schedule.stages_per_rank=" + std::to_string(per_rank), "run.output_dir=" + runs,
+                 "run.name=resume", "checkpoint.every=2"});
+  };
+  const auto whole =
+      baton_test::launch(kBaton, 2, settings(stage_list(two, 2), 1, "1f1b", 4), "resume-whole");
+  ASSERT_EQ(whole.command.exit_code, 0) << whole.command.output;
+  baton_test::run_command("rm -rf '" + runs + "'");
+  const auto first =
+      baton_test::launch(kBaton, 2, settings(stage_list(two, 2), 1, "1f1b", 2), "resume-first");
+  ASSERT_EQ(first.command.exit_code, 0) << first.command.output;
+  const auto resumed =
+      baton_test::launch(kBaton, 2, settings(stage_list(four, 4), 2, "interleaved_1f1b", 4),
+                         "resume-second", 180, "--resume");
+  ASSERT_EQ(resumed.command.exit_code, 0) << resumed.command.output;
+  EXPECT_THAT(resumed.command.output, HasSubstr("restored by parameter name"));
+  std::map<std::string, torch::Tensor> expected, actual;
+  for (const auto& dump : whole.dumps) {
+    for (const auto& [key, value] : dump) {
+      if (key.rfind("param.", 0) == 0) expected[key] = value;
+    }
+  }
+  for (const auto& dump : resumed.dumps) {
+    for (const auto& [key, value] : dump) {
+      if (key.rfind("param.", 0) == 0) actual[key] = value;
+    }
+  }
+  ASSERT_EQ(actual.size(), 53u);
+  ASSERT_EQ(expected.size(), 53u);
+  for (const auto& [key, value] : expected) {
+    ASSERT_EQ(actual.count(key), 1u) << key;
+    EXPECT_TRUE(torch::allclose(actual.at(key), value, 1e-5, 1e-6)) << key;
+  }
+}
+
 TEST_F(YourModel, AModelOfTokenIdsAndAMaskTrainsLikePyTorch) {
   // Two data files, two positional arguments; the bool mask crosses the cut next to the
   // activations (no gradient for it).
