@@ -258,6 +258,9 @@ std::unique_ptr<BatchSource> file_batches(const DataSettings& data, BuiltModel& 
                              (model.inputs.size() == 1 ? "" : "s") +
                              "; give one file per argument of its forward, in order");
   }
+  // Read in the order they are configured: a missing file is named as the user lists them.
+  std::vector<at::Tensor> read;
+  for (const std::string& path : files) read.push_back(read_tensor_file(path, "data.inputs"));
   at::Tensor targets = read_tensor_file(targets_file, "data.targets");
   if (targets.dim() == 0) {
     throw baton::ConfigError(data.targets.origin().description + ": data.targets ('" +
@@ -265,7 +268,7 @@ std::unique_ptr<BatchSource> file_batches(const DataSettings& data, BuiltModel& 
   }
   std::vector<at::Tensor> inputs;
   for (std::size_t i = 0; i < files.size(); ++i) {
-    at::Tensor input = read_tensor_file(files[i], "data.inputs");
+    at::Tensor input = read[i];
     const std::string which = inputs_at + "'" + files[i] + "' ";
     if (input.dim() == 0 || input.size(0) != targets.size(0)) {
       throw baton::ConfigError(which + "has " + std::to_string(input.dim() ? input.size(0) : 0) +

@@ -87,6 +87,18 @@ void check_stage_files(const baton::Config& config) {
                              ": with model.stages the stages are the files; leave model.cuts "
                              "out (to cut elsewhere, run baton-split again)");
   }
+  const baton::ParamValues& schedule = config.section("schedule");
+  if (schedule.get_string("name") == "auto" &&
+      schedule.at("stages_per_rank").origin().description == "default") {
+    // auto chooses the stages per rank: the one the files allow.
+    const std::int64_t ranks = pipeline_stages(config) / schedule.get_int("stages_per_rank");
+    if (static_cast<std::int64_t>(files.size()) % ranks == 0) return;
+    throw baton::ConfigError(where + std::to_string(files.size()) + " stage files do not share " +
+                             "out over the pipeline's " + std::to_string(ranks) +
+                             " ranks (world.ranks / world.data_parallel); split the model into "
+                             "a multiple of " +
+                             std::to_string(ranks) + " stages");
+  }
   const std::int64_t wanted = pipeline_stages(config);
   if (static_cast<std::int64_t>(files.size()) != wanted) {
     throw baton::ConfigError(

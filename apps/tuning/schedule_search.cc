@@ -103,6 +103,11 @@ SearchSpace search_space_from_config(const baton::Config& config, int ranks, int
   if (set_by_user(schedule.at("stages_per_rank"))) {
     space.stages_per_rank = static_cast<int>(schedule.get_int("stages_per_rank"));
   }
+  // Stage files (model.stages) are the stages: every candidate has exactly that many.
+  const auto stage_files = config.section("model").at("stages").as_string_list();
+  if (!stage_files.empty() && space.ranks > 0) {
+    space.stages_per_rank = static_cast<int>(stage_files.size()) / space.ranks;
+  }
   const double limit_mb = schedule.get_float("memory_limit_mb");
   if (!(limit_mb >= 0)) {
     throw baton::ConfigError(schedule.at("memory_limit_mb").origin().description +

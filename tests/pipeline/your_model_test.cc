@@ -261,6 +261,27 @@ TEST_F(YourModel, AStageCountOtherThanThePlansIsRefusedByConfigCheckNamingBoth) 
                  "world.data_parallel 1 x schedule.stages_per_rank 2)");
 }
 
+TEST_F(YourModel, ScheduleAutoChoosesAmongPlansWithAsManyStagesAsFiles) {
+  const std::string four = file("auto-4");
+  ASSERT_EQ(split(kNanoGpt, "--stages 4", four).exit_code, 0);
+  const auto settings =
+      plus(common(2), {"model.name=torchscript", "model.stages=" + stage_list(four, 4),
+                       "model.params.inputs=[\"int64[32]<256\"]", "data.source=text",
+                       "data.batch_size=8", "schedule.name=auto"});
+  const auto result = baton_test::launch(kBaton, 2, settings, "stage-files-auto");
+  ASSERT_EQ(result.command.exit_code, 0) << result.command.output;
+  EXPECT_THAT(result.command.output, HasSubstr(", 2 stage(s) per rank, "));
+  EXPECT_THAT(result.command.output, Not(HasSubstr("1 stage(s) per rank")));
+
+  const auto three = baton_test::run_command(
+      kBaton + " config check --no-env --set model.name=torchscript --set 'model.stages=[" + four +
+      "/stage-0.pt, " + four + "/stage-1.pt, " + four +
+      "/stage-2.pt]' --set world.ranks=2 --set schedule.name=auto");
+  expect_refused(three,
+                 "model.stages: 3 stage files do not share out over the pipeline's 2 "
+                 "ranks (world.ranks / world.data_parallel)");
+}
+
 TEST_F(YourModel, StageFilesThatDisagreeAtTheBoundaryAreRefusedNamingBothFiles) {
   const auto result = baton_test::launch(
       kBaton, 2,
