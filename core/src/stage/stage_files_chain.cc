@@ -2,6 +2,7 @@
 
 #include <torch/script.h>
 
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -45,6 +46,15 @@ NameMap read_section(const nlohmann::json& map, const char* section, const std::
 StageFile load_stage_file(const std::string& path) {
   StageFile file;
   file.path = path;
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) {
+    throw ConfigError("stage file '" + path + "' " +
+                      (std::filesystem::exists(path, error) ? "is not a file" : "does not exist") +
+                      (path.empty() || path[0] == '/'
+                           ? std::string()
+                           : " (a relative path is taken from the folder baton runs in, " +
+                                 std::filesystem::current_path(error).string() + ")"));
+  }
   torch::jit::ExtraFilesMap extra{{kStageNamesFile, ""}};
   try {
     file.module = torch::jit::load(path, c10::nullopt, extra);
