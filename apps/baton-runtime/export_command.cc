@@ -24,26 +24,43 @@ namespace {
 namespace fs = std::filesystem;
 
 int export_checkpoint(std::string folder, std::string out) {
+  int ranks = 0;
   if (!fs::exists(folder + "/manifest.json")) {
+    // A checkpoints folder: its newest checkpoint that verifies (damaged ones are skipped
+    // with a warning saying why).
     const std::string latest = latest_checkpoint(folder);
     if (latest.empty()) {
       throw baton::Error("'" + folder +
                          "' is neither a complete checkpoint (a folder with manifest.json) nor "
-                         "a folder holding one");
+                         "a folder holding one that verifies");
     }
+    std::cout << "exporting " << latest << ", the newest checkpoint in " << folder
+              << " that verifies\n";
     folder = latest;
   }
-  // A checkpoint missing a rank's file, or with a damaged manifest, would export a part of
-  // the model as if it were all of it.
-  const int ranks = verify_checkpoint(folder);
+  // A checkpoint missing a rank's file, with a damaged manifest, or files that are not the
+  // ones written would export a part of the model, or another one, as if it were the model.
+  try {
+    ranks = verify_checkpoint(folder);
+  } catch (const baton::ConfigError& damaged) {
+    const std::string parent = fs::path(folder).parent_path().string();
+    const std::string newest = latest_checkpoint(parent);
+    throw baton::ConfigError(std::string(damaged.what()) +
+                             (newest.empty()
+                                  ? "; no other checkpoint in '" + parent + "' verifies either"
+                                  : "; the newest checkpoint that verifies is " + newest +
+                                        " (baton export " + parent + " takes it)"));
+  }
   std::map<std::string, at::Tensor> merged;  // sorted: a stable file
   int parameters = 0, buffers = 0;
   std::vector<std::string> rank_files;
   for (int rank = 0; rank < ranks; ++rank) {
     rank_files.push_back(folder + "/rank" + std::to_string(rank) + ".pt");
   }
-  for (const auto& path : rank_files) {
-    for (const auto& entry : load_checkpoint_parameters(path)) {
+  for (int rank = 0; rank < ranks; ++rank) {
+    const auto dict = load_checkpoint_parameters(rank_files[rank]);
+    verify_rank_entries(folder, rank, dict);
+    for (const auto& entry : dict) {
       const std::string key = entry.key().toStringRef();
       const bool parameter = key.rfind("param.", 0) == 0;
       if (!parameter && key.rfind("buffer.", 0) != 0) continue;

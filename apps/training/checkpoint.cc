@@ -18,6 +18,8 @@
 #include "baton/files.h"
 #include "baton/log.h"
 #include "baton/store_keys.h"
+#include "baton/tensor_meta.h"
+#include "checksum.h"
 #include "optimizer_state.h"
 #include "store_count.h"
 
@@ -26,7 +28,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kManifestFormat = "baton-checkpoint-1";
+// Format 2 records every file's size and checksum and every entry's dtype and shape; format 1
+// (earlier baton) is still read, with the checks it allows.
+constexpr const char* kManifestFormat = "baton-checkpoint-2";
+constexpr const char* kLegacyManifestFormat = "baton-checkpoint-1";
 
 std::string step_folder(const std::string& dir, int step) {
   char name[32];
@@ -38,9 +43,21 @@ std::string rank_file(const std::string& folder, int rank, const std::string& su
   return folder + "/rank" + std::to_string(rank) + suffix;
 }
 
-// The manifest's step and world size; a manifest that is not the JSON save() writes is
-// refused naming the file, never half-read.
+struct FileRecord {
+  std::int64_t bytes = -1;
+  std::string checksum;
+};
+
+// What one rank wrote: its files and every entry of its .pt ("param.x" -> "float32[4, 8]").
+struct RankRecord {
+  std::map<std::string, FileRecord> files;
+  std::map<std::string, std::string> entries;
+};
+
+// The manifest; one that is not the JSON save() writes is refused naming the file and what
+// is wrong, never half-read.
 struct Manifest {
+  int format = 2;
   long step = 0;
   long world_size = 0;
   std::string optimizer;  // empty in checkpoints written before it was recorded
@@ -48,37 +65,127 @@ struct Manifest {
   // The rank files hold each parameter's optimizer state by name (optimizer_state.h), so
   // the checkpoint can be restored onto another layout.
   bool state_by_name = false;
+  std::vector<RankRecord> ranks;  // format 2: one per rank
 };
+
+std::string describe_entry(const at::Tensor& tensor) {
+  std::string text = baton::dtype_name(tensor.scalar_type()) + "[";
+  for (std::int64_t d = 0; d < tensor.dim(); ++d) {
+    text += (d ? ", " : "") + std::to_string(tensor.size(d));
+  }
+  return text + "]";
+}
+
+nlohmann::ordered_json record_json(const RankRecord& record) {
+  nlohmann::ordered_json files = nlohmann::ordered_json::object();
+  for (const auto& [name, file] : record.files) {
+    files[name] = {{"bytes", file.bytes}, {"checksum", file.checksum}};
+  }
+  nlohmann::ordered_json entries = nlohmann::ordered_json::object();
+  for (const auto& [name, description] : record.entries) entries[name] = description;
+  return {{"files", files}, {"entries", entries}};
+}
+
+RankRecord parse_record(const nlohmann::json& json, const std::string& where) {
+  RankRecord record;
+  if (!json.is_object() || !json.contains("files") || !json["files"].is_object() ||
+      !json.contains("entries") || !json["entries"].is_object()) {
+    throw baton::ConfigError(where + ": a rank's record needs \"files\" and \"entries\"");
+  }
+  for (const auto& item : json["files"].items()) {
+    const auto& file = item.value();
+    if (!file.is_object() || !file.contains("bytes") || !file["bytes"].is_number_integer() ||
+        !file.contains("checksum") || !file["checksum"].is_string()) {
+      throw baton::ConfigError(where + ": file " + item.key() + " has no size and checksum");
+    }
+    record.files[item.key()] = {file["bytes"].get<std::int64_t>(),
+                                file["checksum"].get<std::string>()};
+  }
+  for (const auto& item : json["entries"].items()) {
+    if (!item.value().is_string()) {
+      throw baton::ConfigError(where + ": entry " + item.key() + " has no dtype and shape");
+    }
+    record.entries[item.key()] = item.value().get<std::string>();
+  }
+  return record;
+}
 
 Manifest read_manifest(const std::string& path) {
   const std::string text = baton::read_file(path, "checkpoint manifest");
-  const nlohmann::json manifest = nlohmann::json::parse(text, nullptr, false);
-  if (!manifest.is_object() || manifest.value("format", std::string()) != kManifestFormat) {
-    throw baton::ConfigError("checkpoint manifest '" + path + "' is not a " + kManifestFormat +
-                             " manifest (damaged or not written by baton); remove that "
-                             "checkpoint folder to use the one before it");
-  }
-  const auto number = [&manifest](const char* key) -> long {
-    const auto found = manifest.find(key);
-    return found != manifest.end() && found->is_number_integer() ? found->get<long>() : -1;
-  };
-  Manifest read{
-      number("step"), number("world_size"), manifest.value("optimizer", std::string()), {}};
-  if (read.step < 1 || read.world_size < 1 || read.world_size > 1 << 16) {
-    throw baton::ConfigError("checkpoint manifest '" + path + "' names step " +
-                             std::to_string(read.step) + " written by " +
-                             std::to_string(read.world_size) +
-                             " ranks (damaged?); remove that checkpoint folder to use the one "
-                             "before it");
-  }
-  read.state_by_name = manifest.value("state_by_name", false);
-  const auto files = manifest.find("files");
-  if (files != manifest.end() && files->is_array()) {
-    for (const auto& file : *files) {
-      if (file.is_string()) read.files.push_back(file.get<std::string>());
+  const std::string remedy = "; remove that checkpoint folder to use the one before it";
+  try {
+    const nlohmann::json manifest = nlohmann::json::parse(text, nullptr, false);
+    const auto format = manifest.is_object() ? manifest.find("format") : manifest.end();
+    if (!manifest.is_object() || format == manifest.end() || !format->is_string() ||
+        (*format != kManifestFormat && *format != kLegacyManifestFormat)) {
+      throw baton::ConfigError("checkpoint manifest '" + path + "' is not a " + kManifestFormat +
+                               " manifest (damaged or not written by baton)" + remedy);
     }
+    const auto number = [&manifest](const char* key) -> long {
+      const auto found = manifest.find(key);
+      return found != manifest.end() && found->is_number_integer() ? found->get<long>() : -1;
+    };
+    const auto text_of = [&manifest](const char* key) {
+      const auto found = manifest.find(key);
+      return found != manifest.end() && found->is_string() ? found->get<std::string>()
+                                                           : std::string();
+    };
+    Manifest read;
+    read.format = *format == kManifestFormat ? 2 : 1;
+    read.step = number("step");
+    read.world_size = number("world_size");
+    read.optimizer = text_of("optimizer");
+    if (read.step < 1 || read.world_size < 1 || read.world_size > 1 << 16) {
+      throw baton::ConfigError("checkpoint manifest '" + path + "' names step " +
+                               std::to_string(read.step) + " written by " +
+                               std::to_string(read.world_size) + " ranks (damaged?)" + remedy);
+    }
+    const auto by_name = manifest.find("state_by_name");
+    read.state_by_name = by_name != manifest.end() && by_name->is_boolean() && by_name->get<bool>();
+    const auto files = manifest.find("files");
+    if (files == manifest.end() || !files->is_array()) {
+      throw baton::ConfigError("checkpoint manifest '" + path +
+                               "' has no list of files (damaged?)" + remedy);
+    }
+    for (const auto& file : *files) {
+      if (!file.is_string()) {
+        throw baton::ConfigError("checkpoint manifest '" + path +
+                                 "' lists a file that is not a name (damaged?)" + remedy);
+      }
+      read.files.push_back(file.get<std::string>());
+    }
+    if (read.format == 2) {
+      const auto ranks = manifest.find("ranks");
+      if (ranks == manifest.end() || !ranks->is_array() ||
+          static_cast<long>(ranks->size()) != read.world_size) {
+        throw baton::ConfigError("checkpoint manifest '" + path + "' has no record for each of " +
+                                 std::to_string(read.world_size) + " ranks (damaged?)" + remedy);
+      }
+      for (const auto& rank : *ranks) {
+        read.ranks.push_back(parse_record(rank, "checkpoint manifest '" + path + "'"));
+      }
+    }
+    return read;
+  } catch (const nlohmann::json::exception& error) {
+    throw baton::ConfigError("checkpoint manifest '" + path + "' is damaged (" + error.what() +
+                             ")" + remedy);
   }
-  return read;
+}
+
+// The file's size and checksum against what the manifest recorded for it.
+void verify_file(const std::string& path, const FileRecord& recorded) {
+  const std::string bytes = baton::read_file(path, "checkpoint file");
+  if (static_cast<std::int64_t>(bytes.size()) != recorded.bytes) {
+    throw baton::ConfigError("checkpoint file '" + path + "' has " + std::to_string(bytes.size()) +
+                             " bytes, the manifest says " + std::to_string(recorded.bytes) +
+                             " (truncated, or replaced by another file)");
+  }
+  const std::string checksum = checksum_text(bytes);
+  if (checksum != recorded.checksum) {
+    throw baton::ConfigError("checkpoint file '" + path + "' has checksum " + checksum +
+                             ", the manifest says " + recorded.checksum +
+                             " (damaged, or replaced by another step's or run's file)");
+  }
 }
 
 // Every PyTorch archive (torch.save, pickle_save, an optimizer's archive) is a zip file,
@@ -138,25 +245,63 @@ int verify_checkpoint(const std::string& folder) {
     expected.push_back("rank" + std::to_string(r) + ".pt");
     expected.push_back("rank" + std::to_string(r) + ".optim");
   }
-  if (!manifest.files.empty() && manifest.files != expected) {
+  if (manifest.files != expected) {
     throw baton::ConfigError("checkpoint manifest '" + folder +
                              "/manifest.json' lists other files than " +
                              std::to_string(manifest.world_size) + " ranks write (damaged?)");
   }
-  for (const std::string& file : expected) {
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const std::string& file = expected[i];
     const std::string path = folder + "/" + file;
     if (!fs::exists(path)) {
       throw baton::ConfigError("checkpoint '" + folder + "' was written by " +
                                std::to_string(manifest.world_size) + " ranks, but " + file +
                                " is missing: the checkpoint is incomplete");
     }
-    if (!looks_like_whole_archive(path)) {
+    if (manifest.format == 2) {
+      const RankRecord& record = manifest.ranks[i / 2];
+      const auto recorded = record.files.find(file);
+      if (recorded == record.files.end()) {
+        throw baton::ConfigError("checkpoint manifest '" + folder + "/manifest.json' has no " +
+                                 "size and checksum for " + file + " (damaged?)");
+      }
+      verify_file(path, recorded->second);
+    } else if (!looks_like_whole_archive(path)) {
       throw baton::ConfigError("checkpoint file '" + path +
                                "' is truncated or not a PyTorch archive (no zip directory at "
                                "its end)");
     }
   }
   return static_cast<int>(manifest.world_size);
+}
+
+void verify_rank_entries(const std::string& folder, int rank,
+                         const c10::Dict<c10::IValue, c10::IValue>& dict) {
+  const Manifest manifest = read_manifest(folder + "/manifest.json");
+  if (manifest.format != 2) return;  // earlier checkpoints recorded no entries
+  const std::string path = folder + "/rank" + std::to_string(rank) + ".pt";
+  const auto& recorded = manifest.ranks.at(static_cast<std::size_t>(rank)).entries;
+  std::size_t found = 0;
+  for (const auto& item : dict) {
+    if (!item.key().isString() || !item.value().isTensor()) {
+      throw baton::ConfigError("checkpoint file '" + path +
+                               "' holds an entry that is not a "
+                               "named tensor");
+    }
+    const std::string& name = item.key().toStringRef();
+    const auto wanted = recorded.find(name);
+    const std::string actual = describe_entry(item.value().toTensor());
+    if (wanted == recorded.end() || wanted->second != actual) {
+      throw baton::ConfigError(
+          "checkpoint file '" + path + "': " + name + " is " + actual + ", the manifest " +
+          (wanted == recorded.end() ? std::string("does not list it") : "says " + wanted->second));
+    }
+    ++found;
+  }
+  if (found != recorded.size()) {
+    throw baton::ConfigError("checkpoint file '" + path + "' holds " + std::to_string(found) +
+                             " entries, the manifest lists " + std::to_string(recorded.size()));
+  }
 }
 
 std::string latest_checkpoint(const std::string& dir) {
@@ -167,7 +312,13 @@ std::string latest_checkpoint(const std::string& dir) {
     if (name.rfind("step-", 0) == 0 && fs::exists(entry.path() / "manifest.json"))
       complete.push_back(entry.path().string());
   }
-  std::sort(complete.rbegin(), complete.rend());  // zero-padded: text order, newest first
+  // Newest first, by step number (step-1000000 sorts before step-999999 as text).
+  const auto step_of = [](const std::string& path) {
+    const std::string name = fs::path(path).filename().string().substr(5);
+    return std::strtoll(name.c_str(), nullptr, 10);
+  };
+  std::sort(complete.begin(), complete.end(),
+            [&](const std::string& a, const std::string& b) { return step_of(a) > step_of(b); });
   for (const std::string& folder : complete) {
     try {
       verify_checkpoint(folder);
@@ -212,23 +363,43 @@ std::string Checkpointer::save(int step, const std::string& schedule_name) {
   for (const auto& named : named_buffers_)
     params.insert("buffer." + named.first, named.second.detach().clone());
   add_optimizer_state_by_name(*optimizer_, named_params_, &params);
-  const std::vector<char> bytes = torch::pickle_save(c10::IValue(params));
-  baton::write_file_atomically(rank_file(folder, rank_, ".pt"),
-                               std::string(bytes.begin(), bytes.end()));
+  // What this rank writes, for the manifest: every entry's dtype and shape, every file's size
+  // and checksum, so that export and resume can prove the files are the ones written.
+  RankRecord record;
+  for (const auto& item : params) record.entries[item.key()] = describe_entry(item.value());
+  const std::vector<char> pickled = torch::pickle_save(c10::IValue(params));
+  const std::string bytes(pickled.begin(), pickled.end());
+  const std::string rank_name = "rank" + std::to_string(rank_);
+  record.files[rank_name + ".pt"] = {static_cast<std::int64_t>(bytes.size()), checksum_text(bytes)};
+  baton::write_file_atomically(rank_file(folder, rank_, ".pt"), bytes);
   if (step == settings_.kill_while_writing_step) std::raise(SIGKILL);
   torch::serialize::OutputArchive archive;
   optimizer_->save(archive);
-  std::ostringstream optimizer_bytes;
-  archive.save_to(optimizer_bytes);
-  baton::write_file_atomically(rank_file(folder, rank_, ".optim"), optimizer_bytes.str());
+  std::ostringstream optimizer_stream;
+  archive.save_to(optimizer_stream);
+  const std::string optimizer_bytes = optimizer_stream.str();
+  record.files[rank_name + ".optim"] = {static_cast<std::int64_t>(optimizer_bytes.size()),
+                                        checksum_text(optimizer_bytes)};
+  baton::write_file_atomically(rank_file(folder, rank_, ".optim"), optimizer_bytes);
 
+  const std::string record_text = record_json(record).dump();
   const std::string written_key = baton::store_keys::checkpoint_written(step);
-  if (store_) store_->add(written_key, 1);
+  if (store_) {
+    store_->set(baton::store_keys::checkpoint_record(step, rank_),
+                std::vector<std::uint8_t>(record_text.begin(), record_text.end()));
+    store_->add(written_key, 1);
+  }
   if (rank_ != 0) return folder;
   // The manifest marks the checkpoint complete: only once every rank's files are in place.
+  nlohmann::ordered_json records = nlohmann::ordered_json::array();
+  records.push_back(record_json(record));
   if (store_) {
     wait_for_count(*store_, written_key, world_size_, timeout_,
                    "rank 0: checkpoint of step " + std::to_string(step));
+    for (int r = 1; r < world_size_; ++r) {
+      const auto value = store_->get(baton::store_keys::checkpoint_record(step, r), timeout_);
+      records.push_back(nlohmann::ordered_json::parse(std::string(value.begin(), value.end())));
+    }
   }
   nlohmann::ordered_json manifest = {{"format", kManifestFormat},
                                      {"step", step},
@@ -245,6 +416,7 @@ std::string Checkpointer::save(int step, const std::string& schedule_name) {
     files.push_back("rank" + std::to_string(r) + ".optim");
   }
   manifest["files"] = files;
+  manifest["ranks"] = records;
   if (!settings_.schedule_choice.empty()) {
     manifest["schedule_choice"] = nlohmann::json::parse(settings_.schedule_choice);
   }
@@ -261,6 +433,7 @@ void Checkpointer::restore_by_name(const std::string& folder, int written_by, bo
   std::map<std::string, at::Tensor> entries;
   for (int r = 0; r < written_by; ++r) {
     const auto dict = load_checkpoint_parameters(rank_file(folder, r, ".pt"));
+    verify_rank_entries(folder, r, dict);
     for (const auto& item : dict) {
       if (!item.key().isString() || !item.value().isTensor()) continue;
       const std::string key = item.key().toStringRef();
@@ -335,6 +508,7 @@ Checkpointer::Restored Checkpointer::restore_latest() {
   std::optional<c10::Dict<c10::IValue, c10::IValue>> own;
   if (same_layout) {
     own = load_checkpoint_parameters(rank_file(folder, rank_, ".pt"));
+    verify_rank_entries(folder, rank_, *own);
     std::size_t stored = 0;
     for (const auto& item : *own) {
       stored += item.key().isString() && item.key().toStringRef().rfind("param.", 0) == 0;

@@ -50,9 +50,15 @@ std::string latest_checkpoint(const std::string& dir);
 std::string schedule_choice_in(const std::string& folder);
 
 // Throws ConfigError naming the file and the problem when checkpoint `folder` is not
-// complete and sound: its manifest, and every file the manifest lists (present, and a
-// whole PyTorch archive). Returns the number of ranks that wrote it.
+// complete and sound: its manifest, and every file the manifest lists (present, with the size
+// and checksum the manifest recorded; a whole PyTorch archive for checkpoints from before
+// checksums). Returns the number of ranks that wrote it.
 int verify_checkpoint(const std::string& folder);
+
+// Throws ConfigError naming the file when rank `rank`'s parameter file, as loaded, does not
+// hold exactly the entries (names, dtypes, shapes) the manifest recorded for it.
+void verify_rank_entries(const std::string& folder, int rank,
+                         const c10::Dict<c10::IValue, c10::IValue>& dict);
 
 // One rank's parameter file ({"param.<name>": tensor, "buffer.<name>": tensor, optimizer
 // state}); ConfigError naming the file when it

@@ -266,7 +266,7 @@ TEST(Checkpoint, ADamagedManifestIsRefusedNamingTheFile) {
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const std::string manifest = root + "/ckpt/checkpoints/step-000002/manifest.json";
   const std::string text = baton_test::run_command("cat '" + manifest + "'").output;
-  EXPECT_THAT(text, HasSubstr("\"format\": \"baton-checkpoint-1\""));
+  EXPECT_THAT(text, HasSubstr("\"format\": \"baton-checkpoint-2\""));
   EXPECT_THAT(text, HasSubstr("\"world_size\": 2"));
   for (const std::string damaged : {"{\"step\": 2, \"world_size\"", "not json at all",
                                     "{\"format\": \"other\", \"step\": 2}"}) {
@@ -274,7 +274,7 @@ TEST(Checkpoint, ADamagedManifestIsRefusedNamingTheFile) {
     const auto resumed = baton_test::run_command(command_line(settings, "--resume"));
     EXPECT_NE(resumed.exit_code, 0) << damaged << "\n" << resumed.output;
     EXPECT_THAT(resumed.output, HasSubstr("checkpoint manifest '" + manifest +
-                                          "' is not a baton-checkpoint-1 manifest"))
+                                          "' is not a baton-checkpoint-2 manifest"))
         << damaged << "\n"
         << resumed.output;
   }
@@ -300,8 +300,9 @@ TEST(Checkpoint, ADamagedNewestCheckpointIsSkippedAndAPartialOneIsNotExported) {
   resume_settings.push_back("run.steps=6");
   const auto resumed = baton_test::run_command(command_line(resume_settings, "--resume"));
   EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
-  EXPECT_THAT(resumed.output, HasSubstr("skipping " + newest + ": checkpoint file '" + newest +
-                                        "/rank1.pt' is truncated"));
+  EXPECT_THAT(resumed.output,
+              HasSubstr("skipping " + newest + ": checkpoint file '" + newest + "/rank1.pt' has "));
+  EXPECT_THAT(resumed.output, HasSubstr("(truncated, or replaced by another file)"));
   EXPECT_THAT(resumed.output,
               HasSubstr("resuming after step 2 from " + checkpoints + "/step-000002"));
 
@@ -324,8 +325,8 @@ TEST(Checkpoint, ADamagedNewestCheckpointIsSkippedAndAPartialOneIsNotExported) {
               HasSubstr("holds the state of optimizer adam, this run uses optimizer.name sgd"));
   EXPECT_THAT(other_optimizer.output, testing::Not(HasSubstr("INTERNAL ASSERT")));
 
-  // A whole archive that holds something else, on rank 1 only: rank 1 fails during set-up,
-  // rank 0 later (its peer is gone), and the launcher names rank 1, which failed first.
+  // A whole archive that holds something else, on rank 1 only: its checksum is not the one
+  // written, so every rank skips step 6 (and the incomplete step 4) for step 2, saying why.
   const std::string step6 = checkpoints + "/step-000006";
   const auto saved = baton_test::run_command(std::string(BATON_PYTHON) +
                                              " -c \"import torch; torch.save(torch.zeros(2), '" +
@@ -333,11 +334,99 @@ TEST(Checkpoint, ADamagedNewestCheckpointIsSkippedAndAPartialOneIsNotExported) {
   ASSERT_EQ(saved.exit_code, 0) << saved.output;
   auto later_settings = resume_settings;
   later_settings.push_back("run.steps=8");
-  const auto set_up_failure = baton_test::run_command(command_line(later_settings, "--resume"));
-  EXPECT_NE(set_up_failure.exit_code, 0) << set_up_failure.output;
-  EXPECT_THAT(set_up_failure.output, HasSubstr("launch: rank 1 failed first"));
-  EXPECT_THAT(set_up_failure.output,
-              HasSubstr("checkpoint file '" + step6 + "/rank1.pt' holds a Tensor"));
+  const auto fell_back = baton_test::run_command(command_line(later_settings, "--resume"));
+  EXPECT_EQ(fell_back.exit_code, 0) << fell_back.output;
+  EXPECT_THAT(fell_back.output,
+              HasSubstr("skipping " + step6 + ": checkpoint file '" + step6 + "/rank1.pt' has "));
+  EXPECT_THAT(fell_back.output,
+              HasSubstr("resuming after step 2 from " + checkpoints + "/step-000002"));
+}
+
+// What a hostile or careless hand can do to a checkpoint, each found before it is trusted:
+// the manifest records every file's size and checksum and every entry's dtype and shape.
+TEST(Checkpoint, ExportAndResumeProveTheFilesAreTheOnesWritten) {
+  const std::string root = ::testing::TempDir() + "/checkpoint-integrity";
+  baton_test::run_command("rm -rf '" + root + "'");
+  auto settings = run_settings(root);
+  settings.push_back("run.steps=4");
+  const auto run = baton_test::run_command(command_line(settings, ""));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const std::string checkpoints = root + "/ckpt/checkpoints";
+  const std::string step2 = checkpoints + "/step-000002", step4 = checkpoints + "/step-000004";
+  const std::string python = std::string(BATON_PYTHON) + " -c ";
+  auto export_of = [&](const std::string& folder) {
+    return baton_test::run_command(kBaton + " export '" + folder + "' --out '" + root +
+                                   "/exported.pt'");
+  };
+  auto backup = [&](const std::string& file) {
+    baton_test::run_command("cp '" + file + "' '" + file + ".saved'");
+  };
+  auto restore = [&](const std::string& file) {
+    baton_test::run_command("mv '" + file + ".saved' '" + file + "'");
+  };
+  const std::string rank0 = step4 + "/rank0.pt", rank1 = step4 + "/rank1.pt";
+  const std::string manifest = step4 + "/manifest.json";
+  struct Damage {
+    std::string what, file, command, message;
+  };
+  const std::vector<Damage> damages = {
+      {"an empty dict", rank1, python + "\"import torch; torch.save({}, '" + rank1 + "')\"",
+       "checkpoint file '" + rank1 + "' has "},
+      {"another step's file", rank1, "cp '" + step2 + "/rank1.pt' '" + rank1 + "'",
+       "(damaged, or replaced by another step's or run's file)"},
+      {"a flipped bit", rank0,
+       python + "\"f = open('" + rank0 +
+           "', 'r+b'); f.seek(200); b = f.read(1); f.seek(200); f.write(bytes([b[0] ^ 1]))\"",
+       "checkpoint file '" + rank0 + "' has checksum "},
+      {"optimizer state removed", rank1,
+       python + "\"import torch; d = torch.load('" + rank1 +
+           "'); torch.save({k: v for k, v in d.items() if not k.startswith('optim.')}, '" + rank1 +
+           "')\"",
+       "checkpoint file '" + rank1 + "' has "},
+      {"a format that is a number", manifest,
+       python + "\"import json; m = json.load(open('" + manifest + "')); m['format'] = 1; " +
+           "json.dump(m, open('" + manifest + "', 'w'))\"",
+       "is not a baton-checkpoint-2 manifest"},
+      {"one rank and no files", manifest,
+       python + "\"import json; m = json.load(open('" + manifest +
+           "')); m['world_size'] = 1; del m['files']; json.dump(m, open('" + manifest +
+           "', 'w'))\"",
+       "' has no list of files (damaged?)"},
+      {"a size that is text", manifest,
+       python + "\"import json; m = json.load(open('" + manifest +
+           "')); m['ranks'][0]['files']['rank0.pt']['bytes'] = 'many'; json.dump(m, open('" +
+           manifest + "', 'w'))\"",
+       "file rank0.pt has no size and checksum"},
+  };
+  for (const Damage& damage : damages) {
+    backup(damage.file);
+    const auto damaged = baton_test::run_command(damage.command);
+    ASSERT_EQ(damaged.exit_code, 0) << damage.what << "\n" << damaged.output;
+    // Export of that step: refused, naming the problem and the checkpoint that does verify.
+    const auto exported = export_of(step4);
+    EXPECT_NE(exported.exit_code, 0) << damage.what << "\n" << exported.output;
+    EXPECT_THAT(exported.output, HasSubstr(damage.message)) << damage.what;
+    EXPECT_THAT(exported.output, HasSubstr("the newest checkpoint that verifies is " + step2))
+        << damage.what << "\n"
+        << exported.output;
+    EXPECT_THAT(exported.output, testing::Not(HasSubstr("json.exception"))) << damage.what;
+    // Export of the folder, and resume: the newest that verifies, saying which and why.
+    const auto from_folder = export_of(checkpoints);
+    EXPECT_EQ(from_folder.exit_code, 0) << damage.what << "\n" << from_folder.output;
+    EXPECT_THAT(from_folder.output, HasSubstr("exporting " + step2)) << damage.what;
+    EXPECT_THAT(from_folder.output, HasSubstr("skipping " + step4)) << damage.what;
+    restore(damage.file);
+  }
+  // Bit flip again, then --resume: it goes on from step 2, as an uninterrupted run would.
+  backup(rank0);
+  ASSERT_EQ(baton_test::run_command(damages[2].command).exit_code, 0);
+  auto resume_settings = settings;
+  resume_settings.push_back("run.steps=6");
+  const auto resumed = baton_test::run_command(command_line(resume_settings, "--resume"));
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_THAT(resumed.output,
+              HasSubstr("skipping " + step4 + ": checkpoint file '" + rank0 + "' has checksum "));
+  EXPECT_THAT(resumed.output, HasSubstr("resuming after step 2 from " + step2));
 }
 
 // A rank killed in the middle of writing a checkpoint (its parameters written, its optimizer

@@ -53,6 +53,11 @@ inline std::string checkpoint_written(int step) {
   return "checkpoint/" + std::to_string(step) + "/written";
 }
 inline const char* const kTraceWritten = "trace/written";
+// What one rank wrote into a step's checkpoint (its files' sizes and checksums, every entry's
+// dtype and shape), for rank 0's manifest.
+inline std::string checkpoint_record(int step, int rank) {
+  return "checkpoint/" + std::to_string(step) + "/record/" + std::to_string(rank);
+}
 
 // `baton bench tune`'s rotation: what each rank's executor measured per candidate, and the
 // ranks done with the rotation (none disconnects before all are).
