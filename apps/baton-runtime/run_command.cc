@@ -42,6 +42,7 @@ int run_rank(const RunOptions& run) {
   TrainOptions options;
   options.dump_dir = run.dump_dir;
   options.resume = run.resume;
+  options.overwrite = run.overwrite;
   options.data_dir = BATON_DATA_DIR;
   const WorldInfo world = world_from_environment();
   try {

@@ -192,6 +192,7 @@ std::vector<std::string> rank_arguments(const RunOptions& run, int world_size) {
   if (!run.dump_dir.empty()) words.insert(words.end(), {"--dump-dir", run.dump_dir});
   if (run.no_env) words.push_back("--no-env");
   if (run.resume) words.push_back("--resume");
+  if (run.overwrite) words.push_back("--overwrite");
   return words;
 }
 

@@ -20,6 +20,9 @@ void add_run_options(CLI::App& command, RunOptions& options) {
       ->type_name("DIR");
   command.add_flag("--resume", options.resume,
                    "continue from the newest complete checkpoint in the run's folder");
+  command.add_flag("--overwrite", options.overwrite,
+                   "start afresh although the run's folder holds an earlier run's checkpoints: "
+                   "that run is moved aside to <folder>.replaced-<time>");
 }
 
 baton::Config load_run_config(const RunOptions& options) {

@@ -15,6 +15,7 @@ struct RunOptions {
   std::string dump_dir;
   bool no_env = false;
   bool resume = false;
+  bool overwrite = false;
 };
 
 void add_run_options(CLI::App& command, RunOptions& options);

@@ -27,6 +27,7 @@
 #include "progress.h"
 #include "rank_pipeline.h"
 #include "rank_setup.h"
+#include "run_folder.h"
 #include "run_settings.h"
 #include "run_trace.h"
 #include "stage_cuts.h"
@@ -108,6 +109,7 @@ struct RankStart {
   ComputeSetup compute;
   std::shared_ptr<baton::Store> store;
   std::string schedule_choice;  // schedule: auto's, recorded in every checkpoint's manifest
+  std::unique_ptr<RunFolderClaim> folder;  // rank 0: the run folder is this run's
 };
 
 RankStart start_rank(baton::Config& config, const TrainOptions& options) {
@@ -120,6 +122,9 @@ RankStart start_rank(baton::Config& config, const TrainOptions& options) {
   if (world.rank == 0 && world.replicas > 1) std::cout << describe_layout(world) << std::endl;
   start.settings = read_run_settings(config);
   const RunSettings& settings = start.settings;
+  // Before anything is written into the run folder.
+  if (world.rank == 0) start.folder = claim_run_folder(settings, options.resume, options.overwrite);
+  check_checkpoint_folder_writable(settings, world.replica == 0);
   // Before any tensor work: LibTorch's pools are sized once.
   start.compute = set_up_compute(config, world);
   if (world.rank == 0) {

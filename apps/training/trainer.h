@@ -25,6 +25,8 @@ struct TrainOptions {
   std::string data_dir;
   // Continue from the newest complete checkpoint (checkpoint.dir) instead of step 1.
   bool resume = false;
+  // Start afresh over an earlier run's checkpoints, moving that run aside (run_folder.h).
+  bool overwrite = false;
 
   // For benchmarks (baton bench pipeline): observers of the executor's steps (typed spans),
   // and `on_step`, which sees every step as it ends: when it started (steady clock, seconds),

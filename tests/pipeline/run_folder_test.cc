@@ -1,0 +1,107 @@
+// A run folder belongs to one run: a second launch into a busy folder is refused naming the
+// process that holds it; a fresh run over an earlier run's checkpoints is refused unless the
+// user says --resume or --overwrite (which moves the earlier run aside and says so); a
+// checkpoint folder that cannot be written is found before training, not at the first
+// checkpoint.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "run_command.h"
+
+namespace {
+
+using testing::HasSubstr;
+
+const std::string kBaton = BATON_BINARY;
+
+std::string launch_line(const std::string& output_dir, int steps, const std::string& extra = "") {
+  return "timeout -k 5 120 " + kBaton + " launch -n 2 --no-env --set model.name=mlp" +
+         " --set model.params.layers=2 --set model.params.hidden=16 --set data.source=synthetic" +
+         " --set data.batch_size=8 --set trace.enabled=false --set world.timeout_s=30" +
+         " --set run.steps=" + std::to_string(steps) + " --set run.output_dir=" + output_dir + " " +
+         extra;
+}
+
+TEST(RunFolder, ASecondLaunchIntoABusyFolderIsRefusedNamingTheHolder) {
+  const std::string root = ::testing::TempDir() + "/run-folder-busy";
+  baton_test::run_command("rm -rf '" + root + "' && mkdir -p '" + root + "'");
+  // The first run trains long enough to be caught in the act; it is stopped at the end.
+  const std::string first_log = root + "/first.log";
+  baton_test::run_command("(" + launch_line(root, 1000000, "--set run.log_every=100000") + " > '" +
+                          first_log + "' 2>&1 &)");
+  // Wait until it trains: its lock is taken before anything else.
+  for (int i = 0; i < 200; ++i) {
+    if (baton_test::run_command("grep -q 'step 1/' '" + first_log + "'").exit_code == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const auto second = baton_test::run_command(launch_line(root, 2));
+  baton_test::run_command("pkill -TERM -f 'run.output_dir=" + root + " ' ; sleep 1");
+  EXPECT_NE(second.exit_code, 0) << second.output;
+  EXPECT_THAT(second.output, HasSubstr("run folder '" + root +
+                                       "/baton' is in use by another run "
+                                       "(process "));
+  EXPECT_THAT(second.output, HasSubstr("holds " + root + "/.baton.lock)"));
+  EXPECT_THAT(second.output, testing::Not(HasSubstr("all 2 ranks finished")));
+}
+
+TEST(RunFolder, AFreshRunOverCheckpointsIsRefusedUnlessResumeOrOverwrite) {
+  const std::string root = ::testing::TempDir() + "/run-folder-fresh";
+  baton_test::run_command("rm -rf '" + root + "'");
+  const auto first = baton_test::run_command(launch_line(root, 4, "--set checkpoint.every=2"));
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+
+  // A fresh run with other settings would overwrite metrics.jsonl and poison a later resume.
+  const auto fresh = baton_test::run_command(launch_line(root, 2, "--set run.seed=7"));
+  EXPECT_NE(fresh.exit_code, 0) << fresh.output;
+  EXPECT_THAT(fresh.output, HasSubstr("run folder '" + root +
+                                      "/baton' holds checkpoints of an earlier run "
+                                      "(newest: " +
+                                      root +
+                                      "/baton/checkpoints/step-000004); --resume "
+                                      "continues that run, --overwrite moves it aside"));
+  EXPECT_TRUE(std::filesystem::exists(root + "/baton/checkpoints/step-000004/manifest.json"));
+
+  const auto both = baton_test::run_command(launch_line(root, 2, "--resume --overwrite"));
+  EXPECT_NE(both.exit_code, 0) << both.output;
+  EXPECT_THAT(both.output, HasSubstr("give one"));
+
+  // --overwrite: the earlier run is moved aside, whole, and the new one starts at step 1.
+  const auto overwritten =
+      baton_test::run_command(launch_line(root, 2, "--set run.seed=7 --overwrite"));
+  ASSERT_EQ(overwritten.exit_code, 0) << overwritten.output;
+  EXPECT_THAT(overwritten.output, HasSubstr("--overwrite: moved the earlier run in " + root +
+                                            "/baton aside to " + root + "/baton.replaced-"));
+  int aside = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(root)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("baton.replaced-", 0) == 0) {
+      ++aside;
+      EXPECT_TRUE(std::filesystem::exists(entry.path() / "checkpoints/step-000004/manifest.json"));
+    }
+  }
+  EXPECT_EQ(aside, 1);
+  // And --resume of the new run continues the new run, not the one moved aside.
+  const auto resumed = baton_test::run_command(launch_line(root, 3, "--set run.seed=7 --resume"));
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_THAT(resumed.output, HasSubstr("resuming after step 2"));
+}
+
+TEST(RunFolder, AnUnwritableCheckpointFolderIsFoundBeforeTraining) {
+  const std::string root = ::testing::TempDir() + "/run-folder-unwritable";
+  baton_test::run_command("rm -rf '" + root + "' && mkdir -p '" + root + "'");
+  // A file where a folder must be: no permission bits involved (the tests may run as root).
+  std::ofstream(root + "/not-a-folder") << "x";
+  const auto run = baton_test::run_command(launch_line(
+      root, 150,
+      "--set checkpoint.every=150 --set checkpoint.dir=" + root + "/not-a-folder/checkpoints"));
+  EXPECT_NE(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr(root + "/not-a-folder/checkpoints"));
+  EXPECT_THAT(run.output, testing::Not(HasSubstr("step 1/")));
+}
+
+}  // namespace
