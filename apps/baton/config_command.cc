@@ -8,6 +8,7 @@
 #include "baton/plugin_loader.h"
 #include "commands.h"
 #include "model_specs.h"
+#include "run_check.h"
 #include "training/config_sections.h"
 
 namespace baton_app {
@@ -29,9 +30,7 @@ int check(const ConfigOptions& options) {
   baton::Config config = !options.file.empty()
                              ? baton::load_config_file(options.file, overrides)
                              : baton::load_config_text("", kEmbeddedDefault, overrides);
-  const baton::PluginLoader loader = baton::plugin_loader_for(config);
-  baton::resolve_plugins(config, loader);
-  baton_models::resolve_model_params(config);
+  check_run_before_start(config);
   std::cout << baton::format_resolved_config(config);
   std::cout << "# OK: " << config.source() << " is valid\n";
   return 0;

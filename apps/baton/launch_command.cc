@@ -20,6 +20,7 @@
 #include "baton/stores.h"
 #include "commands.h"
 #include "process_group.h"
+#include "run_check.h"
 #include "run_options.h"
 #include "training/config_sections.h"
 #include "training/world_env.h"
@@ -203,7 +204,8 @@ int launch(const RunOptions& run, int world_size) {
   // such as world.data_parallel's and model.cuts' depend on it.
   RunOptions checked = run;
   checked.sets.insert(checked.sets.begin(), "world.ranks=" + std::to_string(world_size));
-  const baton::Config config = load_run_config(checked);
+  baton::Config config = load_run_config(checked);
+  check_run_before_start(config);
   // The store lives in the launcher, on loopback, for as long as the ranks run: on
   // world.port when the configuration sets one, else on a free port.
   const baton::ParamValue& port = config.section("world").at("port");

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -194,6 +195,13 @@ void check_app_sections(const baton::Config& config) {
   const bool scripted =
       loss_name.size() > 3 && loss_name.compare(loss_name.size() - 3, 3, ".pt") == 0;
   if (!scripted) require_one_of(config, "model", "loss", {"cross_entropy", "mse"});
+  std::error_code missing;
+  if (scripted && !std::filesystem::is_regular_file(loss_name, missing)) {
+    throw baton::ConfigError(loss.origin().description + ": model.loss: '" + loss_name +
+                             "' does not exist (a TorchScript module saved with "
+                             "torch.jit.save(torch.jit.script(loss), path); a relative path is "
+                             "taken from the folder baton runs in)");
+  }
   check_stage_files(config);
   check_cuts(config);
   check_batch(config);

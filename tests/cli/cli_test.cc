@@ -136,6 +136,41 @@ TEST(Cli, ConfigCheckNamesWhereAMissingPluginWasSelected) {
   EXPECT_THAT(result.output, HasSubstr("(missing)"));
 }
 
+// Everything that would fail only at launch, or be misread silently, is refused by `config
+// check` with the value's origin — never "valid".
+TEST(Cli, ConfigCheckRefusesWhatALaunchWouldFailOnOrMisread) {
+  const std::string dir = ::testing::TempDir() + "/config-check-refusals";
+  run_command("rm -rf '" + dir + "' && mkdir -p '" + dir + "'");
+  std::ofstream(dir + "/twice.yaml") << "schedule:\n  microbatches: 4\n  microbatches: 8\n";
+  std::ofstream(dir + "/two-documents.yaml") << "run:\n  steps: 3\n---\nrun:\n  steps: 9\n";
+  std::ofstream(dir + "/newline-name.yaml") << "run:\n  name: \"a\\nb\"\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--set run.log_every=4294967296", "run.log_every must be at most 2147483647"},
+      {"--set run.steps=2147483648", "run.steps must be at most 2147483647"},
+      {"--set world.heartbeat_s=0.01",
+       "world.heartbeat_s must be 0 (off) or at least 1 second, got 0.01"},
+      {"--set run.threads=100000", "run.threads must be from 0 (automatic) to "},
+      {"--set schedule.memory_limit_mb=-1", "schedule.memory_limit_mb must be 0 (no limit) or"},
+      {"--set schedule.memory_limit_mb=nan", "schedule.memory_limit_mb must be 0 (no limit)"},
+      {"'" + dir + "/newline-name.yaml'",
+       "must be a plain folder name (no '/' or control characters"},
+      {"--set validation.validators=[shape_dtype,finitee]",
+       "validation.validators: 'finitee' is neither built in"},
+      {"--set model.loss=" + dir + "/missing-loss.pt",
+       "model.loss: '" + dir + "/missing-loss.pt' does not exist"},
+      {"'" + dir + "/twice.yaml'",
+       "twice.yaml:3:3: duplicate key 'schedule.microbatches' (first at "},
+      {"'" + dir + "/two-documents.yaml'", "two-documents.yaml:4:1: a second YAML document"},
+      {"'" + dir + "'", "'" + dir + "' is a directory, not a configuration file"},
+  };
+  for (const auto& [arguments, expected] : cases) {
+    const auto result = run_command(kBaton + " config check --no-env " + arguments);
+    EXPECT_NE(result.exit_code, 0) << arguments << "\n" << result.output;
+    EXPECT_THAT(result.output, HasSubstr(expected)) << arguments;
+    EXPECT_THAT(result.output, Not(HasSubstr("is valid"))) << arguments;
+  }
+}
+
 TEST(Cli, ConfigDefaultsPrintsEveryOptionAndPluginTables) {
   const auto result = run_command(kBaton + " config defaults --plugin-path " + kTestPlugins);
   EXPECT_EQ(result.exit_code, 0) << result.output;

@@ -51,9 +51,10 @@ TEST_P(ShippedConfig, RunsTwoSteps) {
   }
   const int ranks = static_cast<int>(config.section("world").get_int("ranks"));
   const std::string out = ::testing::TempDir() + "/config-" + GetParam();
+  // A fresh folder: an earlier suite's checkpoints there would be refused without --resume.
   const auto result = baton_test::run_command(
-      "cd '" + kSource + "' && timeout -k 5 200 '" + BATON_BINARY + "' launch -n " +
-      std::to_string(ranks) + " --no-env 'configs/" + GetParam() +
+      "rm -rf '" + out + "' && cd '" + kSource + "' && timeout -k 5 200 '" + BATON_BINARY +
+      "' launch -n " + std::to_string(ranks) + " --no-env 'configs/" + GetParam() +
       ".yaml' --set run.steps=2 --set run.output_dir='" + out + "'");
   EXPECT_EQ(result.exit_code, 0) << result.output;
   EXPECT_THAT(result.output,
@@ -89,8 +90,10 @@ int unused_loopback_port() {
 // of their own, so that two such tests never meet.
 baton_test::CommandResult run_under_mpirun(int ranks, const std::string& config,
                                            const std::string& out) {
+  // A fresh folder: an earlier suite's checkpoints there would be refused without --resume.
   return baton_test::run_command(
-      "cd '" + kSource + "' && timeout -k 5 200 mpirun --allow-run-as-root --oversubscribe -n " +
+      "rm -rf '" + out + "' && cd '" + kSource +
+      "' && timeout -k 5 200 mpirun --allow-run-as-root --oversubscribe -n " +
       std::to_string(ranks) + " '" + BATON_BINARY + "' run --no-env " + config +
       " --set run.steps=2 --set run.output_dir='" + out +
       "' --set world.port=" + std::to_string(unused_loopback_port()) + " < /dev/null");

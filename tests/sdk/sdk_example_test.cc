@@ -252,6 +252,15 @@ TEST(InvalidSchedulePlugin, IsRefusedBeforeAnyTensorMoves) {
       EXPECT_THAT(result.output, HasSubstr("<-- ERROR HERE")) << defect;
     }
     EXPECT_THAT(result.output, testing::Not(HasSubstr("step 1/"))) << defect;
+    // `config check` compiles the plan too: it never calls such a run valid.
+    const auto checked = baton_test::run_command(
+        "'" + std::string(BATON_BINARY) + "' config check --no-env --set schedule.name='" + plugin +
+        "' --set schedule.params.defect=" + defect +
+        " --set schedule.microbatches=2 --set model.name=mlp --set data.source=synthetic" +
+        " --set data.batch_size=4");
+    EXPECT_NE(checked.exit_code, 0) << defect << ":\n" << checked.output;
+    EXPECT_THAT(checked.output, HasSubstr(expected)) << defect;
+    EXPECT_THAT(checked.output, testing::Not(HasSubstr("is valid"))) << defect;
   }
 }
 

@@ -6,8 +6,11 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
+#include <thread>
 
 #include "baton/config.h"
 #include "baton/error.h"
@@ -195,6 +198,31 @@ void read_params_node(const YAML::Node& node, const std::string& source, RawPara
   }
 }
 
+// YAML keeps one of two equal keys in a mapping and drops the other without a word: a
+// configuration that says a thing twice is refused, pointing at both.
+void refuse_duplicate_keys(const YAML::Node& node, const std::string& source,
+                           const std::string& path) {
+  if (node.IsSequence()) {
+    for (const auto& item : node) refuse_duplicate_keys(item, source, path);
+    return;
+  }
+  if (!node.IsMap()) return;
+  std::map<std::string, YAML::Mark> seen;
+  for (const auto& entry : node) {
+    const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : std::string();
+    const std::string key_path = path.empty() ? key : path + "." + key;
+    if (!key.empty()) {
+      const auto [first, inserted] = seen.emplace(key, entry.first.Mark());
+      if (!inserted) {
+        throw ConfigError(origin_of(source, entry.first.Mark()).description + ": duplicate key '" +
+                          key_path + "' (first at " + origin_of(source, first->second).description +
+                          "); YAML would keep only one of them: say it once");
+      }
+    }
+    refuse_duplicate_keys(entry.second, source, key_path);
+  }
+}
+
 WrittenConfig read_yaml(const std::string& text, const std::string& source) {
   if (text.size() > kMaxConfigBytes) {
     throw ConfigError(source + ": " + std::to_string(text.size()) +
@@ -204,11 +232,18 @@ WrittenConfig read_yaml(const std::string& text, const std::string& source) {
   check_flow_nesting(text, source);
   YAML::Node root;
   try {
-    root = YAML::Load(text);
+    const std::vector<YAML::Node> documents = YAML::LoadAll(text);
+    if (documents.size() > 1) {
+      throw ConfigError(origin_of(source, documents[1].Mark()).description +
+                        ": a second YAML document (after '---'); a configuration is one "
+                        "document, and the second would be ignored");
+    }
+    if (!documents.empty()) root = documents[0];
   } catch (const YAML::ParserException& error) {
     throw ConfigError(origin_of(source, error.mark).description +
                       ": YAML syntax error: " + error.msg);
   }
+  refuse_duplicate_keys(root, source, "");
   WrittenConfig written;
   if (root.IsNull()) return written;
   if (!root.IsMap()) {
@@ -345,6 +380,11 @@ void check_ranges(const Config& config) {
   positive("schedule", "microbatches");
   positive("schedule", "stages_per_rank");
   positive("run", "log_every");
+  // Counted in 32 bits by the program: 4294967296 must not become 0 (a division by zero) or
+  // 2147483648 a negative count.
+  const std::int64_t largest_count = 2147483647;
+  at_most("run", "steps", largest_count, "");
+  at_most("run", "log_every", largest_count, "");
   at_most("world", "ranks", kMaxRanks, "");
   const ParamValue& replicas = config.section("world").at("data_parallel");
   const ParamValue& ranks = config.section("world").at("ranks");
@@ -379,11 +419,41 @@ void check_ranges(const Config& config) {
   };
   seconds("timeout_s", "above 0 and at most 604800 (a week)", false);
   seconds("heartbeat_s", "from 0 (off) to 604800", true);
+  // A heartbeat is counted every heartbeat_s / 4: below a second, a rank busy in one long
+  // action (a big matmul, a page-in) misses beats and is blamed as hung.
+  const ParamValue& heartbeat = config.section("world").at("heartbeat_s");
+  if (heartbeat.as_float() > 0 && heartbeat.as_float() < 1) {
+    throw ConfigError(heartbeat.origin().description +
+                      ": world.heartbeat_s must be 0 (off) or at least 1 second, got " +
+                      heartbeat.text() + "; a shorter period blames healthy ranks that are busy");
+  }
+  const ParamValue& threads = config.section("run").at("threads");
+  const std::int64_t most_threads =
+      std::max(64, 8 * static_cast<int>(std::thread::hardware_concurrency()));
+  if (threads.as_int() < 0 || threads.as_int() > most_threads) {
+    throw ConfigError(threads.origin().description +
+                      ": run.threads must be from 0 (automatic) "
+                      "to " +
+                      std::to_string(most_threads) +
+                      " (8 per CPU here, at least 64), "
+                      "got " +
+                      threads.text() + "; each rank starts that many threads");
+  }
+  const ParamValue& memory_limit = config.section("schedule").at("memory_limit_mb");
+  if (!std::isfinite(memory_limit.as_float()) || memory_limit.as_float() < 0) {
+    throw ConfigError(memory_limit.origin().description +
+                      ": schedule.memory_limit_mb must be 0 (no limit) or a finite number of "
+                      "MiB, got " +
+                      memory_limit.text());
+  }
   const ParamValue& name = config.section("run").at("name");
+  const bool control = std::any_of(name.as_string().begin(), name.as_string().end(),
+                                   [](unsigned char c) { return c < 0x20 || c == 0x7f; });
   if (name.as_string().empty() || name.as_string() == "." || name.as_string() == ".." ||
-      name.as_string().find('/') != std::string::npos) {
+      name.as_string().find('/') != std::string::npos || control) {
     throw ConfigError(name.origin().description + ": run.name '" + name.as_string() +
-                      "' must be a plain folder name (no '/', not '.' or '..'): it names the "
+                      "' must be a plain folder name (no '/' or control characters such as a "
+                      "newline, not '.' or '..'): it names the "
                       "run's folder inside run.output_dir");
   }
   const ParamValue& rendezvous = config.section("world").at("rendezvous");
@@ -490,6 +560,16 @@ Config load_config_text(const std::string& yaml_text, const std::string& source_
 }
 
 Config load_config_file(const std::string& path, const ConfigOverrides& overrides) {
+  // A directory reads as empty (the embedded default, "valid"); a FIFO or a device would
+  // block or never end.
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  if (!error && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+    throw ConfigError(
+        "'" + path + "' is " +
+        (std::filesystem::is_directory(status) ? "a directory" : "not a regular file") +
+        ", not a configuration file; give the path of a .yaml file");
+  }
   std::ifstream file(path);
   if (!file) {
     throw ConfigError("cannot read configuration file '" + path +

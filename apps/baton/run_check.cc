@@ -1,0 +1,33 @@
+#include "run_check.h"
+
+#include "baton/config_plugins.h"
+#include "baton/error.h"
+#include "baton/plugin_loader.h"
+#include "model_specs.h"
+
+namespace baton_app {
+
+void check_run_before_start(baton::Config& config) {
+  const baton::PluginLoader loader = baton::plugin_loader_for(config);
+  const baton::ConfiguredPlugins plugins = baton::resolve_plugins(config, loader);
+  baton_models::resolve_model_params(config);
+  const baton::ParamValue& validators = config.section("validation").at("validators");
+  for (const std::string& name : validators.as_string_list()) {
+    if (name == "off" || name == "shape_dtype" || name == "strict" || name == "finite") continue;
+    try {
+      loader.load(baton::PluginKind::kValidator, name);
+    } catch (const baton::PluginError& error) {
+      throw baton::ConfigError(validators.origin().description + ": validation.validators: '" +
+                               name +
+                               "' is neither built in (shape_dtype, strict, finite, off) nor a "
+                               "validator plugin: " +
+                               error.what());
+    }
+  }
+  // schedule.name: auto chooses the plan at run time, after measuring the model.
+  if (config.section("schedule").get_string("name") == "auto") return;
+  baton::compile_configured_plan(config, plugins,
+                                 static_cast<int>(config.section("world").get_int("ranks")));
+}
+
+}  // namespace baton_app
