@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 
 #include "baton/error.h"
 #include "baton/log.h"
@@ -159,6 +160,12 @@ std::shared_ptr<baton::Transport> connect_transport(const baton::Config& config,
     throw baton::PluginError("transport '" + plugins.transport->name() +
                              "' cannot run on this machine: " + viability.reason);
   }
+  // Where the ranks meet tells a transport where they are: on loopback, all on this machine
+  // (UCX's net_devices: auto then listens on lo only). Plugins read it from the environment.
+  const std::string address = world.store_address.empty()
+                                  ? config.section("world").get_string("address")
+                                  : world.store_address;
+  ::setenv("BATON_WORLD_ADDRESS", address.c_str(), 1);
   auto transport =
       plugins.transport->create_shared<baton::Transport>(config.plugin_params("transport"));
   const auto started = std::chrono::steady_clock::now();

@@ -203,6 +203,79 @@ TEST(PipelineFailure, ALaunchedRunListensOnLoopbackOnly) {
   }
 }
 
+// Ranks another launcher started (torchrun's variables) that meet on a loopback address all
+// run here: UCX listens on loopback too (it listened on every device before), and the store
+// only on the address it was given.
+TEST(PipelineFailure, RanksMeetingOnLoopbackUnderAnotherLauncherListenOnLoopbackOnly) {
+  const std::string dir = ::testing::TempDir() + "/torchrun-listeners";
+  baton_test::run_command("rm -rf '" + dir + "' && mkdir -p '" + dir + "'");
+  const std::string mark = "BATON_TEST_MARK=" + std::to_string(::getpid()) + "-listeners";
+  // A port the kernel hands out now (rank 0 binds it a moment later).
+  const auto port =
+      baton_test::run_command(std::string(BATON_PYTHON) +
+                              " -c \"import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); "
+                              "print(s.getsockname()[1])\"");
+  ASSERT_EQ(port.exit_code, 0) << port.output;
+  for (int rank = 0; rank < 2; ++rank) {
+    baton_test::run_command(
+        "(env " + mark + " RANK=" + std::to_string(rank) +
+        " WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
+        port.output.substr(0, port.output.find('\n')) + " timeout -k 5 90 " + kBaton +
+        " run --no-env --set transport.name=ucx" +
+        " --set run.steps=100000 --set checkpoint.enabled=false --set trace.enabled=false" +
+        " --set model.name=mlp --set data.source=synthetic --set run.output_dir=" + dir +
+        "/runs > '" + dir + "/rank" + std::to_string(rank) + ".out' 2>&1 &)");
+  }
+  bool training = false;
+  for (int i = 0; i < 600 && !training; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    training = file_text(dir + "/rank0.out").find("step 1") != std::string::npos;
+  }
+  std::vector<std::string> pids;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (file_text(entry.path().string() + "/environ").find(mark + std::string(1, '\0')) !=
+        std::string::npos) {
+      pids.push_back(name);
+    }
+  }
+  const auto sockets = baton_test::run_command("ss -Hltnp");
+  for (const auto& pid : pids) ::kill(std::atoi(pid.c_str()), SIGKILL);
+  ASSERT_TRUE(training) << file_text(dir + "/rank0.out") << file_text(dir + "/rank1.out");
+  ASSERT_EQ(sockets.exit_code, 0) << "ss (iproute2) is needed: " << sockets.output;
+  int ours = 0;
+  std::istringstream lines(sockets.output);
+  for (std::string line; std::getline(lines, line);) {
+    bool mine = false;
+    for (const auto& pid : pids) mine |= line.find("pid=" + pid + ",") != std::string::npos;
+    if (!mine) continue;
+    ++ours;
+    std::istringstream fields(line);
+    std::string state, receive_queue, send_queue, local;
+    fields >> state >> receive_queue >> send_queue >> local;
+    EXPECT_TRUE(local.rfind("127.0.0.1:", 0) == 0 || local.rfind("[::1]:", 0) == 0)
+        << "listening on " << local << "\n"
+        << line;
+  }
+  // The store (rank 0's) and UCX's listeners on both ranks.
+  EXPECT_GE(ours, 3) << sockets.output;
+}
+
+// A store beyond loopback guarded by nothing but the run id (which is no secret) is refused:
+// rank 0 says how to set a token before it listens anywhere.
+TEST(PipelineFailure, AStoreBeyondLoopbackWithoutATokenIsRefused) {
+  const auto result = baton_test::run_command(
+      "env -u BATON_STORE_TOKEN RANK=0 WORLD_SIZE=2 MASTER_ADDR=0.0.0.0 MASTER_PORT=29599 "
+      "timeout -k 5 60 " +
+      kBaton + " run --no-env --set model.name=mlp " +
+      "--set data.source=synthetic --set run.output_dir=" + ::testing::TempDir() +
+      "/no-token-runs");
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("rank 0 would host the store on 0.0.0.0, beyond loopback, "
+                                       "guarded only by the run id; set BATON_STORE_TOKEN"));
+}
+
 // A hung rank (SIGSTOPped) is found by its neighbours' heartbeat, not only at the next
 // transfer's timeout: with world.timeout_s 120 and world.heartbeat_s 3, the run ends under a
 // 60 s guard, and rank 0's error names the hung rank.

@@ -98,4 +98,7 @@ struct RendezvousOptions {
 // or ConfigError (unknown kind, missing file, empty run id, rank outside the world).
 BATON_API std::shared_ptr<Store> make_rendezvous_store(const RendezvousOptions& options);
 
+// 127.0.0.0/8, ::1 or "localhost": an address only this machine reaches.
+BATON_API bool is_loopback_address(const std::string& address);
+
 }  // namespace baton

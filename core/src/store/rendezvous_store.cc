@@ -5,6 +5,11 @@
 
 namespace baton {
 
+bool is_loopback_address(const std::string& address) {
+  return address.rfind("127.", 0) == 0 || address == "::1" || address == "localhost" ||
+         address == "[::1]";
+}
+
 std::shared_ptr<Store> make_rendezvous_store(const RendezvousOptions& options) {
   if (options.run_id.empty()) {
     throw ConfigError("rendezvous: the run id is empty; it namespaces the store's keys");
@@ -15,6 +20,17 @@ std::shared_ptr<Store> make_rendezvous_store(const RendezvousOptions& options) {
   }
   std::shared_ptr<Store> store;
   if (options.kind == "tcp") {
+    // The run id is no secret: beyond loopback, anyone who reaches the port could read and
+    // write the run's keys with it.
+    const bool hosts = options.rank0_hosts && options.rank == 0;
+    if (hosts && options.token.empty() && !is_loopback_address(options.address)) {
+      throw ConfigError(
+          "rendezvous: rank 0 would host the store on " + options.address +
+          ", beyond loopback, guarded only by the run id; set BATON_STORE_TOKEN to the same "
+          "secret on every host (for example: export BATON_STORE_TOKEN=$(od -An -N16 -tx1 "
+          "/dev/urandom | tr -d ' \\n')), or keep world.address on 127.0.0.1 for a run on one "
+          "machine");
+    }
     TcpStoreOptions tcp;
     tcp.host = options.address;
     tcp.port = options.port;

@@ -1,5 +1,9 @@
 // The UCX transport's tensor side: makes the transport from checked parameters
 // (libbaton_ucx_transport.so, loaded by the plugin file on first use).
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+
 #include <cstdlib>
 #include <string>
 
@@ -20,16 +24,39 @@ std::chrono::microseconds microseconds_param(const baton::ParamValues& params,
   return std::chrono::microseconds(value);
 }
 
+// net_devices: auto. Ranks that `baton launch` started, or that meet on a loopback address,
+// all run here: UCX's TCP listeners stay on lo. Ranks meeting on another address listen on
+// the device that holds it when this machine has it (rank 0's host), else on every device.
+std::string auto_net_devices() {
+  if (std::getenv("BATON_LAUNCH_RANK") != nullptr) return "lo";
+  const char* world_address = std::getenv("BATON_WORLD_ADDRESS");
+  if (world_address == nullptr || *world_address == '\0') return "";
+  const std::string address = world_address;
+  if (address.rfind("127.", 0) == 0 || address == "localhost" || address == "::1") return "lo";
+  ifaddrs* interfaces = nullptr;
+  if (::getifaddrs(&interfaces) != 0) return "";
+  std::string device;
+  for (ifaddrs* entry = interfaces; entry != nullptr && device.empty(); entry = entry->ifa_next) {
+    if (entry->ifa_addr == nullptr || entry->ifa_addr->sa_family != AF_INET) continue;
+    char text[INET_ADDRSTRLEN] = {0};
+    const auto* ipv4 = reinterpret_cast<const sockaddr_in*>(entry->ifa_addr);
+    if (::inet_ntop(AF_INET, &ipv4->sin_addr, text, sizeof(text)) != nullptr && address == text) {
+      device = entry->ifa_name;
+    }
+  }
+  ::freeifaddrs(interfaces);
+  return device;
+}
+
 std::unique_ptr<baton::PluginObject> make_transport(const baton::ParamValues& params) {
   baton_ucx::UcxOptions options;
   options.connect_timeout = params.get_seconds("timeout_s", "transport.params.timeout_s");
   options.poll_window = microseconds_param(params, "progress_poll_us");
   options.wait_poll = microseconds_param(params, "wait_poll_us");
   options.detect_peer_failure = params.get_bool("peer_failure_detection");
-  // Ranks that `baton launch` started all run here: keep UCX's TCP listeners on loopback.
   const std::string& devices = params.get_string("net_devices");
   if (devices == "auto") {
-    options.net_devices = std::getenv("BATON_LAUNCH_RANK") != nullptr ? "lo" : "";
+    options.net_devices = auto_net_devices();
   } else if (devices != "all") {
     options.net_devices = devices;
   }

@@ -27,7 +27,9 @@ const baton::ParamSpec kParams[] = {
     {"net_devices", baton::ParamType::kString, "auto",
      "Network devices UCX may use, and so listen on (UCX_NET_DEVICES, which wins when set): "
      "a UCX device list such as lo, eth0 or mlx5_0:1; all: every device; auto: lo when every "
-     "rank runs on this machine (started by baton launch), else every device."},
+     "rank runs on this machine (started by baton launch, or meeting on a loopback "
+     "world.address), the device that holds world.address when this machine has it, else "
+     "every device."},
     {"peer_failure_detection", baton::ParamType::kBool, "true",
      "Have UCX report a peer that dies (UCP_ERR_HANDLING_MODE_PEER), so operations with it "
      "fail at once instead of at their timeout. UCX 1.13's shared-memory transports cannot: "
