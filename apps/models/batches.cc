@@ -292,6 +292,15 @@ std::unique_ptr<BatchSource> file_batches(const DataSettings& data, BuiltModel& 
             "data files: the files say what the inputs are)");
       }
     }
+    if (at::isFloatingType(input.scalar_type())) {
+      const at::Tensor bad_rows =
+          (~at::isfinite(input)).reshape({input.size(0), -1}).any(1).nonzero();
+      if (bad_rows.numel() > 0) {
+        throw baton::ConfigError(which + "holds non-finite values (nan or inf), first in row " +
+                                 std::to_string(bad_rows[0][0].item<std::int64_t>()) +
+                                 "; the loss would be nan from the first step");
+      }
+    }
     // A user's model takes the data as it is; a built-in one in its own dtype.
     inputs.push_back(input.to(data_dtype_for(model, i, input.scalar_type())).contiguous());
   }

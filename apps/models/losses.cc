@@ -40,6 +40,31 @@ baton::LossFunction scripted_loss(const baton::ParamValue& setting) {
 
 }  // namespace
 
+void check_loss_has_gradient(const BuiltModel& model, const at::Tensor& targets,
+                             const baton::ParamValue& setting) {
+  std::vector<std::int64_t> shape{1};
+  if (model.value_targets) {
+    shape.insert(shape.end(), model.value_target_shape.begin(), model.value_target_shape.end());
+  } else {
+    shape.insert(shape.end(), model.target_shape.begin(), model.target_shape.end());
+    shape.push_back(model.num_classes);
+  }
+  const at::Tensor output = at::zeros(shape).requires_grad_(true);
+  at::Tensor loss;
+  try {
+    loss = model.loss({output}, targets.slice(0, 0, 1));
+  } catch (const std::exception& error) {
+    throw baton::ConfigError(setting.origin().description + ": model.loss '" + setting.as_string() +
+                             "' fails on the model's output and the " + "targets: " + error.what());
+  }
+  if (!loss.requires_grad()) {
+    throw baton::ConfigError(setting.origin().description + ": model.loss '" + setting.as_string() +
+                             "' returns a value with no gradient with respect to the model's "
+                             "output (a constant, or computed under no_grad/detach): training "
+                             "would change nothing");
+  }
+}
+
 at::Tensor mse_loss(const std::vector<at::Tensor>& outputs, const at::Tensor& targets) {
   const at::Tensor& output = outputs.at(0);
   return at::mse_loss(output, targets.to(output.scalar_type()).reshape(output.sizes()));

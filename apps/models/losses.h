@@ -13,6 +13,12 @@ namespace baton_models {
 // naming model.loss's origin for an unknown name or a file that is not a loss module.
 void apply_configured_loss(const baton::ParamValue& loss, BuiltModel* model);
 
+// Throws ConfigError when the loss, applied to an output that requires a gradient and to
+// `targets` (a batch of them: the first row is used), returns a value without one: a scripted
+// loss returning a constant would train nothing.
+void check_loss_has_gradient(const BuiltModel& model, const at::Tensor& targets,
+                             const baton::ParamValue& setting);
+
 // Mean squared error between the first output and the targets (cast to its dtype).
 at::Tensor mse_loss(const std::vector<at::Tensor>& outputs, const at::Tensor& targets);
 

@@ -8,6 +8,7 @@
 
 #include "baton/error.h"
 #include "baton/plan/compile.h"
+#include "losses.h"
 #include "model_catalog.h"
 
 namespace baton_app {
@@ -60,6 +61,8 @@ std::unique_ptr<RankPipeline> build_rank_pipeline(baton::Config& config, RankPla
       baton_models::read_data_settings(config), pipeline->model, options.data_dir,
       baton_models::ReplicaRows{world.replica, world.replicas});
   pipeline->first_batch = pipeline->batches->batch(1);
+  baton_models::check_loss_has_gradient(pipeline->model, pipeline->first_batch.targets,
+                                        config.section("model").at("loss"));
   pipeline->local = cut_into_stages(config, pipeline->model, pipeline->plan.configured, world,
                                     store, settings, pipeline->first_batch.inputs, options.resume);
   pipeline->transport = options.transport ? options.transport

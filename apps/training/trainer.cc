@@ -265,7 +265,20 @@ void run_steps(RankRun& run, const TrainOptions& options) {
         dump.record_gradients(pipeline.local.named_params);
       }
       pipeline.optimizer->step();
-      if (result.has_loss) losses.push_back(result.loss);
+      if (result.has_loss) {
+        losses.push_back(result.loss);
+        // Training on from a nan or inf loss changes nothing useful and hides the cause.
+        if (!std::isfinite(result.loss)) {
+          throw baton::Error(
+              "step " + std::to_string(step) + ": the loss is " + std::to_string(result.loss) +
+              (step == first_step ? " from the first batch: the data (non-finite inputs, "
+                                    "targets the loss ignores), the model's initial weights or "
+                                    "a scripted loss give non-finite values"
+                                  : ": training diverged (try a smaller optimizer.lr), or this "
+                                    "step's batch holds non-finite values") +
+              "; the run stops instead of training on it");
+        }
+      }
       const double seconds = seconds_since(started);
       progress->step_done(step, result, seconds, samples_per_step, tokens_per_step);
       if (options.on_step) {

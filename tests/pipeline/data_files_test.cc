@@ -209,3 +209,43 @@ TEST(DamagedDataFiles, NegativeTokenIdsAreRefusedNamingTheFile) {
 }
 
 }  // namespace
+
+namespace {
+
+std::string file_run_line(const std::vector<std::string>& settings) {
+  std::string command =
+      "timeout -k 5 60 " + std::string(BATON_BINARY) + " run --no-env --set world.ranks=1";
+  for (const auto& setting : settings) command += " --set '" + setting + "'";
+  return command;
+}
+
+// Data that is not a file (a FIFO would block past world.timeout_s, /dev/zero never end) and
+// inputs holding nan are refused when read, naming the file and the first bad row.
+TEST_F(DataFiles, FifosDevicesAndNonFiniteInputsAreRefusedWhenRead) {
+  const std::string fifo = dir_ + "/inputs.fifo";
+  ASSERT_EQ(baton_test::run_command("mkfifo '" + fifo + "'").exit_code, 0);
+  auto settings = file_run(dir_, "targets.pt");
+  settings.push_back("data.inputs=" + fifo);
+  const auto from_fifo = baton_test::run_command(file_run_line(settings));
+  EXPECT_NE(from_fifo.exit_code, 0) << from_fifo.output;
+  EXPECT_THAT(from_fifo.output, HasSubstr("cannot read data.inputs '" + fifo +
+                                          "': it is not a regular file (a FIFO, a device)"));
+
+  const auto tokens = baton_test::run_command(
+      file_run_line({"data.source=text", "data.tokens=/dev/zero", "data.token_format=bytes"}));
+  EXPECT_NE(tokens.exit_code, 0) << tokens.output;
+  EXPECT_THAT(tokens.output, HasSubstr("data.tokens ('/dev/zero'): not a regular file"));
+
+  const auto wrote = baton_test::run_command(
+      std::string(BATON_PYTHON) + " -c \"import numpy as np; x = np.load('" + dir_ +
+      "/inputs.npy'); x[3, 1] = np.nan; np.save('" + dir_ + "/nan_inputs.npy', x)\"");
+  ASSERT_EQ(wrote.exit_code, 0) << wrote.output;
+  settings = file_run(dir_, "targets.pt");
+  settings.push_back("data.inputs=" + dir_ + "/nan_inputs.npy");
+  const auto with_nan = baton_test::run_command(file_run_line(settings));
+  EXPECT_NE(with_nan.exit_code, 0) << with_nan.output;
+  EXPECT_THAT(with_nan.output, HasSubstr("nan_inputs.npy' holds non-finite values (nan or inf), "
+                                         "first in row 3"));
+}
+
+}  // namespace

@@ -101,3 +101,40 @@ TEST(ConfiguredLoss, CrossEntropyKeepsClassTargets) {
 }
 
 }  // namespace
+
+namespace {
+
+std::string scripted_loss(const std::string& name, const std::string& body) {
+  const std::string path = ::testing::TempDir() + "/" + name + ".pt";
+  torch::jit::Module loss(name);
+  loss.define("\ndef forward(self, output, target):\n    return " + body + "\n");
+  loss.save(path);
+  return path;
+}
+
+// A scripted loss that returns a constant has no gradient: training would change nothing.
+// Refused at set-up, before a step, naming the setting.
+TEST(ConfiguredLoss, ALossWithoutAGradientIsRefusedAtSetUp) {
+  const std::string path = scripted_loss("ConstantLoss", "torch.ones([])");
+  const auto result = baton_test::launch(kBaton, 2, settings_for(path), "loss-constant");
+  EXPECT_NE(result.command.exit_code, 0) << result.command.output;
+  EXPECT_THAT(result.command.output,
+              testing::HasSubstr("model.loss '" + path +
+                                 "' returns a value with no gradient with respect to the "
+                                 "model's output"));
+  EXPECT_THAT(result.command.output, testing::Not(testing::HasSubstr("step 1/")));
+}
+
+// A loss that is nan stops the run at that step, saying where to look, instead of training
+// on nan to the end and exiting 0.
+TEST(ConfiguredLoss, ANanLossStopsTheRunAtItsStep) {
+  const std::string path =
+      scripted_loss("NanLoss", "(output - target).abs().mean() * float('nan')");
+  const auto result = baton_test::launch(kBaton, 2, settings_for(path), "loss-nan");
+  EXPECT_NE(result.command.exit_code, 0) << result.command.output;
+  EXPECT_THAT(result.command.output,
+              testing::HasSubstr("step 1: the loss is nan from the first batch"));
+  EXPECT_THAT(result.command.output, testing::Not(testing::HasSubstr("all 2 ranks finished")));
+}
+
+}  // namespace

@@ -82,6 +82,15 @@ void make_folders(const std::string& path, const std::string& what) {
 }
 
 std::string read_file(const std::string& path, const std::string& what) {
+  // A FIFO would block and a device never end: only regular files are read.
+  std::error_code error;
+  const auto status = std::filesystem::status(path, error);
+  if (!error && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+    throw Error("cannot read " + what + " '" + path + "': it is " +
+                (std::filesystem::is_directory(status) ? "a directory"
+                                                       : "not a regular file (a FIFO, a device)") +
+                "; give a file");
+  }
   std::ifstream file(path, std::ios::binary);
   if (!file) throw Error("cannot read " + what + " '" + path + "': " + std::strerror(errno));
   std::ostringstream contents;
