@@ -371,6 +371,8 @@ void add_launch_command(CommandLine& command_line) {
   add_app_config_sections();
   launch_command.add_option("-n,--nproc", options->world_size, "the number of ranks")
       ->required()
+      // Two counts (`-n 2 -n 3`) are a mistake to point out, not an override to take.
+      ->multi_option_policy(CLI::MultiOptionPolicy::Throw)
       ->check(integer_in(1, 256));
   add_run_options(launch_command, options->run);
 }

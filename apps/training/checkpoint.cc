@@ -421,6 +421,12 @@ std::string Checkpointer::save(int step, const std::string& schedule_name) {
     manifest["schedule_choice"] = nlohmann::json::parse(settings_.schedule_choice);
   }
   baton::write_file_atomically(folder + "/manifest.json", manifest.dump(2) + "\n");
+  if (store_) {  // every rank has written and reported: the step's keys are spent
+    for (int r = 1; r < world_size_; ++r) {
+      store_->remove(baton::store_keys::checkpoint_record(step, r));
+    }
+    store_->remove(written_key);
+  }
   return folder;
 }
 

@@ -114,6 +114,8 @@ std::vector<Progress::RankTime> Progress::gather_on_rank0(const Report& report, 
   times[0] = {report.compute, report.comm, report.executor_seconds, report.exposed_reduce};
   for (int rank = 1; rank < world_.world_size && store_; ++rank) {
     const auto values = decode(wait_for_key(prefix + std::to_string(rank)));
+    // Read once: a long run's per-step keys must not pile up in the store.
+    store_->remove(prefix + std::to_string(rank));
     if (values.size() != 5) continue;
     times[static_cast<std::size_t>(rank)] = {values[0], values[1], values[2], values[3]};
     if (std::isnan(*loss)) *loss = values[4];

@@ -29,6 +29,30 @@ std::string any_checkpoint(const std::string& dir) {
   return found;
 }
 
+// Files a checkpoint write left half-written when its process was killed (written to
+// <name>.tmp.XXXXXX and never renamed): nobody else writes here while the claim is held.
+void remove_partial_writes(const std::string& checkpoints) {
+  if (checkpoints.empty()) return;
+  std::error_code error;
+  int removed = 0;
+  std::uintmax_t bytes = 0;
+  for (const auto& step : fs::directory_iterator(checkpoints, error)) {
+    if (!step.is_directory(error)) continue;
+    for (const auto& file : fs::directory_iterator(step.path(), error)) {
+      const std::string name = file.path().filename().string();
+      const auto mark = name.rfind(".tmp.");
+      if (mark == std::string::npos || name.size() != mark + 11) continue;
+      bytes += fs::file_size(file.path(), error);
+      if (fs::remove(file.path(), error)) ++removed;
+    }
+  }
+  if (removed > 0) {
+    std::cout << "removed " << removed << " partial file" << (removed == 1 ? "" : "s") << " ("
+              << (bytes >> 20) << " MiB) that an interrupted checkpoint write left in "
+              << checkpoints << std::endl;
+  }
+}
+
 std::string utc_stamp() {
   const std::time_t now = std::time(nullptr);
   std::tm parts{};
@@ -75,6 +99,7 @@ std::unique_ptr<RunFolderClaim> claim_run_folder(const RunSettings& settings, bo
     throw baton::ConfigError("cannot write the run's lock file '" + lock_path +
                              "': " + std::strerror(errno));
   }
+  remove_partial_writes(settings.checkpoint.dir);
   if (resume || settings.checkpoint.dir.empty()) return claim;
   const std::string newest = any_checkpoint(settings.checkpoint.dir);
   if (newest.empty()) return claim;

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "baton/error.h"
@@ -55,9 +56,16 @@ std::vector<int> resolve_stage_boundaries(const baton::Config& config, baton::Un
     const std::string remembered = context.run_dir + kCutsFile;
     if (context.rank == 0) {
       std::ifstream file(remembered);
-      if (context.resume && file) {
-        std::getline(file, text);
-      } else {
+      if (context.resume && file) std::getline(file, text);
+      // Cuts remembered for another number of stages (a resume onto another layout) do not
+      // apply: measured again, and said so.
+      if (!text.empty() && static_cast<int>(parse_cuts(text).size()) != num_stages - 1) {
+        std::cout << "model.cuts: balanced: " << remembered << " holds the cuts of "
+                  << parse_cuts(text).size() + 1 << " stages, this run has " << num_stages
+                  << ": measuring again" << std::endl;
+        text.clear();
+      }
+      if (text.empty()) {
         text = measure_balanced_cuts(chain, num_stages, sample);
         baton::make_folders(context.run_dir, "run");
         baton::write_file_atomically(remembered, text + "\n");

@@ -17,14 +17,40 @@ namespace {
 
 constexpr std::size_t kTableRows = 5;
 
+// Why a recorded choice does not fit this run's layout (another number of ranks per
+// pipeline than it was made for), or empty when it fits.
+std::string misfit(const std::string& choice, const baton::Config& config, int ranks) {
+  const nlohmann::json chosen = nlohmann::json::parse(choice, nullptr, false);
+  if (!chosen.is_object() || !chosen.contains("bounds") || !chosen["bounds"].is_array() ||
+      !chosen.contains("stages_per_rank") || !chosen["stages_per_rank"].is_number_integer()) {
+    return "it is not a schedule choice";
+  }
+  const std::int64_t pipeline_ranks = ranks / config.section("world").get_int("data_parallel");
+  const std::int64_t stages = pipeline_ranks * chosen["stages_per_rank"].get<std::int64_t>();
+  const auto recorded = static_cast<std::int64_t>(chosen["bounds"].size()) - 1;
+  if (recorded == stages) return "";
+  return "it cuts " + std::to_string(recorded) + " stages, this run's " +
+         std::to_string(pipeline_ranks) + " ranks per pipeline need " + std::to_string(stages);
+}
+
 std::string choose(baton::Config& config, const AutoScheduleContext& context) {
   const std::string choice_path = context.run_dir + "/schedule_choice.json";
   if (context.resume && std::filesystem::exists(choice_path)) {
-    std::cout << "schedule: auto: keeping the choice in " << choice_path << " (--resume)"
-              << std::endl;
-    return baton::read_file(choice_path, "schedule choice");
-  }
-  if (context.resume && !context.recorded_choice.empty()) {
+    const std::string kept = baton::read_file(choice_path, "schedule choice");
+    const std::string why = misfit(kept, config, context.ranks);
+    if (why.empty()) {
+      std::cout << "schedule: auto: keeping the choice in " << choice_path << " (--resume)"
+                << std::endl;
+      return kept;
+    }
+    std::cout << "schedule: auto: not keeping the choice in " << choice_path << " (" << why
+              << "): choosing again for this layout" << std::endl;
+  } else if (context.resume && !context.recorded_choice.empty() &&
+             !misfit(context.recorded_choice, config, context.ranks).empty()) {
+    std::cout << "schedule: auto: not keeping the choice recorded in " << context.recorded_choice_in
+              << " (" << misfit(context.recorded_choice, config, context.ranks)
+              << "): choosing again for this layout" << std::endl;
+  } else if (context.resume && !context.recorded_choice.empty()) {
     std::cout << "schedule: auto: keeping the choice recorded in " << context.recorded_choice_in
               << " (--resume)" << std::endl;
     baton::write_file_atomically(choice_path, context.recorded_choice);

@@ -160,7 +160,7 @@ TEST(Cli, ConfigCheckRefusesWhatALaunchWouldFailOnOrMisread) {
        "model.loss: '" + dir + "/missing-loss.pt' does not exist"},
       {"'" + dir + "/twice.yaml'",
        "twice.yaml:3:3: duplicate key 'schedule.microbatches' (first at "},
-      {"'" + dir + "/two-documents.yaml'", "two-documents.yaml:4:1: a second YAML document"},
+      {"'" + dir + "/two-documents.yaml'", "two-documents.yaml:3:1: a second YAML document"},
       {"'" + dir + "'", "'" + dir + "' is a directory, not a configuration file"},
   };
   for (const auto& [arguments, expected] : cases) {
@@ -169,6 +169,13 @@ TEST(Cli, ConfigCheckRefusesWhatALaunchWouldFailOnOrMisread) {
     EXPECT_THAT(result.output, HasSubstr(expected)) << arguments;
     EXPECT_THAT(result.output, Not(HasSubstr("is valid"))) << arguments;
   }
+}
+
+TEST(Cli, LaunchRefusesTwoRankCounts) {
+  const auto result = run_command(kBaton + " launch -n 2 -n 3 --no-env");
+  EXPECT_NE(result.exit_code, 0) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("--nproc"));
+  EXPECT_THAT(result.output, Not(HasSubstr("ranks finished")));
 }
 
 TEST(Cli, ConfigDefaultsPrintsEveryOptionAndPluginTables) {

@@ -91,6 +91,43 @@ TEST(RunFolder, AFreshRunOverCheckpointsIsRefusedUnlessResumeOrOverwrite) {
   EXPECT_THAT(resumed.output, HasSubstr("resuming after step 2"));
 }
 
+// A checkpoint write killed half-way leaves <file>.tmp.XXXXXX (~30 MB on a real model): the
+// next run in the folder removes it and says so.
+TEST(RunFolder, PartialFilesOfAnInterruptedCheckpointWriteAreRemoved) {
+  const std::string root = ::testing::TempDir() + "/run-folder-partial";
+  baton_test::run_command("rm -rf '" + root + "'");
+  const auto first = baton_test::run_command(launch_line(root, 2, "--set checkpoint.every=2"));
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const std::string partial = root + "/baton/checkpoints/step-000002/rank1.optim.tmp.Ab3dEf";
+  std::ofstream(partial) << std::string(1 << 20, 'x');
+  const auto resumed = baton_test::run_command(launch_line(root, 3, "--resume"));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_THAT(resumed.output, HasSubstr("removed 1 partial file (1 MiB) that an interrupted "
+                                        "checkpoint write left in " +
+                                        root + "/baton/checkpoints"));
+  EXPECT_FALSE(std::filesystem::exists(partial));
+}
+
+// Balanced cuts remembered for 2 stages do not apply to a resume onto 4: measured again
+// (before: "model.cuts has 1 entries; 4 stages need 3", though the user never set cuts).
+TEST(RunFolder, AResumeOntoAnotherLayoutMeasuresBalancedCutsAgain) {
+  const std::string root = ::testing::TempDir() + "/run-folder-cuts";
+  baton_test::run_command("rm -rf '" + root + "'");
+  const std::string cuts = "--set model.cuts=balanced --set model.params.layers=4 ";
+  const auto first =
+      baton_test::run_command(launch_line(root, 2, cuts + "--set checkpoint.every=2"));
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const auto resumed = baton_test::run_command(
+      "timeout -k 5 120 " + kBaton + " launch -n 4 --no-env --set model.name=mlp" +
+      " --set model.params.hidden=16 --set data.source=synthetic --set data.batch_size=8" +
+      " --set trace.enabled=false --set world.timeout_s=30 --set run.steps=3" +
+      " --set run.output_dir=" + root + " --set world.ranks=4 " + cuts + "--resume");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_THAT(resumed.output, HasSubstr("balanced_cuts.txt holds the cuts of 2 stages, this run "
+                                        "has 4: measuring again"));
+  EXPECT_THAT(resumed.output, HasSubstr("resuming after step 2"));
+}
+
 TEST(RunFolder, AnUnwritableCheckpointFolderIsFoundBeforeTraining) {
   const std::string root = ::testing::TempDir() + "/run-folder-unwritable";
   baton_test::run_command("rm -rf '" + root + "' && mkdir -p '" + root + "'");

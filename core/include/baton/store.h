@@ -31,6 +31,9 @@ class BATON_API Store {
                                         std::chrono::milliseconds timeout) = 0;
   // Atomically adds `delta` to the integer at `key` (0 if absent); returns the new value.
   virtual std::int64_t add(const std::string& key, std::int64_t delta) = 0;
+  // Deletes `key`, so that a long run's per-step keys do not pile up; returns whether it
+  // existed. A store that cannot delete keeps the key and returns false (the default).
+  virtual bool remove(const std::string& key);
 };
 
 // Prepends "<prefix>/" to every key (gloo's PrefixStore).
@@ -40,6 +43,7 @@ class BATON_API PrefixStore : public Store {
   void set(const std::string& key, const std::vector<std::uint8_t>& value) override;
   std::vector<std::uint8_t> get(const std::string& key, std::chrono::milliseconds timeout) override;
   std::int64_t add(const std::string& key, std::int64_t delta) override;
+  bool remove(const std::string& key) override;
 
  private:
   std::string prefix_;

@@ -33,6 +33,7 @@ class BATON_API FileStore : public Store {
   void set(const std::string& key, const std::vector<std::uint8_t>& value) override;
   std::vector<std::uint8_t> get(const std::string& key, std::chrono::milliseconds timeout) override;
   std::int64_t add(const std::string& key, std::int64_t delta) override;
+  bool remove(const std::string& key) override;
 
   const std::string& directory() const { return directory_; }
 
@@ -67,6 +68,7 @@ class BATON_API TcpStore : public Store {
   void set(const std::string& key, const std::vector<std::uint8_t>& value) override;
   std::vector<std::uint8_t> get(const std::string& key, std::chrono::milliseconds timeout) override;
   std::int64_t add(const std::string& key, std::int64_t delta) override;
+  bool remove(const std::string& key) override;
 
   // The port actually in use (the one chosen by the system when hosting on port 0).
   int port() const;

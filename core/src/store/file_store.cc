@@ -152,6 +152,10 @@ std::vector<std::uint8_t> FileStore::get(const std::string& key,
   }
 }
 
+bool FileStore::remove(const std::string& key) {
+  return std::remove(path_of(key).c_str()) == 0;
+}
+
 std::int64_t FileStore::add(const std::string& key, std::int64_t delta) {
   const std::string path = path_of(key);
   FolderLock lock(directory_ + "/.lock");

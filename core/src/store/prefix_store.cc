@@ -22,4 +22,8 @@ std::int64_t PrefixStore::add(const std::string& key, std::int64_t delta) {
   return inner_->add(prefix_ + key, delta);
 }
 
+bool PrefixStore::remove(const std::string& key) {
+  return inner_->remove(prefix_ + key);
+}
+
 }  // namespace baton

@@ -6,6 +6,10 @@ namespace baton {
 
 Store::~Store() = default;
 
+bool Store::remove(const std::string& /*key*/) {
+  return false;
+}
+
 StoreError::~StoreError() = default;
 
 }  // namespace baton

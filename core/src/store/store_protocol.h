@@ -27,7 +27,7 @@ inline constexpr std::size_t kMaxValueBytes = 16u << 20;
 inline constexpr std::size_t kMaxStoredBytes = 512u << 20;
 inline constexpr std::size_t kMaxConnections = 1024;
 
-enum class Op : std::uint8_t { kSet = 1, kGet = 2, kAdd = 3 };
+enum class Op : std::uint8_t { kSet = 1, kGet = 2, kAdd = 3, kRemove = 4 };
 enum class Reply : std::uint8_t { kOk = 0, kFound = 1, kMissing = 2, kRefused = 3 };
 
 inline void put_u32(std::string& out, std::uint32_t value) {

@@ -65,7 +65,8 @@ bool StoreKeyValues::serve(StorePeer& connection, const std::string& token) {
   for (;;) {
     if (in.size() < 5) return true;
     const auto op = static_cast<wire::Op>(static_cast<unsigned char>(in[0]));
-    if (op != wire::Op::kSet && op != wire::Op::kGet && op != wire::Op::kAdd) {
+    if (op != wire::Op::kSet && op != wire::Op::kGet && op != wire::Op::kAdd &&
+        op != wire::Op::kRemove) {
       refuse(connection, "unknown request " + std::to_string(static_cast<int>(in[0])));
       return false;
     }
@@ -76,6 +77,19 @@ bool StoreKeyValues::serve(StorePeer& connection, const std::string& token) {
       return false;
     }
     const std::size_t key_end = 5 + key_bytes;
+    if (op == wire::Op::kRemove) {
+      if (in.size() < key_end) return true;
+      const auto found = values_.find(in.substr(5, key_bytes));
+      if (found == values_.end()) {
+        connection.out += static_cast<char>(wire::Reply::kMissing);
+      } else {
+        stored_bytes_ -= found->first.size() + found->second.size();
+        values_.erase(found);
+        connection.out += static_cast<char>(wire::Reply::kOk);
+      }
+      in.erase(0, key_end);
+      continue;
+    }
     if (op == wire::Op::kGet) {
       if (in.size() < key_end) return true;
       const auto found = values_.find(in.substr(5, key_bytes));

@@ -295,6 +295,14 @@ std::vector<std::uint8_t> TcpStore::get(const std::string& key, std::chrono::mil
   }
 }
 
+bool TcpStore::remove(const std::string& key) {
+  const std::string request = request_head(wire::Op::kRemove, key);
+  const std::string what = "remove('" + key + "')";
+  const std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->send_all(request, what);
+  return impl_->receive_reply(what) == wire::Reply::kOk;
+}
+
 std::int64_t TcpStore::add(const std::string& key, std::int64_t delta) {
   std::string request = request_head(wire::Op::kAdd, key);
   wire::put_u64(request, static_cast<std::uint64_t>(delta));
