@@ -285,6 +285,7 @@ void run_steps(RankRun& run, const TrainOptions& options) {
         options.on_step(step, std::chrono::duration<double>(started.time_since_epoch()).count(),
                         seconds, result);
       }
+      if (step % baton::kTrimEverySteps == 0) baton::release_free_heap_pages();
       if (checkpointer->due(step, settings.steps)) {
         const std::string written = checkpointer->save(step, run.schedule_name);
         if (world.rank == 0)

@@ -76,7 +76,9 @@ std::string profile_to_json(const ModelProfile& profile) {
   return out.dump(2) + "\n";
 }
 
-ModelProfile profile_from_json(const std::string& text, const std::string& origin) {
+namespace {
+
+ModelProfile profile_from_json_document(const std::string& text, const std::string& origin) {
   const nlohmann::json in = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (in.is_discarded()) {
     throw baton::ConfigError(origin +
@@ -134,6 +136,19 @@ ModelProfile profile_from_json(const std::string& text, const std::string& origi
     profile.sizes.push_back(std::move(measured));
   }
   return profile;
+}
+
+}  // namespace
+
+ModelProfile profile_from_json(const std::string& text, const std::string& origin) {
+  // A value of another JSON type than the one expected ("format": 7) is a damaged profile
+  // like any other, never a raw json.exception.
+  try {
+    return profile_from_json_document(text, origin);
+  } catch (const nlohmann::json::exception& error) {
+    throw baton::ConfigError(origin + ": damaged (" + error.what() +
+                             "); delete it and profile again");
+  }
 }
 
 ModelProfile read_profile(const std::string& path, const std::string& expected_fingerprint) {

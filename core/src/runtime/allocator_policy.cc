@@ -19,4 +19,8 @@ std::string apply_allocator_policy() {
   return ok ? "malloc keeps freed memory for reuse" : "malloc defaults (mallopt refused)";
 }
 
+void release_free_heap_pages() {
+  malloc_trim(0);
+}
+
 }  // namespace baton

@@ -55,6 +55,12 @@ BATON_API std::thread start_rank_thread(std::function<void()> work);
 // ("malloc keeps freed memory (mmap threshold 256 MiB, trim threshold 1 GiB)").
 BATON_API std::string apply_allocator_policy();
 
+// Hands the kernel back the heap's free pages (malloc_trim): kept memory that fragmentation
+// left behind grows a long run's resident set by a few KiB a step. The trainer calls it
+// every kTrimEverySteps steps; a call costs a few milliseconds.
+BATON_API void release_free_heap_pages();
+inline constexpr int kTrimEverySteps = 1000;
+
 // LibTorch's current intra-op threads (at::get_num_threads()).
 BATON_API int intra_op_threads();
 
