@@ -415,6 +415,15 @@ TEST(ModelProfile, RoundTripsAndRefusesDamagedOrForeignFiles) {
   // A profile without the split-backward factor (format 3 had none) is refused naming it.
   EXPECT_THAT(refusal_of(text, "\"split_backward_factor\"", "\"unknown\""),
               HasSubstr("p.json: 'split_backward_factor' is missing"));
+  // A value of another JSON type (issue 35: "format": 7 gave a raw json type_error) is a
+  // damaged profile like any other: measured again by schedule: auto.
+  const std::string format =
+      text.substr(text.find("\"format\": "),
+                  text.find(',', text.find("\"format\": ")) - text.find("\"format\": "));
+  EXPECT_THAT(refusal_of(text, format, "\"format\": 7"), HasSubstr("p.json: "));
+  EXPECT_THAT(refusal_of(text, format, "\"format\": 7"), testing::Not(HasSubstr("(accepted)")));
+  EXPECT_THAT(refusal_of(text, "\"model\": ", "\"model\": 5, \"x\": "),
+              HasSubstr("p.json: damaged ("));
   EXPECT_THROW(read.at(3, "test"), baton::ConfigError);
   std::filesystem::remove_all(dir);
 }
