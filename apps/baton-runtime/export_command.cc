@@ -23,6 +23,32 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A command writes only files it makes: never into a checkpoint (a folder with a manifest),
+// never over a file that is not a PyTorch archive (a config, a script, a dataset) — an
+// earlier export may be replaced.
+void refuse_to_write_over(const std::string& out) {
+  const fs::path target(out);
+  std::error_code error;
+  const fs::path parent = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  if (fs::exists(parent / "manifest.json", error)) {
+    throw baton::ConfigError("--out '" + out + "' is inside a checkpoint (" + parent.string() +
+                             " has a manifest.json); write the export elsewhere");
+  }
+  if (!fs::exists(target, error)) return;
+  if (!fs::is_regular_file(target, error)) {
+    throw baton::ConfigError("--out '" + out + "' exists and is not a file");
+  }
+  std::ifstream file(out, std::ios::binary);
+  char magic[2] = {0, 0};
+  file.read(magic, 2);
+  if (magic[0] != 'P' || magic[1] != 'K') {
+    throw baton::ConfigError("--out '" + out +
+                             "' exists and is not a PyTorch archive (an earlier export would "
+                             "be one): baton does not write over a file it did not make; "
+                             "remove it or choose another --out");
+  }
+}
+
 int export_checkpoint(std::string folder, std::string out) {
   int ranks = 0;
   if (!fs::exists(folder + "/manifest.json")) {
@@ -75,7 +101,15 @@ int export_checkpoint(std::string folder, std::string out) {
   }
   c10::Dict<std::string, at::Tensor> state_dict;
   for (const auto& entry : merged) state_dict.insert(entry.first, entry.second);
-  if (out.empty()) out = folder + "/model.pt";
+  // Next to the run's checkpoints, never inside one: a checkpoint holds what its manifest
+  // lists.
+  const fs::path step_folder(folder);
+  if (out.empty()) {
+    const fs::path run_folder = step_folder.parent_path().parent_path();
+    out = (run_folder.empty() ? fs::path(".") : run_folder).string() + "/model-" +
+          step_folder.filename().string() + ".pt";
+  }
+  refuse_to_write_over(out);
   const std::vector<char> bytes = torch::pickle_save(c10::IValue(state_dict));
   baton::write_file_atomically(out, std::string(bytes.begin(), bytes.end()));
   std::cout << "exported " << parameters << " parameters"
@@ -103,7 +137,10 @@ void add_export_command(CommandLine& command_line) {
       ->required()
       ->type_name("DIR");
   export_command
-      .add_option("--out", options->out, "the file to write (default: CHECKPOINT/model.pt)")
+      .add_option("--out", options->out,
+                  "the file to write (default: <run folder>/model-step-NNNNNN.pt, next to the "
+                  "checkpoints); never inside a checkpoint, nor over a file that is not a "
+                  "PyTorch archive")
       ->type_name("FILE");
 }
 

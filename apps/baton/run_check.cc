@@ -11,6 +11,17 @@ void check_run_before_start(baton::Config& config) {
   const baton::PluginLoader loader = baton::plugin_loader_for(config);
   const baton::ConfiguredPlugins plugins = baton::resolve_plugins(config, loader);
   baton_models::resolve_model_params(config);
+  // By convention a plugin's float parameter named *_s is a duration (docs/writing-plugins):
+  // a negative, non-finite or absurd one fails here, not when the plugin starts.
+  for (const char* section : {"schedule", "transport"}) {
+    for (const auto& [key, value] : config.plugin_params(section).all()) {
+      if (value.type() != baton::ParamType::kFloat || key.size() < 3 ||
+          key.compare(key.size() - 2, 2, "_s") != 0) {
+        continue;
+      }
+      config.plugin_params(section).get_seconds(key, std::string(section) + ".params." + key);
+    }
+  }
   const baton::ParamValue& validators = config.section("validation").at("validators");
   for (const std::string& name : validators.as_string_list()) {
     if (name == "off" || name == "shape_dtype" || name == "strict" || name == "finite") continue;

@@ -454,4 +454,36 @@ TEST(Checkpoint, ARankKilledWhileWritingACheckpointLeavesThePreviousOneInUse) {
               HasSubstr("resuming after step 2 from " + checkpoints + "/step-000002"));
 }
 
+// `baton export` writes only files it makes: never into a checkpoint, never over a file that
+// is not a PyTorch archive; by default next to the checkpoints, in the run's folder.
+TEST(Checkpoint, ExportWritesOnlyFilesItMakes) {
+  const std::string root = ::testing::TempDir() + "/checkpoint-export-target";
+  baton_test::run_command("rm -rf '" + root + "'");
+  auto settings = run_settings(root);
+  settings.push_back("run.steps=2");
+  const auto run = baton_test::run_command(command_line(settings, ""));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const std::string step = root + "/ckpt/checkpoints/step-000002";
+  const auto inside =
+      baton_test::run_command(kBaton + " export '" + step + "' --out '" + step + "/model.pt'");
+  EXPECT_NE(inside.exit_code, 0) << inside.output;
+  EXPECT_THAT(inside.output, HasSubstr("is inside a checkpoint"));
+  EXPECT_FALSE(std::filesystem::exists(step + "/model.pt"));
+
+  const std::string notes = root + "/notes.txt";
+  std::ofstream(notes) << "my notes\n";
+  const auto over =
+      baton_test::run_command(kBaton + " export '" + step + "' --out '" + notes + "'");
+  EXPECT_NE(over.exit_code, 0) << over.output;
+  EXPECT_THAT(over.output, HasSubstr("is not a PyTorch archive"));
+  EXPECT_EQ(baton_test::run_command("cat '" + notes + "'").output, "my notes\n");
+
+  // The default, twice: an earlier export is replaced.
+  for (int i = 0; i < 2; ++i) {
+    const auto exported = baton_test::run_command(kBaton + " export '" + step + "'");
+    EXPECT_EQ(exported.exit_code, 0) << exported.output;
+    EXPECT_THAT(exported.output, HasSubstr("to " + root + "/ckpt/model-step-000002.pt"));
+  }
+}
+
 }  // namespace
