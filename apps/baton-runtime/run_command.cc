@@ -11,6 +11,7 @@
 
 #include "baton/config.h"
 #include "baton/error.h"
+#include "baton/files.h"
 #include "commands.h"
 #include "run_options.h"
 #include "training/trainer.h"
@@ -50,6 +51,17 @@ int run_rank(const RunOptions& run) {
   } catch (const std::exception& error) {
     // Logged on the failing rank itself, with its rank, before the launcher's summary.
     std::cerr << "rank " << world.rank << " failed: " << error.what() << std::endl;
+    if (!run.dump_dir.empty()) {
+      // The whole error (a step's carries the plan with the failing step marked), kept.
+      try {
+        baton::make_folders(run.dump_dir, "--dump-dir");
+        const std::string path = run.dump_dir + "/rank" + std::to_string(world.rank) + ".error";
+        baton::write_file_atomically(path, std::string(error.what()) + "\n");
+        std::cerr << "rank " << world.rank << ": the error is in " << path << std::endl;
+      } catch (const std::exception& unwritable) {
+        std::cerr << "rank " << world.rank << ": --dump-dir: " << unwritable.what() << std::endl;
+      }
+    }
     return 1;
   }
   return 0;

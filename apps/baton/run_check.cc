@@ -13,7 +13,9 @@ void check_run_before_start(baton::Config& config) {
   baton_models::resolve_model_params(config);
   // By convention a plugin's float parameter named *_s is a duration (docs/writing-plugins):
   // a negative, non-finite or absurd one fails here, not when the plugin starts.
+  const bool auto_schedule = config.section("schedule").get_string("name") == "auto";
   for (const char* section : {"schedule", "transport"}) {
+    if (auto_schedule && std::string(section) == "schedule") continue;  // no plugin yet
     for (const auto& [key, value] : config.plugin_params(section).all()) {
       if (value.type() != baton::ParamType::kFloat || key.size() < 3 ||
           key.compare(key.size() - 2, 2, "_s") != 0) {

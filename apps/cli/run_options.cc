@@ -16,7 +16,9 @@ void add_run_options(CLI::App& command, RunOptions& options) {
   add_config_options(command, options);
   command
       .add_option("--dump-dir", options.dump_dir,
-                  "on a failure, write each rank's plan, trace and error here")
+                  "write each rank's dump here: rank<r>.pt at the end (initial parameters, first "
+                  "gradients, losses, final parameters), rank<r>.error on a failure (the error "
+                  "with the plan)")
       ->type_name("DIR");
   command.add_flag("--resume", options.resume,
                    "continue from the newest complete checkpoint in the run's folder");

@@ -108,6 +108,19 @@ TEST(Cli, ConfigCheckResolvesPluginParametersAndPrintsOrigins) {
   EXPECT_THAT(result.output, HasSubstr("# OK: " + path + " is valid"));
 }
 
+// A relative plugins.path in the YAML is the file's neighbour, wherever baton runs from.
+TEST(Cli, ARelativePluginPathIsTakenFromTheYamlsFolder) {
+  const std::string dir = testing::TempDir() + "/relative-plugins";
+  run_command("rm -rf '" + dir + "' && mkdir -p '" + dir + "/project/plugins' && cp '" +
+              kTestPlugins + "'/libbaton-schedule-test-good.so '" + dir + "/project/plugins/'");
+  std::ofstream(dir + "/project/run.yaml")
+      << "schedule:\n  name: test-good\n  params: {label: x}\nplugins:\n  path: [plugins]\n";
+  const auto result =
+      run_command("cd / && " + kBaton + " config check '" + dir + "/project/run.yaml'");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("is valid"));
+}
+
 TEST(Cli, ConfigCheckRejectsUnknownPluginParameter) {
   const std::string path = write_file("badparam.yaml",
                                       "schedule:\n"

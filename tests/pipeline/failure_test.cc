@@ -22,6 +22,8 @@ using testing::HasSubstr;
 
 const std::string kBaton = BATON_BINARY;
 
+std::string file_text(const std::string& path);  // below
+
 // Launches `ranks` ranks with BATON_INJECT_FAILURE set to `failure` (which rank fails, at
 // which step and action, and how), under a 60 s guard: a run that only a timeout would end
 // fails the test.
@@ -67,6 +69,10 @@ TEST(PipelineFailure, InjectedFailureIsAnnotatedAndStopsEveryRank) {
   EXPECT_THAT(rank0_error, HasSubstr("peer rank 1 closed the connection")) << rank0_error;
   EXPECT_THAT(out, testing::Not(HasSubstr("timed out")));
   EXPECT_THAT(out, HasSubstr("launch: rank 1 failed first (exit code 1)"));
+  // --dump-dir keeps each failing rank's whole error, the plan with its marked step included.
+  const std::string kept = file_text(result.dump_dir + "/rank1.error");
+  EXPECT_THAT(kept, HasSubstr("action 1B2: injected failure")) << kept;
+  EXPECT_THAT(kept, testing::ContainsRegex("1B2 +<-- ERROR HERE \\(rank 1\\)")) << kept;
 }
 
 TEST(PipelineFailure, FiniteValidatorNamesStageAndMicrobatch) {

@@ -1,5 +1,7 @@
 #include "baton/config_plugins.h"
 
+#include <filesystem>
+
 #include "baton/error.h"
 #include "baton/plan/gradient_reduction.h"
 
@@ -28,7 +30,20 @@ std::shared_ptr<LoadedPlugin> resolve_one(Config& config, const PluginLoader& lo
 }  // namespace
 
 PluginLoader plugin_loader_for(const Config& config) {
-  return PluginLoader(config.section("plugins").at("path").as_string_list());
+  // A relative folder written in the YAML file is the file's neighbour, wherever baton runs
+  // from; one given with --set or the environment is relative to the working folder.
+  const ParamValue& setting = config.section("plugins").at("path");
+  const std::string& file = config.source();
+  const bool from_file = setting.origin().description.rfind(file + ":", 0) == 0;
+  std::vector<std::string> folders;
+  for (const std::string& folder : setting.as_string_list()) {
+    std::filesystem::path path(folder);
+    if (from_file && path.is_relative()) {
+      path = std::filesystem::path(file).parent_path() / path;
+    }
+    folders.push_back(path.lexically_normal().string());
+  }
+  return PluginLoader(folders);
 }
 
 ConfiguredPlugins resolve_plugins(Config& config, const PluginLoader& loader) {

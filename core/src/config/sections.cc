@@ -85,7 +85,9 @@ std::vector<SectionSpec> core_sections() {
       {"plugins",
        "Where to look for plugins before BATON_PLUGIN_PATH and the built-in folders.",
        {
-           {"path", ParamType::kStringList, "[]", "Folders searched first, in order."},
+           {"path", ParamType::kStringList, "[]",
+            "Folders searched first, in order; relative ones in the YAML file are taken from "
+            "its folder."},
        },
        false},
   };
