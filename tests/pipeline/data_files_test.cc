@@ -132,7 +132,8 @@ TEST_F(DataFiles, MismatchedRowCountsAreRefusedNamingBoth) {
   const auto run = baton_test::run_command(
       std::string(BATON_BINARY) + " run --no-env --set model.name=mlp --set data.source=files" +
       " --set data.inputs=" + dir_ + "/inputs.npy --set data.targets=" + dir_ + "/short.npy" +
-      " --set world.ranks=1 --set data.batch_size=4 --set schedule.microbatches=1");
+      " --set world.ranks=1 --set data.batch_size=4 --set schedule.microbatches=1" +
+      " --set run.output_dir=" + dir_ + "/runs");
   EXPECT_NE(run.exit_code, 0);
   EXPECT_THAT(run.output, HasSubstr("data.inputs: '" + dir_ +
                                     "/inputs.npy' has 24 samples but data.targets has 5"));
@@ -201,6 +202,7 @@ TEST(DamagedDataFiles, NegativeTokenIdsAreRefusedNamingTheFile) {
   }
   const auto run = baton_test::run_command(
       std::string(BATON_BINARY) + " run --no-env --set world.ranks=1 --set run.steps=1" +
+      " --set run.output_dir=" + ::testing::TempDir() + "/negative-token-runs" +
       " --set data.tokens=" + path + " --set data.token_format=int32" +
       " --set model.params.seq_len=8 --set data.batch_size=4 --set schedule.microbatches=1");
   EXPECT_NE(run.exit_code, 0) << run.output;
@@ -213,8 +215,9 @@ TEST(DamagedDataFiles, NegativeTokenIdsAreRefusedNamingTheFile) {
 namespace {
 
 std::string file_run_line(const std::vector<std::string>& settings) {
-  std::string command =
-      "timeout -k 5 60 " + std::string(BATON_BINARY) + " run --no-env --set world.ranks=1";
+  std::string command = "timeout -k 5 60 " + std::string(BATON_BINARY) +
+                        " run --no-env --set world.ranks=1" +
+                        " --set run.output_dir=" + ::testing::TempDir() + "/refused-data-runs";
   for (const auto& setting : settings) command += " --set '" + setting + "'";
   return command;
 }

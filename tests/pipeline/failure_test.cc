@@ -123,8 +123,9 @@ pid_t launch_in_background(const std::string& output, const std::string& extra =
       "(" + kBaton +
       " launch -n 2 --no-env --set run.steps=100000 --set checkpoint.enabled=false --set "
       "trace.enabled=false --set model.name=mlp --set data.source=synthetic " +
-      extra + " > '" + output + "' 2>&1; echo \"exit $?\" >> '" + output +
-      "') > /dev/null 2>&1 & echo $!";
+      // A run folder of its own: tests run in parallel, and a folder belongs to one run.
+      "--set run.output_dir='" + output + ".runs' " + extra + " > '" + output +
+      "' 2>&1; echo \"exit $?\" >> '" + output + "') > /dev/null 2>&1 & echo $!";
   const auto started = baton_test::run_command(command);
   // $! is the subshell; the launcher is its only child.
   const pid_t shell = std::atoi(started.output.c_str());
