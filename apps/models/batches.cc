@@ -30,8 +30,10 @@ std::vector<at::Tensor> first_rows(const std::vector<at::Tensor>& tensors) {
 // step, identical on every rank (the rule is in docs/configuration.md).
 class SyntheticBatches : public BatchSource {
  public:
-  SyntheticBatches(const BuiltModel& model, std::int64_t batch_size, std::uint64_t seed)
-      : inputs_(model.inputs),
+  SyntheticBatches(const BuiltModel& model, std::int64_t batch_size, std::uint64_t seed,
+                   ReplicaRows rows)
+      : rows_(rows),
+        inputs_(model.inputs),
         value_targets_(model.value_targets),
         target_shape_(with_rows(
             batch_size, model.value_targets ? model.value_target_shape : model.target_shape)),
@@ -66,8 +68,6 @@ class SyntheticBatches : public BatchSource {
     batch.targets = rows_.of(batch.targets);
     return batch;
   }
-
-  void keep_rows(ReplicaRows rows) { rows_ = rows; }
 
  private:
   ReplicaRows rows_;
@@ -181,12 +181,10 @@ std::unique_ptr<BatchSource> synthetic_batches(const DataSettings& data, BuiltMo
     input.high = model.num_classes;
   }
   // The sample the output is learned from is step 1's inputs, as every rank draws them.
-  SyntheticBatches probe(model, data.batch_size, data.seed);
+  SyntheticBatches probe(model, data.batch_size, data.seed, rows);
   at::Generator generator = at::detail::createCPUGenerator(step_seed(data.seed, 1));
   learn_output_from_sample(&model, first_rows(probe.draw_inputs(generator)), "synthetic inputs");
-  auto batches = std::make_unique<SyntheticBatches>(model, data.batch_size, data.seed);
-  batches->keep_rows(rows);
-  return batches;
+  return std::make_unique<SyntheticBatches>(model, data.batch_size, data.seed, rows);
 }
 
 // Class-id targets must be integers shaped like the output without its last dimension, in

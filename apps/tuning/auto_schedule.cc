@@ -35,26 +35,21 @@ std::string misfit(const std::string& choice, const baton::Config& config, int r
 
 std::string choose(baton::Config& config, const AutoScheduleContext& context) {
   const std::string choice_path = context.run_dir + "/schedule_choice.json";
-  if (context.resume && std::filesystem::exists(choice_path)) {
-    const std::string kept = baton::read_file(choice_path, "schedule choice");
+  // On --resume, the choice the run folder or the checkpoint kept, when it fits this layout.
+  const bool in_folder = context.resume && std::filesystem::exists(choice_path);
+  if (in_folder || (context.resume && !context.recorded_choice.empty())) {
+    const std::string kept =
+        in_folder ? baton::read_file(choice_path, "schedule choice") : context.recorded_choice;
+    const std::string where = in_folder ? choice_path : context.recorded_choice_in;
     const std::string why = misfit(kept, config, context.ranks);
     if (why.empty()) {
-      std::cout << "schedule: auto: keeping the choice in " << choice_path << " (--resume)"
-                << std::endl;
+      std::cout << "schedule: auto: keeping the choice " << (in_folder ? "in " : "recorded in ")
+                << where << " (--resume)" << std::endl;
+      if (!in_folder) baton::write_file_atomically(choice_path, kept);
       return kept;
     }
-    std::cout << "schedule: auto: not keeping the choice in " << choice_path << " (" << why
-              << "): choosing again for this layout" << std::endl;
-  } else if (context.resume && !context.recorded_choice.empty() &&
-             !misfit(context.recorded_choice, config, context.ranks).empty()) {
-    std::cout << "schedule: auto: not keeping the choice recorded in " << context.recorded_choice_in
-              << " (" << misfit(context.recorded_choice, config, context.ranks)
-              << "): choosing again for this layout" << std::endl;
-  } else if (context.resume && !context.recorded_choice.empty()) {
-    std::cout << "schedule: auto: keeping the choice recorded in " << context.recorded_choice_in
-              << " (--resume)" << std::endl;
-    baton::write_file_atomically(choice_path, context.recorded_choice);
-    return context.recorded_choice;
+    std::cout << "schedule: auto: not keeping the choice " << (in_folder ? "in " : "recorded in ")
+              << where << " (" << why << "): choosing again for this layout" << std::endl;
   }
   const std::string profile_path = context.run_dir + "/profile.json";
   const CachedProfile cached =

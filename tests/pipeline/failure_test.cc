@@ -98,18 +98,43 @@ std::string file_text(const std::string& path) {
 }
 
 // Processes whose environment says they are ranks of launcher `launcher_pid`.
-std::vector<std::string> rank_pids(pid_t launcher_pid) {
-  const std::string marker = "BATON_LAUNCH_PID=" + std::to_string(launcher_pid);
+// The processes whose environment holds `entry` ("NAME=value").
+std::vector<std::string> pids_with_environment(const std::string& entry) {
   std::vector<std::string> pids;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
+  for (const auto& process : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = process.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    const std::string environment = file_text(entry.path().string() + "/environ");
-    if (environment.find(marker + std::string(1, '\0')) != std::string::npos) {
+    const std::string environment = file_text(process.path().string() + "/environ");
+    if (environment.find(entry + std::string(1, '\0')) != std::string::npos) {
       pids.push_back(name);
     }
   }
   return pids;
+}
+
+std::vector<std::string> rank_pids(pid_t launcher_pid) {
+  return pids_with_environment("BATON_LAUNCH_PID=" + std::to_string(launcher_pid));
+}
+
+// The local addresses `pids` listen on, from the output of `ss -Hltnp`, each with its line.
+std::vector<std::pair<std::string, std::string>> listening_addresses(
+    const std::string& sockets, const std::vector<std::string>& pids) {
+  std::vector<std::pair<std::string, std::string>> addresses;
+  std::istringstream lines(sockets);
+  for (std::string line; std::getline(lines, line);) {
+    bool mine = false;
+    for (const auto& pid : pids) mine |= line.find("pid=" + pid + ",") != std::string::npos;
+    if (!mine) continue;
+    std::istringstream fields(line);
+    std::string state, receive_queue, send_queue, local;
+    fields >> state >> receive_queue >> send_queue >> local;
+    addresses.emplace_back(local, line);
+  }
+  return addresses;
+}
+
+bool is_loopback(const std::string& local) {
+  return local.rfind("127.0.0.1:", 0) == 0 || local.rfind("[::1]:", 0) == 0;
 }
 
 int ranks_of(pid_t launcher_pid) {
@@ -191,22 +216,12 @@ TEST(PipelineFailure, ALaunchedRunListensOnLoopbackOnly) {
     kill(launcher, SIGTERM);
     gone_within(launcher, std::chrono::seconds(15));
     ASSERT_EQ(sockets.exit_code, 0) << "ss (iproute2) is needed: " << sockets.output;
-    int ours = 0;
-    std::istringstream lines(sockets.output);
-    for (std::string line; std::getline(lines, line);) {
-      bool mine = false;
-      for (const auto& pid : pids) mine |= line.find("pid=" + pid + ",") != std::string::npos;
-      if (!mine) continue;
-      ++ours;
-      std::istringstream fields(line);
-      std::string state, receive_queue, send_queue, local;
-      fields >> state >> receive_queue >> send_queue >> local;
-      EXPECT_TRUE(local.rfind("127.0.0.1:", 0) == 0 || local.rfind("[::1]:", 0) == 0)
-          << transport << ": listening on " << local << "\n"
-          << line;
+    const auto ours = listening_addresses(sockets.output, pids);
+    for (const auto& [local, line] : ours) {
+      EXPECT_TRUE(is_loopback(local)) << transport << ": listening on " << local << "\n" << line;
     }
-    EXPECT_GE(ours, 1) << transport << ": the launcher's store was not found listening\n"
-                       << sockets.output;
+    EXPECT_GE(ours.size(), 1u) << transport << ": the launcher's store was not found listening\n"
+                               << sockets.output;
   }
 }
 
@@ -238,35 +253,17 @@ TEST(PipelineFailure, RanksMeetingOnLoopbackUnderAnotherLauncherListenOnLoopback
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     training = file_text(dir + "/rank0.out").find("step 1") != std::string::npos;
   }
-  std::vector<std::string> pids;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    if (file_text(entry.path().string() + "/environ").find(mark + std::string(1, '\0')) !=
-        std::string::npos) {
-      pids.push_back(name);
-    }
-  }
+  const std::vector<std::string> pids = pids_with_environment(mark);
   const auto sockets = baton_test::run_command("ss -Hltnp");
   for (const auto& pid : pids) ::kill(std::atoi(pid.c_str()), SIGKILL);
   ASSERT_TRUE(training) << file_text(dir + "/rank0.out") << file_text(dir + "/rank1.out");
   ASSERT_EQ(sockets.exit_code, 0) << "ss (iproute2) is needed: " << sockets.output;
-  int ours = 0;
-  std::istringstream lines(sockets.output);
-  for (std::string line; std::getline(lines, line);) {
-    bool mine = false;
-    for (const auto& pid : pids) mine |= line.find("pid=" + pid + ",") != std::string::npos;
-    if (!mine) continue;
-    ++ours;
-    std::istringstream fields(line);
-    std::string state, receive_queue, send_queue, local;
-    fields >> state >> receive_queue >> send_queue >> local;
-    EXPECT_TRUE(local.rfind("127.0.0.1:", 0) == 0 || local.rfind("[::1]:", 0) == 0)
-        << "listening on " << local << "\n"
-        << line;
+  const auto ours = listening_addresses(sockets.output, pids);
+  for (const auto& [local, line] : ours) {
+    EXPECT_TRUE(is_loopback(local)) << "listening on " << local << "\n" << line;
   }
   // The store (rank 0's) and UCX's listeners on both ranks.
-  EXPECT_GE(ours, 3) << sockets.output;
+  EXPECT_GE(ours.size(), 3u) << sockets.output;
 }
 
 // A store beyond loopback guarded by nothing but the run id (which is no secret) is refused:
