@@ -2,13 +2,13 @@
 // printed fields — never the speeds, which depend on the machine and its load.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "plugin_for_test.h"
 #include "run_command.h"
 
 namespace {
@@ -21,23 +21,6 @@ using testing::Not;
 
 const std::string kBaton = BATON_BINARY;
 const std::string kPluginDir = std::string(BATON_BUILD_DIR) + "/lib/baton";
-
-bool plugin_built(const std::string& name) {
-  return ::access((kPluginDir + "/libbaton-transport-" + name + ".so").c_str(), R_OK) == 0;
-}
-
-// What `baton plugins` says about the plugin's viability on this machine.
-bool plugin_viable(const std::string& name) {
-  const auto listing = nlohmann::json::parse(
-      run_command_stdout(kBaton + " plugins --format json").output, nullptr, false);
-  if (!listing.is_array()) return false;
-  for (const auto& plugin : listing) {
-    if (plugin.value("kind", "") == "transport" && plugin.value("name", "") == name) {
-      return plugin.value("status", "") == "yes";
-    }
-  }
-  return false;
-}
 
 // The bench's JSON: an array with one object per size, every field present.
 nlohmann::json parse_sizes(const std::string& output) {
@@ -59,7 +42,7 @@ const std::string kQuickGloo =
     " bench transport --transport gloo --sizes 1K,64K --iterations 20 --repeats 1 --timeout 60";
 
 TEST(CliBench, GlooTablePrintsPluginReferenceAndRatiosPerSize) {
-  if (!plugin_built("gloo")) GTEST_SKIP() << "the gloo plugin is not built";
+  BATON_REQUIRE_PLUGIN(gloo, baton::PluginKind::kTransport, "gloo");
   const auto result = run_command(kBaton + kQuickGloo);
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_THAT(result.output, HasSubstr("transport gloo "));
@@ -79,7 +62,7 @@ TEST(CliBench, GlooTablePrintsPluginReferenceAndRatiosPerSize) {
 }
 
 TEST(CliBench, GlooJsonHasOneObjectPerSizeWithEveryField) {
-  if (!plugin_built("gloo")) GTEST_SKIP() << "the gloo plugin is not built";
+  BATON_REQUIRE_PLUGIN(gloo, baton::PluginKind::kTransport, "gloo");
   const auto result = run_command_stdout(kBaton + kQuickGloo + " --format json");
   ASSERT_EQ(result.exit_code, 0) << result.output;
   const nlohmann::json sizes = parse_sizes(result.output);
@@ -100,7 +83,7 @@ TEST(CliBench, GlooJsonHasOneObjectPerSizeWithEveryField) {
 }
 
 TEST(CliBench, WithoutReferenceSaysSoAndPrintsNull) {
-  if (!plugin_built("gloo")) GTEST_SKIP() << "the gloo plugin is not built";
+  BATON_REQUIRE_PLUGIN(gloo, baton::PluginKind::kTransport, "gloo");
   const auto result =
       run_command_stdout(kBaton + kQuickGloo + " --sizes 1K --no-reference --format json");
   ASSERT_EQ(result.exit_code, 0) << result.output;
@@ -118,10 +101,9 @@ TEST(CliBench, UnknownTransportListsThePluginsFound) {
   EXPECT_EQ(result.exit_code, 1) << result.output;
   EXPECT_THAT(result.output, HasSubstr("cannot load transport plugin 'glooo'"));
   EXPECT_THAT(result.output, HasSubstr("transport plugins found:"));
-  if (plugin_built("gloo")) {
-    EXPECT_THAT(result.output, HasSubstr("did you mean 'gloo'?"));
-    EXPECT_THAT(result.output, HasSubstr("\n  gloo (" + kPluginDir));
-  }
+  BATON_REQUIRE_PLUGIN(gloo, baton::PluginKind::kTransport, "gloo");
+  EXPECT_THAT(result.output, HasSubstr("did you mean 'gloo'?"));
+  EXPECT_THAT(result.output, HasSubstr("\n  gloo (" + kPluginDir));
 }
 
 TEST(CliBench, BadSizesAreUsageErrors) {
@@ -155,7 +137,7 @@ TEST(CliBench, BadOptionsAreUsageErrors) {
 }
 
 TEST(CliBench, UnknownTransportParameterIsRejectedBeforeAnyRankStarts) {
-  if (!plugin_built("gloo")) GTEST_SKIP() << "the gloo plugin is not built";
+  BATON_REQUIRE_PLUGIN(gloo, baton::PluginKind::kTransport, "gloo");
   const auto result =
       run_command(kBaton + " bench transport --transport gloo --sizes 1K --param adress=x");
   EXPECT_EQ(result.exit_code, 1) << result.output;
@@ -164,7 +146,7 @@ TEST(CliBench, UnknownTransportParameterIsRejectedBeforeAnyRankStarts) {
 }
 
 TEST(CliBench, RanksStillRunningAtTheDeadlineAreKilledAndReported) {
-  if (!plugin_built("gloo")) GTEST_SKIP() << "the gloo plugin is not built";
+  BATON_REQUIRE_PLUGIN(gloo, baton::PluginKind::kTransport, "gloo");
   // Far more than a second's worth of 64 MiB messages: the deadline must end the run.
   const auto result = run_command(
       kBaton + " bench transport --transport gloo --sizes 64M --iterations 100000 --timeout 1");
@@ -175,8 +157,7 @@ TEST(CliBench, RanksStillRunningAtTheDeadlineAreKilledAndReported) {
 }
 
 TEST(CliBench, UcxIsComparedWithUcxPerftestOrSaysWhyNot) {
-  if (!plugin_built("ucx")) GTEST_SKIP() << "the ucx plugin is not built";
-  if (!plugin_viable("ucx")) GTEST_SKIP() << "ucx cannot run on this machine";
+  BATON_REQUIRE_PLUGIN(ucx, baton::PluginKind::kTransport, "ucx");
   const auto result =
       run_command_stdout(kBaton +
                          " bench transport --transport ucx --sizes 1K,64K --iterations 20"
@@ -199,8 +180,10 @@ TEST(CliBench, UcxIsComparedWithUcxPerftestOrSaysWhyNot) {
 }
 
 TEST(CliBench, NcclThatCannotRunHereSaysWhy) {
-  if (!plugin_built("nccl")) GTEST_SKIP() << "the nccl plugin is not built";
-  if (plugin_viable("nccl")) GTEST_SKIP() << "nccl can run on this machine";
+  const auto nccl = baton_test::plugin_for_test(baton::PluginKind::kTransport, "nccl");
+  if (!nccl.failure.empty()) FAIL() << nccl.failure;
+  if (!nccl.plugin) GTEST_SKIP() << nccl.skip;  // not built
+  if (nccl.plugin->viability().viable) GTEST_SKIP() << "nccl can run on this machine";
   const auto result = run_command(kBaton + " bench transport --transport nccl --sizes 1K");
   EXPECT_EQ(result.exit_code, 1) << result.output;
   EXPECT_THAT(result.output,

@@ -187,24 +187,23 @@ TEST(CliBenchTune, RunsTheTopCandidatesInTurnsAndComparesThemWithTheirPrediction
       return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
     };
     EXPECT_NEAR(candidate["measured_ms"].get<double>(), median(steps), 1e-9) << candidate.dump();
+    // rounds_ms are rounded to 1 µs for reading; the spread is checked against the exact
+    // medians of the unrounded steps (it is rounded to 4 decimals).
     std::vector<double> rounds = candidate["rounds_ms"].get<std::vector<double>>();
+    std::vector<double> exact_rounds;
     for (std::size_t round = 0; round < 3; ++round) {
-      EXPECT_NEAR(rounds[round],
-                  median({steps[3 * round], steps[3 * round + 1], steps[3 * round + 2]}), 1e-3)
-          << candidate.dump();
+      exact_rounds.push_back(
+          median({steps[3 * round], steps[3 * round + 1], steps[3 * round + 2]}));
+      EXPECT_NEAR(rounds[round], exact_rounds.back(), 0.5e-3 + 1e-9) << candidate.dump();
     }
     EXPECT_NEAR(candidate["spread"].get<double>(),
-                *std::max_element(rounds.begin(), rounds.end()) /
-                        *std::min_element(rounds.begin(), rounds.end()) -
+                *std::max_element(exact_rounds.begin(), exact_rounds.end()) /
+                        *std::min_element(exact_rounds.begin(), exact_rounds.end()) -
                     1,
-                1e-3)
+                0.5e-4 + 1e-9)
         << candidate.dump();
-    // Where each rank's step went: its compute against the simulation's, and its transfers;
-    // means over the counted steps, so within the mean step (a sum over them, or the warm-up
-    // counted, would not be). Rank 0's steps are the timed ones; rank 1's cover a slightly
-    // shifted window, so it gets 2 ms of slack.
-    const double mean_step =
-        std::accumulate(steps.begin(), steps.end(), 0.0) / static_cast<double>(steps.size());
+    // Where each rank's step went: its compute against the simulation's, and its transfers.
+    // Measured times are only checked to exist (no clock bounds in tests: docs/testing.md).
     ASSERT_EQ(candidate["compute_ms"].size(), 2u) << candidate.dump();
     ASSERT_EQ(candidate["comm_ms"].size(), 2u) << candidate.dump();
     ASSERT_EQ(candidate["predicted_compute_ms"].size(), 2u) << candidate.dump();
@@ -214,7 +213,6 @@ TEST(CliBenchTune, RunsTheTopCandidatesInTurnsAndComparesThemWithTheirPrediction
       const double comm = candidate["comm_ms"][rank].get<double>();
       EXPECT_GT(compute, 0) << candidate.dump();
       EXPECT_GE(comm, 0) << candidate.dump();
-      EXPECT_LE(compute + comm, 1.25 * mean_step + (rank == 0 ? 0.0 : 2.0)) << candidate.dump();
       // In milliseconds, like the step: a rank's simulated compute within the simulated step.
       const double predicted_compute = candidate["predicted_compute_ms"][rank].get<double>();
       EXPECT_GT(predicted_compute, 0) << candidate.dump();

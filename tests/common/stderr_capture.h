@@ -26,11 +26,21 @@ class StderrCapture {
   // Stops capturing and returns what was written.
   std::string text() {
     restore();
+    return read();
+  }
+
+  // What was written so far; capturing goes on.
+  std::string so_far() const {
+    std::fflush(stderr);
+    return read();
+  }
+
+ private:
+  std::string read() const {
     std::ifstream file(path_);
     return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
   }
 
- private:
   void restore() {
     if (saved_ < 0) return;
     std::fflush(stderr);

@@ -7,10 +7,13 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -137,10 +140,6 @@ bool is_loopback(const std::string& local) {
   return local.rfind("127.0.0.1:", 0) == 0 || local.rfind("[::1]:", 0) == 0;
 }
 
-int ranks_of(pid_t launcher_pid) {
-  return static_cast<int>(rank_pids(launcher_pid).size());
-}
-
 // Starts `baton launch` in the background on a long run; returns its pid once both ranks
 // are training, or -1.
 pid_t launch_in_background(const std::string& output, const std::string& extra = "") {
@@ -165,13 +164,32 @@ pid_t launch_in_background(const std::string& output, const std::string& extra =
   return -1;
 }
 
-bool gone_within(pid_t launcher, std::chrono::seconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
+// A process that has exited (a zombie counts: it runs nothing) or never existed.
+bool exited(const std::string& pid) {
+  const std::string stat = file_text("/proc/" + pid + "/stat");
+  const auto after_name = stat.rfind(") ");
+  return stat.empty() || (after_name != std::string::npos && stat[after_name + 2] == 'Z');
+}
+
+// Waits for every one of `pids` to exit. The deadline is a hang guard only, far above the time
+// stopping takes (well under a second): the test asserts that they go, not how fast.
+bool all_exited(const std::vector<std::string>& pids) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
   while (std::chrono::steady_clock::now() < deadline) {
-    if (ranks_of(launcher) == 0) return true;
+    if (std::all_of(pids.begin(), pids.end(), exited)) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   return false;
+}
+
+// Waits (with the same hang guard) until `text` appears in the file `path`.
+bool file_shows(const std::string& path, const std::string& text) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+  while (file_text(path).find(text) == std::string::npos) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return true;
 }
 
 // SIGTERM (and Ctrl-C) to the launcher: it says so, stops its ranks and exits 128 + signal.
@@ -179,12 +197,11 @@ TEST(PipelineFailure, ASignalledLauncherSaysSoAndStopsItsRanks) {
   const std::string output = ::testing::TempDir() + "/launcher-sigterm.out";
   const pid_t launcher = launch_in_background(output);
   ASSERT_GT(launcher, 0) << file_text(output);
-  ASSERT_EQ(ranks_of(launcher), 2) << file_text(output);
+  const std::vector<std::string> ranks = rank_pids(launcher);
+  ASSERT_EQ(ranks.size(), 2u) << file_text(output);
   kill(launcher, SIGTERM);
-  EXPECT_TRUE(gone_within(launcher, std::chrono::seconds(15))) << file_text(output);
-  for (int i = 0; i < 100 && file_text(output).find("exit ") == std::string::npos; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  EXPECT_TRUE(all_exited(ranks)) << file_text(output);
+  EXPECT_TRUE(file_shows(output, "exit ")) << file_text(output);
   const std::string text = file_text(output);
   EXPECT_THAT(text, HasSubstr("launch: Terminated received; stopping the 2 ranks"));
   EXPECT_THAT(text, HasSubstr("exit 143"));
@@ -195,11 +212,33 @@ TEST(PipelineFailure, RanksDieWithAKilledLauncher) {
   const std::string output = ::testing::TempDir() + "/launcher-sigkill.out";
   const pid_t launcher = launch_in_background(output);
   ASSERT_GT(launcher, 0) << file_text(output);
-  ASSERT_EQ(ranks_of(launcher), 2) << file_text(output);
+  // The ranks' own pids: once the launcher is gone it has no children to ask about.
+  const std::vector<std::string> ranks = rank_pids(launcher);
+  ASSERT_EQ(ranks.size(), 2u) << file_text(output);
   kill(launcher, SIGKILL);
-  EXPECT_TRUE(gone_within(launcher, std::chrono::seconds(10)))
-      << ranks_of(launcher) << " ranks left running\n"
-      << file_text(output);
+  EXPECT_TRUE(all_exited(ranks)) << file_text(output);
+}
+
+// One TCP socket of `ss -Htanp`'s output: state, local and peer address, owning process.
+struct TcpSocket {
+  std::string state, local, peer, pid, line;
+};
+
+std::vector<TcpSocket> tcp_sockets(const std::string& ss_output) {
+  std::vector<TcpSocket> sockets;
+  std::istringstream lines(ss_output);
+  for (std::string line; std::getline(lines, line);) {
+    TcpSocket socket;
+    std::istringstream fields(line);
+    std::string receive_queue, send_queue;
+    fields >> socket.state >> receive_queue >> send_queue >> socket.local >> socket.peer;
+    const auto at = line.find("pid=");
+    if (at == std::string::npos) continue;
+    socket.pid = line.substr(at + 4, line.find(',', at) - at - 4);
+    socket.line = line;
+    sockets.push_back(socket);
+  }
+  return sockets;
 }
 
 // Nothing of a `baton launch` run listens beyond loopback: not the store (the launcher's),
@@ -210,18 +249,44 @@ TEST(PipelineFailure, ALaunchedRunListensOnLoopbackOnly) {
     const std::string output = ::testing::TempDir() + "/listeners-" + transport + ".out";
     const pid_t launcher = launch_in_background(output, "--set transport.name=" + transport);
     ASSERT_GT(launcher, 0) << file_text(output);
-    std::vector<std::string> pids = rank_pids(launcher);
-    pids.push_back(std::to_string(launcher));
-    const auto sockets = baton_test::run_command("ss -Hltnp");
+    const std::vector<std::string> ranks = rank_pids(launcher);
+    const auto listing = baton_test::run_command("ss -Htanp");
     kill(launcher, SIGTERM);
-    gone_within(launcher, std::chrono::seconds(15));
-    ASSERT_EQ(sockets.exit_code, 0) << "ss (iproute2) is needed: " << sockets.output;
-    const auto ours = listening_addresses(sockets.output, pids);
-    for (const auto& [local, line] : ours) {
-      EXPECT_TRUE(is_loopback(local)) << transport << ": listening on " << local << "\n" << line;
+    all_exited(ranks);
+    ASSERT_EQ(listing.exit_code, 0) << "ss (iproute2) is needed: " << listing.output;
+    ASSERT_EQ(ranks.size(), 2u) << file_text(output);
+    const std::string launcher_pid = std::to_string(launcher);
+    const std::vector<TcpSocket> sockets = tcp_sockets(listing.output);
+    std::map<std::string, int> store_listeners, transport_sockets;
+    std::set<std::string> rank_addresses;
+    for (const auto& socket : sockets) {
+      if (std::find(ranks.begin(), ranks.end(), socket.pid) != ranks.end()) {
+        rank_addresses.insert(socket.local);
+      }
     }
-    EXPECT_GE(ours.size(), 1u) << transport << ": the launcher's store was not found listening\n"
-                               << sockets.output;
+    for (const auto& socket : sockets) {
+      const bool rank = std::find(ranks.begin(), ranks.end(), socket.pid) != ranks.end();
+      if (socket.pid != launcher_pid && !rank) continue;
+      if (socket.state == "LISTEN") {
+        EXPECT_TRUE(is_loopback(socket.local))
+            << transport << ": listening on " << socket.local << "\n"
+            << socket.line;
+        ++(rank ? transport_sockets : store_listeners)[socket.pid];
+      } else if (rank && rank_addresses.count(socket.peer)) {
+        // A connection between the two ranks: gloo closes its listener once its pairs have
+        // connected, so this is what remains of its transport to look at.
+        EXPECT_TRUE(is_loopback(socket.local) && is_loopback(socket.peer)) << socket.line;
+        ++transport_sockets[socket.pid];
+      }
+    }
+    // Every process was seen (the launcher's store, each rank's transport): a check that
+    // found only the store would say nothing of the transports.
+    EXPECT_EQ(store_listeners[launcher_pid], 1) << listing.output;
+    for (const auto& pid : ranks) {
+      EXPECT_GE(transport_sockets[pid], 1)
+          << transport << ": rank process " << pid << " has no transport socket\n"
+          << listing.output;
+    }
   }
 }
 
