@@ -19,6 +19,7 @@
 #include "baton/log.h"
 #include "baton/store_keys.h"
 #include "baton/tensor_meta.h"
+#include "checkpoint_manifest.h"
 #include "checksum.h"
 #include "optimizer_state.h"
 #include "store_count.h"
@@ -27,11 +28,6 @@ namespace baton_app {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Format 2 records every file's size and checksum and every entry's dtype and shape; format 1
-// (earlier baton) is still read, with the checks it allows.
-constexpr const char* kManifestFormat = "baton-checkpoint-2";
-constexpr const char* kLegacyManifestFormat = "baton-checkpoint-1";
 
 std::string step_folder(const std::string& dir, int step) {
   char name[32];
@@ -43,133 +39,12 @@ std::string rank_file(const std::string& folder, int rank, const std::string& su
   return folder + "/rank" + std::to_string(rank) + suffix;
 }
 
-struct FileRecord {
-  std::int64_t bytes = -1;
-  std::string checksum;
-};
-
-// What one rank wrote: its files and every entry of its .pt ("param.x" -> "float32[4, 8]").
-struct RankRecord {
-  std::map<std::string, FileRecord> files;
-  std::map<std::string, std::string> entries;
-};
-
-// The manifest; one that is not the JSON save() writes is refused naming the file and what
-// is wrong, never half-read.
-struct Manifest {
-  int format = 2;
-  long step = 0;
-  long world_size = 0;
-  std::string optimizer;  // empty in checkpoints written before it was recorded
-  std::vector<std::string> files;
-  // The rank files hold each parameter's optimizer state by name (optimizer_state.h), so
-  // the checkpoint can be restored onto another layout.
-  bool state_by_name = false;
-  std::vector<RankRecord> ranks;  // format 2: one per rank
-};
-
 std::string describe_entry(const at::Tensor& tensor) {
   std::string text = baton::dtype_name(tensor.scalar_type()) + "[";
   for (std::int64_t d = 0; d < tensor.dim(); ++d) {
     text += (d ? ", " : "") + std::to_string(tensor.size(d));
   }
   return text + "]";
-}
-
-nlohmann::ordered_json record_json(const RankRecord& record) {
-  nlohmann::ordered_json files = nlohmann::ordered_json::object();
-  for (const auto& [name, file] : record.files) {
-    files[name] = {{"bytes", file.bytes}, {"checksum", file.checksum}};
-  }
-  nlohmann::ordered_json entries = nlohmann::ordered_json::object();
-  for (const auto& [name, description] : record.entries) entries[name] = description;
-  return {{"files", files}, {"entries", entries}};
-}
-
-RankRecord parse_record(const nlohmann::json& json, const std::string& where) {
-  RankRecord record;
-  if (!json.is_object() || !json.contains("files") || !json["files"].is_object() ||
-      !json.contains("entries") || !json["entries"].is_object()) {
-    throw baton::ConfigError(where + ": a rank's record needs \"files\" and \"entries\"");
-  }
-  for (const auto& item : json["files"].items()) {
-    const auto& file = item.value();
-    if (!file.is_object() || !file.contains("bytes") || !file["bytes"].is_number_integer() ||
-        !file.contains("checksum") || !file["checksum"].is_string()) {
-      throw baton::ConfigError(where + ": file " + item.key() + " has no size and checksum");
-    }
-    record.files[item.key()] = {file["bytes"].get<std::int64_t>(),
-                                file["checksum"].get<std::string>()};
-  }
-  for (const auto& item : json["entries"].items()) {
-    if (!item.value().is_string()) {
-      throw baton::ConfigError(where + ": entry " + item.key() + " has no dtype and shape");
-    }
-    record.entries[item.key()] = item.value().get<std::string>();
-  }
-  return record;
-}
-
-Manifest read_manifest(const std::string& path) {
-  const std::string text = baton::read_file(path, "checkpoint manifest");
-  const std::string remedy = "; remove that checkpoint folder to use the one before it";
-  try {
-    const nlohmann::json manifest = nlohmann::json::parse(text, nullptr, false);
-    const auto format = manifest.is_object() ? manifest.find("format") : manifest.end();
-    if (!manifest.is_object() || format == manifest.end() || !format->is_string() ||
-        (*format != kManifestFormat && *format != kLegacyManifestFormat)) {
-      throw baton::ConfigError("checkpoint manifest '" + path + "' is not a " + kManifestFormat +
-                               " manifest (damaged or not written by baton)" + remedy);
-    }
-    const auto number = [&manifest](const char* key) -> long {
-      const auto found = manifest.find(key);
-      return found != manifest.end() && found->is_number_integer() ? found->get<long>() : -1;
-    };
-    const auto text_of = [&manifest](const char* key) {
-      const auto found = manifest.find(key);
-      return found != manifest.end() && found->is_string() ? found->get<std::string>()
-                                                           : std::string();
-    };
-    Manifest read;
-    read.format = *format == kManifestFormat ? 2 : 1;
-    read.step = number("step");
-    read.world_size = number("world_size");
-    read.optimizer = text_of("optimizer");
-    if (read.step < 1 || read.world_size < 1 || read.world_size > 1 << 16) {
-      throw baton::ConfigError("checkpoint manifest '" + path + "' names step " +
-                               std::to_string(read.step) + " written by " +
-                               std::to_string(read.world_size) + " ranks (damaged?)" + remedy);
-    }
-    const auto by_name = manifest.find("state_by_name");
-    read.state_by_name = by_name != manifest.end() && by_name->is_boolean() && by_name->get<bool>();
-    const auto files = manifest.find("files");
-    if (files == manifest.end() || !files->is_array()) {
-      throw baton::ConfigError("checkpoint manifest '" + path +
-                               "' has no list of files (damaged?)" + remedy);
-    }
-    for (const auto& file : *files) {
-      if (!file.is_string()) {
-        throw baton::ConfigError("checkpoint manifest '" + path +
-                                 "' lists a file that is not a name (damaged?)" + remedy);
-      }
-      read.files.push_back(file.get<std::string>());
-    }
-    if (read.format == 2) {
-      const auto ranks = manifest.find("ranks");
-      if (ranks == manifest.end() || !ranks->is_array() ||
-          static_cast<long>(ranks->size()) != read.world_size) {
-        throw baton::ConfigError("checkpoint manifest '" + path + "' has no record for each of " +
-                                 std::to_string(read.world_size) + " ranks (damaged?)" + remedy);
-      }
-      for (const auto& rank : *ranks) {
-        read.ranks.push_back(parse_record(rank, "checkpoint manifest '" + path + "'"));
-      }
-    }
-    return read;
-  } catch (const nlohmann::json::exception& error) {
-    throw baton::ConfigError("checkpoint manifest '" + path + "' is damaged (" + error.what() +
-                             ")" + remedy);
-  }
 }
 
 // The file's size and checksum against what the manifest recorded for it.

@@ -6,24 +6,20 @@ The suite cannot afford the check itself (a rebuild per mutation); it proves the
 go stale: each mutation's text occurs once in its file and its test pattern selects tests of
 this build, so a change that moves the code under a mutation fails here, in CI.
 """
-import importlib.machinery
-import importlib.util
 import os
 import subprocess
 import sys
 import tempfile
 import unittest
 
+from load_script import load_script as load_script_at
+
 SCRIPT = sys.argv.pop(1)
 BUILD_DIR = sys.argv.pop(1)
 
 
 def load_script():
-    loader = importlib.machinery.SourceFileLoader("mutation_check", SCRIPT)
-    spec = importlib.util.spec_from_loader("mutation_check", loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+    return load_script_at(SCRIPT, "mutation_check")
 
 
 class MutationCheck(unittest.TestCase):

@@ -2,8 +2,6 @@
 
 usage: tune_consensus_test.py PATH/TO/scripts/tune-consensus
 """
-import importlib.machinery
-import importlib.util
 import json
 import os
 import subprocess
@@ -11,16 +9,14 @@ import sys
 import tempfile
 import unittest
 
+from load_script import load_script as load_script_at
+
 SCRIPT = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(
     os.path.dirname(__file__), "..", "..", "scripts", "tune-consensus")
 
 
 def load_script():
-    loader = importlib.machinery.SourceFileLoader("tune_consensus", SCRIPT)
-    spec = importlib.util.spec_from_loader("tune_consensus", loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+    return load_script_at(SCRIPT, "tune_consensus")
 
 
 def candidate(schedule, predicted, measured, bounds=(0, 2, 4)):
