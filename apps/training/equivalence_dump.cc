@@ -27,6 +27,7 @@ void EquivalenceDump::write(const NamedTensors& params, const std::vector<double
   dump_.insert("recv_buffer_allocations",
                at::tensor({buffers_after_first_step, buffers_at_end}, at::kLong));
   const std::vector<char> bytes = torch::pickle_save(c10::IValue(dump_));
+  baton::make_folders(dir_, "--dump-dir");
   baton::write_file_atomically(dir_ + "/rank" + std::to_string(rank_) + ".pt",
                                std::string(bytes.begin(), bytes.end()));
 }

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "baton/error.h"
+#include "baton/log.h"
 #include "baton/plan/compile.h"
 #include "losses.h"
 #include "model_catalog.h"
@@ -17,6 +18,17 @@ RankPlan plan_rank(baton::Config& config, const WorldInfo& world) {
   RankPlan plan{baton::plugin_loader_for(config), {}, {}};
   plan.plugins = baton::resolve_plugins(config, plan.loader);
   plan.configured = baton::compile_configured_plan(config, plan.plugins, world.world_size);
+  // Which plugin files run, said once: a schedule or transport selected by path, or found on
+  // BATON_PLUGIN_PATH, is visible in the log.
+  if (world.rank == 0) {
+    const baton::ScheduleShape& shape = plan.configured.shape;
+    BATON_LOG_INFO(
+        "plan", "schedule " << plan.plugins.schedule->name() << " ("
+                            << plan.plugins.schedule->path() << "): " << shape.ranks << " ranks x "
+                            << shape.stages_per_rank << " stages per rank, " << shape.microbatches
+                            << " microbatches; transport " << plan.plugins.transport->name() << " ("
+                            << plan.plugins.transport->path() << ")");
+  }
   return plan;
 }
 

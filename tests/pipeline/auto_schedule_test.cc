@@ -1,6 +1,7 @@
 // schedule.name: auto in a real launch (docs/auto.md): rank 0 measures the model and
-// chooses, every rank runs the choice — the same losses as that schedule, stages per rank,
-// microbatch count and cuts configured by hand — and --resume keeps the choice.
+// chooses, every rank runs the choice — which trains like plain PyTorch, with the same losses
+// as that schedule, stages per rank, microbatch count and cuts configured by hand — and
+// --resume keeps the choice.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "launch_run.h"
+#include "torch_reference.h"
 #include "training/checkpoint.h"
 
 namespace {
@@ -41,10 +43,14 @@ std::string losses_of(const std::string& output) {
 TEST(AutoSchedule, EveryRankRunsRankZerosChoiceAndResumeKeepsIt) {
   const std::string root = ::testing::TempDir() + "/auto-schedule";
   std::filesystem::remove_all(root);
-  const auto chosen_run = baton_test::launch(
-      BATON_BINARY, 2,
-      with(kModel, {"schedule.name=auto", "run.steps=3", "run.output_dir=" + root}), "auto");
+  const auto auto_settings =
+      with(kModel, {"schedule.name=auto", "run.steps=3", "run.output_dir=" + root});
+  const auto chosen_run = baton_test::launch(BATON_BINARY, 2, auto_settings, "auto");
   ASSERT_EQ(chosen_run.command.exit_code, 0) << chosen_run.command.output;
+  // Whatever it chose trains what plain PyTorch trains.
+  const auto reference = baton_test::compare_with_torch(chosen_run, 2, auto_settings);
+  EXPECT_EQ(reference.exit_code, 0) << reference.output;
+  EXPECT_THAT(reference.output, HasSubstr("comparisons match"));
   const std::string& out = chosen_run.command.output;
   EXPECT_THAT(out, HasSubstr("[rank 0] schedule: auto: measured the model into " + root +
                              "/auto/profile.json"));
@@ -70,7 +76,8 @@ TEST(AutoSchedule, EveryRankRunsRankZerosChoiceAndResumeKeepsIt) {
   for (std::size_t s = 1; s + 1 < bounds.size(); ++s) {
     cuts += (cuts.empty() ? "" : ",") + std::to_string(bounds[s]);
   }
-  // The same candidate configured by hand gives the same losses.
+  // The same candidate configured by hand gives the same losses: the choice is a plan the
+  // user could have written.
   const auto by_hand = baton_test::launch(
       BATON_BINARY, 2,
       with(kModel,

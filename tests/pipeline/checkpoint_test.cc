@@ -11,6 +11,7 @@
 #include <map>
 
 #include "launch_run.h"
+#include "torch_reference.h"
 
 namespace {
 
@@ -58,6 +59,13 @@ std::string command_line(const std::vector<std::string>& settings, const std::st
   return command;
 }
 
+// The uninterrupted run a resumed one is held to is itself held to plain PyTorch.
+void expect_like_torch(const std::string& dumps, const std::vector<std::string>& settings) {
+  const auto reference = baton_test::compare_dumps_with_torch(dumps, 2, settings);
+  EXPECT_EQ(reference.exit_code, 0) << reference.output;
+  EXPECT_THAT(reference.output, HasSubstr("comparisons match")) << reference.output;
+}
+
 TEST(Checkpoint, KilledRankLeavesALoadableCheckpointAndResumeMatchesAnUninterruptedRun) {
   const std::string root = ::testing::TempDir() + "/checkpoint-resume";
   baton_test::run_command("rm -rf '" + root + "' && mkdir -p '" + root + "/full' '" + root +
@@ -65,6 +73,7 @@ TEST(Checkpoint, KilledRankLeavesALoadableCheckpointAndResumeMatchesAnUninterrup
   const auto full = baton_test::run_command(
       command_line(run_settings(root + "/a"), "--dump-dir '" + root + "/full'"));
   ASSERT_EQ(full.exit_code, 0) << full.output;
+  expect_like_torch(root + "/full", run_settings(root + "/a"));
 
   // Rank 1 dies (SIGKILL) at the start of step 5: checkpoints of steps 2 and 4 exist.
   const auto killed = baton_test::run_command("BATON_INJECT_FAILURE=rank=1,step=5,action=kill " +
@@ -149,6 +158,7 @@ TEST_P(CheckpointLayouts, ResumesOnAnotherLayoutLikeAnUninterruptedRun) {
   const auto full = baton_test::run_command(
       command_line(run_settings(root + "/a"), "--dump-dir '" + root + "/full'"));
   ASSERT_EQ(full.exit_code, 0) << full.output;
+  expect_like_torch(root + "/full", run_settings(root + "/a"));
 
   auto first_half = run_settings(root + "/b");
   first_half.push_back("run.steps=3");

@@ -1,6 +1,8 @@
 // Every runnable file in configs/ runs for two steps as shipped (from the repository root,
-// as their headers say). A config whose transport was not built, or needs hardware this
-// machine lacks (NCCL without GPUs), is skipped with the reason (tests/support/plugin_for_test.h).
+// as their headers say) and trains what plain PyTorch trains from the same file
+// (tests/pipeline/torch_reference.py --config). A config whose transport was not built, or needs
+// hardware this machine lacks (NCCL without GPUs), is skipped with the reason
+// (tests/support/plugin_for_test.h).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -17,6 +19,7 @@
 #include "baton/plugin_loader.h"
 #include "launch_run.h"
 #include "plugin_for_test.h"
+#include "torch_reference.h"
 #include "training/config_sections.h"
 
 namespace {
@@ -49,14 +52,25 @@ TEST_P(ShippedConfig, RunsTwoSteps) {
   BATON_REQUIRE_PLUGIN(plugin, baton::PluginKind::kTransport, transport);
   const int ranks = static_cast<int>(config.section("world").get_int("ranks"));
   const std::string out = ::testing::TempDir() + "/config-" + GetParam();
+  const std::string dumps = out + "-dumps";
   // A fresh folder: an earlier suite's checkpoints there would be refused without --resume.
   const auto result = baton_test::run_command(
-      "rm -rf '" + out + "' && cd '" + kSource + "' && timeout -k 5 200 '" + BATON_BINARY +
-      "' launch -n " + std::to_string(ranks) + " --no-env 'configs/" + GetParam() +
-      ".yaml' --set run.steps=2 --set run.output_dir='" + out + "'");
-  EXPECT_EQ(result.exit_code, 0) << result.output;
+      "rm -rf '" + out + "' '" + dumps + "' && cd '" + kSource + "' && timeout -k 5 200 '" +
+      BATON_BINARY + "' launch -n " + std::to_string(ranks) + " --no-env 'configs/" + GetParam() +
+      ".yaml' --set run.steps=2 --set run.output_dir='" + out + "' --dump-dir '" + dumps + "'");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_THAT(result.output,
               testing::HasSubstr("launch: all " + std::to_string(ranks) + " ranks finished"));
+  // What it trained is what plain PyTorch trains from the same file: every config here is
+  // one the reference can express (a model built in, or TorchScript files). Losses and
+  // gradients at rtol 1e-5; the final parameters of the GPTs trained with Adam within 1e-4
+  // (an attention key's bias has an exactly-zero gradient, whose rounding noise Adam scales
+  // to lr-sized steps, in PyTorch as in baton: 1e-5 after two steps here).
+  const auto reference = baton_test::compare_dumps_with_torch(dumps, ranks, {"run.steps=2"}, "",
+                                                              "configs/" + GetParam() + ".yaml",
+                                                              kSource, "--final-atol 1e-4");
+  EXPECT_EQ(reference.exit_code, 0) << reference.output;
+  EXPECT_THAT(reference.output, testing::HasSubstr("comparisons match")) << reference.output;
 }
 
 constexpr const char* kNoMpirun =
@@ -84,17 +98,25 @@ int unused_loopback_port() {
   return port;
 }
 
-// `baton run` on `ranks` ranks started by Open MPI, two steps of `config` into `out`, on a port
-// of their own, so that two such tests never meet.
+// `baton run` on `ranks` ranks started by Open MPI, two steps of `config` into `out` (dumps in
+// `out`-dumps), on a port of their own, so that two such tests never meet.
 baton_test::CommandResult run_under_mpirun(int ranks, const std::string& config,
                                            const std::string& out) {
   // A fresh folder: an earlier suite's checkpoints there would be refused without --resume.
   return baton_test::run_command(
-      "rm -rf '" + out + "' && cd '" + kSource +
+      "rm -rf '" + out + "' '" + out + "-dumps' && cd '" + kSource +
       "' && timeout -k 5 200 mpirun --allow-run-as-root --oversubscribe -n " +
       std::to_string(ranks) + " '" + BATON_BINARY + "' run --no-env " + config +
-      " --set run.steps=2 --set run.output_dir='" + out +
-      "' --set world.port=" + std::to_string(unused_loopback_port()) + " < /dev/null");
+      " --set run.steps=2 --set run.output_dir='" + out + "' --dump-dir '" + out +
+      "-dumps' --set world.port=" + std::to_string(unused_loopback_port()) + " < /dev/null");
+}
+
+// The ranks Open MPI started trained what plain PyTorch trains from the same file.
+void expect_like_torch(int ranks, const std::string& config, const std::string& out) {
+  const auto reference = baton_test::compare_dumps_with_torch(out + "-dumps", ranks,
+                                                              {"run.steps=2"}, "", config, kSource);
+  EXPECT_EQ(reference.exit_code, 0) << reference.output;
+  EXPECT_THAT(reference.output, testing::HasSubstr("comparisons match")) << reference.output;
 }
 
 // `baton run` as one rank of a job Open MPI started: rank and world size come from
@@ -106,17 +128,19 @@ TEST(Launchers, AConfigRunsUnderMpirun) {
   EXPECT_EQ(result.exit_code, 0) << result.output;
   EXPECT_THAT(result.output, testing::HasSubstr("done: 2 steps"));
   EXPECT_TRUE(std::filesystem::exists(out + "/gpipe-gloo/metrics.jsonl"));
+  expect_like_torch(2, "configs/gpipe-gloo.yaml", out);
 }
 
 // Two replicas of a 2-rank pipeline under Open MPI: the layout comes from world.data_parallel,
 // the ranks from OMPI_COMM_WORLD_*.
 TEST(Launchers, DataParallelRunsUnderMpirun) {
   if (!mpirun_installed()) GTEST_SKIP() << kNoMpirun;
-  const auto result =
-      run_under_mpirun(4, "configs/1f1b-dp2-gloo.yaml", ::testing::TempDir() + "/mpirun-dp");
+  const std::string out = ::testing::TempDir() + "/mpirun-dp";
+  const auto result = run_under_mpirun(4, "configs/1f1b-dp2-gloo.yaml", out);
   EXPECT_EQ(result.exit_code, 0) << result.output;
   EXPECT_THAT(result.output, testing::HasSubstr("layout: 2 replicas x 2 pipeline ranks"));
   EXPECT_THAT(result.output, testing::HasSubstr("done: 2 steps"));
+  expect_like_torch(4, "configs/1f1b-dp2-gloo.yaml", out);
 }
 
 INSTANTIATE_TEST_SUITE_P(Configs, ShippedConfig, testing::ValuesIn(shipped_configs()),

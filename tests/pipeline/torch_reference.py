@@ -1,9 +1,10 @@
 """An unpipelined reference for baton's runs, written with nothing from baton but its files.
 
-usage: torch_reference.py --dumps DIR --ranks N [--rtol R] [--atol A] [--python-model FILE]
-                          SETTING...
+usage: torch_reference.py --dumps DIR --ranks N [--rtol R] [--atol A] [--final-atol A]
+                          [--python-model FILE] [--config FILE] SETTING...
 
-SETTING is what the test passed to `baton launch --set` (key=value). From them this script
+SETTING is what the test passed to `baton launch --set` (key=value), over the keys of the
+YAML file given with --config, over baton's documented defaults. From them this script
 builds the model in plain PyTorch (a Python definition of baton's built-in MLP and GPT, the
 TorchScript file itself, the stage files of model.stages run one after another, or — with
 --python-model — the author's own class from make_model() in FILE), loads the initial parameters baton's ranks dumped
@@ -41,12 +42,6 @@ import torch.nn.functional as F
 DEFAULTS = {
     "model.name": "gpt",
     "model.loss": "cross_entropy",
-    "model.params.head": True,
-    "model.params.vocab_size": 256,
-    "model.params.seq_len": 64,
-    "model.params.d_model": 128,
-    "model.params.heads": 4,
-    "model.params.layers": 4,
     "data.source": "text",
     "data.batch_size": 16,
     "data.token_format": "auto",
@@ -60,6 +55,13 @@ DEFAULTS = {
     "run.steps": 20,
     "run.seed": 0,
     "world.data_parallel": 1,
+}
+
+# Each built-in model's documented model.params defaults (docs/configuration.md, "model").
+MODEL_DEFAULTS = {
+    "mlp": {"in_features": 64, "hidden": 256, "layers": 8, "out_features": 10, "head": True},
+    "gpt": {"vocab_size": 256, "seq_len": 64, "d_model": 128, "heads": 4, "layers": 4},
+    "identity": {"width": 1024, "units": 4},
 }
 
 
@@ -86,11 +88,29 @@ def parse_value(text):
     return text
 
 
-def parse_settings(items):
+def flatten(tree, prefix=""):
+    """A YAML mapping as dotted keys: {"model": {"params": {"width": 8}}} -> model.params.width."""
+    flat = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            flat.update(flatten(value, prefix + str(key) + "."))
+        else:
+            flat[prefix + str(key)] = value
+    return flat
+
+
+def parse_settings(items, config=None):
+    """The defaults, then the YAML file's keys, then the --set assignments, as baton reads them."""
     settings = dict(DEFAULTS)
+    if config:
+        import yaml  # python3-yaml; only runs from a configuration file need it
+        with open(config) as f:
+            settings.update(flatten(yaml.safe_load(f) or {}))
     for item in items:
         key, _, value = item.partition("=")
         settings[key] = parse_value(value)
+    for key, value in MODEL_DEFAULTS.get(settings["model.name"], {}).items():
+        settings.setdefault("model.params." + key, value)
     return settings
 
 
@@ -123,6 +143,28 @@ class Mlp(nn.Module):
         for layer in self.layers:
             x = layer(x)
         return self.head(x) if self.head is not None else x
+
+
+class Scale(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(1))
+
+    def forward(self, x):
+        return x * self.weight
+
+
+class Identity(nn.Module):
+    """units.<i>: each multiplies its input by one learnable scalar (1 at start)."""
+
+    def __init__(self, s):
+        super().__init__()
+        self.units = nn.ModuleList([Scale() for _ in range(s["model.params.units"])])
+
+    def forward(self, x):
+        for unit in self.units:
+            x = unit(x)
+        return x
 
 
 class TokenEmbedding(nn.Module):
@@ -239,6 +281,8 @@ def build_model(s, python_model=None):
         return Mlp(s)
     if name == "gpt":
         return Gpt(s)
+    if name == "identity":
+        return Identity(s)
     if name == "torchscript":
         stages = s.get("model.stages") or []
         return StageFiles(stages) if stages else torch.jit.load(s["model.path"])
@@ -312,10 +356,14 @@ class Batches:
         elif name == "gpt":
             self.declared = [(torch.int64, [s["model.params.seq_len"]],
                               s["model.params.vocab_size"])]
+        elif name == "identity":
+            self.declared = [(torch.float32, [s["model.params.width"]], 0)]
         else:
             self.declared = declared_inputs(s)
-        self.classes = s.get("model.params.num_classes", 0) if name == "torchscript" else \
-            s["model.params.out_features"] if name == "mlp" else s.get("model.params.vocab_size")
+        self.classes = {"torchscript": s.get("model.params.num_classes", 0),
+                        "mlp": s.get("model.params.out_features"),
+                        "identity": s.get("model.params.width")}.get(
+                            name, s.get("model.params.vocab_size"))
         if self.source == "files":
             files = s["data.inputs"] if isinstance(s["data.inputs"], list) else [s["data.inputs"]]
             # A user's model takes the data as it is; a built-in one in its own dtype.
@@ -471,7 +519,8 @@ def check_pipeline(report, label, dumps, expected_names, losses, first_grads, pa
             report.fail("%sparam.%s: no rank dumped it" % (label, name))
         else:
             compare(report, "%s%s after step %d" % (label, name, len(losses)), finals[name],
-                    params[name].detach(), args.rtol, args.atol)
+                    params[name].detach(), args.rtol,
+                    args.atol if args.final_atol is None else args.final_atol)
     extra = sorted(set(grads) - set(first_grads)) + sorted(set(finals) - set(params))
     if extra:
         report.fail("%sthe ranks dumped parameters the model does not have: %s" % (label, extra))
@@ -483,12 +532,19 @@ def main():
     parser.add_argument("--ranks", type=int, required=True)
     parser.add_argument("--rtol", type=float, default=1e-5)
     parser.add_argument("--atol", type=float, default=1e-6)
+    parser.add_argument("--final-atol", type=float, default=None,
+                        help="atol for the parameters after the last step only: Adam divides "
+                             "each gradient by its magnitude, so float rounding in an exactly-zero "
+                             "gradient (an attention key's bias) moves a parameter by up to lr")
     parser.add_argument("--python-model", default=None,
                         help="a file defining make_model(): the author's class, whose "
                              "parameter names the run must have kept")
+    parser.add_argument("--config", default=None,
+                        help="the YAML file the run was launched with (its relative paths are "
+                             "from the working folder, as baton reads them); SETTINGs override it")
     parser.add_argument("settings", nargs="*")
     args = parser.parse_args()
-    s = parse_settings(args.settings)
+    s = parse_settings(args.settings, args.config)
     torch.set_num_threads(1)
 
     replicas = s["world.data_parallel"]

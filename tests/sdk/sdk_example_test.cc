@@ -1,26 +1,17 @@
 // The SDK as a third party uses it: `cmake --install` baton into a fresh prefix, build the
 // example schedule plugin (plugins/examples/warmup_1f1b) against that prefix only (also with
 // LibTorch hidden: a schedule needs only the plan layer), check its plans without ranks, and train
-// with it through YAML — by name on BATON_PLUGIN_PATH and by path — getting the unpipelined model's
-// results. Plans that are wrong are refused before any tensor moves.
+// with it through YAML — by name on BATON_PLUGIN_PATH and by path — getting what plain PyTorch
+// trains from the same file. Plans that are wrong are refused before any tensor moves.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
 
-#include "batches.h"
-#include "baton/config.h"
-#include "baton/module_chain.h"
-#include "baton/unit_chain.h"
 #include "launch_run.h"
-#include "model_catalog.h"
-#include "training/config_sections.h"
+#include "torch_reference.h"
 
 namespace {
-
-// The program's own sections (model, data, optimizer, checkpoint, trace), as baton-runtime
-// adds them before it reads a configuration.
-[[maybe_unused]] const bool kAppSections = (baton_app::add_app_config_sections(), true);
 
 using testing::HasSubstr;
 
@@ -150,8 +141,8 @@ TEST_F(SdkExample, TheInstalledBatonPlansWithItByPath) {
   EXPECT_THAT(result.output, HasSubstr("Step 4: 0B0"));
 }
 
-// The example's YAML, run by the installed `baton`, against the same model, data and
-// optimizer unpipelined in this process.
+// The example's YAML, run by the installed `baton` with the plugin found by name, trains what
+// plain PyTorch trains from the same file (tests/pipeline/torch_reference.py).
 TEST_F(SdkExample, TrainsByNameFromYamlLikeTheUnpipelinedModel) {
   const std::string yaml = kExample + "/warmup_1f1b.yaml";
   const std::string dir = ::testing::TempDir() + "/sdk-train";
@@ -161,55 +152,10 @@ TEST_F(SdkExample, TrainsByNameFromYamlLikeTheUnpipelinedModel) {
                               kPrefix + "/bin/baton' launch -n 2 --no-env '" + yaml +
                               "' --dump-dir '" + dir + "' --set run.output_dir='" + dir + "/runs'");
   ASSERT_EQ(result.exit_code, 0) << result.output;
-
-  baton::ConfigOverrides overrides;
-  overrides.use_environment = false;
-  baton::Config config = baton::load_config_file(yaml, overrides);
-  const auto seed = static_cast<std::uint64_t>(config.section("run").get_int("seed"));
-  auto model = baton_models::build_model(baton_models::read_model_settings(config), seed);
-  const auto batches =
-      baton_models::make_batch_source(baton_models::read_data_settings(config), model, "");
-  auto* chain = dynamic_cast<baton::ModuleChain*>(model.chain.get());
-  ASSERT_NE(chain, nullptr);
-  torch::optim::SGD sgd(chain->root()->parameters(),
-                        torch::optim::SGDOptions(config.section("optimizer").get_float("lr")));
-  const int steps = static_cast<int>(config.section("run").get_int("steps"));
-  std::map<std::string, torch::Tensor> first_grads;
-  double first_loss = 0;
-  for (int step = 1; step <= steps; ++step) {
-    const auto batch = batches->batch(step);
-    sgd.zero_grad();
-    const auto loss = model.loss(baton::run_whole_chain(*model.chain, batch.inputs), batch.targets);
-    loss.backward();
-    if (step == 1) {
-      first_loss = loss.item<double>();
-      for (const auto& named : chain->root()->named_parameters())
-        first_grads[named.key()] = named.value().grad().clone();
-    }
-    sgd.step();
-  }
-
-  std::map<std::string, torch::Tensor> grads, params;
-  double loss = 0;
-  for (int rank = 0; rank < 2; ++rank) {
-    for (const auto& [key, value] :
-         baton_test::read_dump(dir + "/rank" + std::to_string(rank) + ".pt")) {
-      if (key.rfind("grad.", 0) == 0) grads[key.substr(5)] = value;
-      if (key.rfind("param.", 0) == 0) params[key.substr(6)] = value;
-      if (key == "loss") loss = value[0].item<double>();
-    }
-  }
-  EXPECT_NEAR(loss, first_loss, 1e-5 * std::abs(first_loss) + 1e-6);
-  ASSERT_EQ(grads.size(), first_grads.size()) << result.output;
-  for (const auto& [name, expected] : first_grads) {
-    ASSERT_TRUE(grads.count(name)) << name;
-    EXPECT_TRUE(torch::allclose(grads[name], expected, 1e-5, 1e-6)) << name;
-  }
-  for (const auto& named : chain->root()->named_parameters()) {
-    ASSERT_TRUE(params.count(named.key())) << named.key();
-    EXPECT_TRUE(torch::allclose(params[named.key()], named.value().detach(), 1e-5, 1e-6))
-        << named.key();
-  }
+  EXPECT_THAT(result.output, HasSubstr("plan: schedule warmup_1f1b (" + kPlugin + ")"));
+  const auto reference = baton_test::compare_dumps_with_torch(dir, 2, {}, "", yaml);
+  EXPECT_EQ(reference.exit_code, 0) << reference.output;
+  EXPECT_THAT(reference.output, HasSubstr("comparisons match")) << reference.output;
 }
 
 TEST_F(SdkExample, IsSelectedByPathInYaml) {
@@ -222,9 +168,15 @@ TEST_F(SdkExample, IsSelectedByPathInYaml) {
   std::ofstream(dir + "/by_path.yaml") << yaml;
   const auto result = baton_test::run_command(
       "timeout -k 5 180 '" + kPrefix + "/bin/baton' launch -n 2 --no-env '" + dir +
-      "/by_path.yaml' --set run.steps=1 --set run.output_dir='" + dir + "/runs'");
-  EXPECT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_THAT(result.output, HasSubstr("launch: all 2 ranks finished"));
+      "/by_path.yaml' --set run.steps=1 --set run.output_dir='" + dir + "/runs' --dump-dir '" +
+      dir + "/dumps'");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  // The plugin at that path planned the run (BATON_PLUGIN_PATH is not set here), and what it
+  // trained is right.
+  EXPECT_THAT(result.output, HasSubstr("plan: schedule warmup_1f1b (" + kPlugin + ")"));
+  const auto reference = baton_test::compare_dumps_with_torch(dir + "/dumps", 2, {"run.steps=1"},
+                                                              "", dir + "/by_path.yaml");
+  EXPECT_EQ(reference.exit_code, 0) << reference.output;
 }
 
 // A plugin whose plans are wrong is refused by `baton launch` with the validator's or the

@@ -10,18 +10,33 @@
 
 namespace baton_test {
 
-// Exit status 0 and "all N comparisons match" when the run equals the reference; the output
-// lists what differs otherwise. `settings` are the launch's --set assignments;
+// Exit status 0 and "all N comparisons match" when the dumps in `dump_dir` (a run of `ranks`
+// ranks) equal the reference; the output lists what differs otherwise. `settings` are the
+// launch's --set assignments; `config`, when given, the YAML file the run was launched with
+// (the reference reads it as baton does, its relative paths from `working_dir`);
 // `python_model`, when given, is the author's file defining make_model(): the reference
-// trains that class, under its own parameter names.
+// trains that class, under its own parameter names; `options` go to the script as they are
+// ("--final-atol 1e-4").
+inline CommandResult compare_dumps_with_torch(const std::string& dump_dir, int ranks,
+                                              const std::vector<std::string>& settings,
+                                              const std::string& python_model = "",
+                                              const std::string& config = "",
+                                              const std::string& working_dir = "",
+                                              const std::string& options = "") {
+  std::string command = std::string(BATON_PYTHON) + " '" + BATON_TORCH_REFERENCE + "' --dumps '" +
+                        dump_dir + "' --ranks " + std::to_string(ranks);
+  if (!working_dir.empty()) command = "cd '" + working_dir + "' && " + command;
+  if (!python_model.empty()) command += " --python-model '" + python_model + "'";
+  if (!config.empty()) command += " --config '" + config + "'";
+  if (!options.empty()) command += " " + options;
+  for (const auto& setting : settings) command += " '" + setting + "'";
+  return run_command(command);
+}
+
 inline CommandResult compare_with_torch(const LaunchResult& run, int ranks,
                                         const std::vector<std::string>& settings,
                                         const std::string& python_model = "") {
-  std::string command = std::string(BATON_PYTHON) + " '" + BATON_TORCH_REFERENCE + "' --dumps '" +
-                        run.dump_dir + "' --ranks " + std::to_string(ranks);
-  if (!python_model.empty()) command += " --python-model '" + python_model + "'";
-  for (const auto& setting : settings) command += " '" + setting + "'";
-  return run_command(command);
+  return compare_dumps_with_torch(run.dump_dir, ranks, settings, python_model);
 }
 
 }  // namespace baton_test
