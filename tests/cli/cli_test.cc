@@ -8,12 +8,16 @@
 
 #include <fstream>
 #include <iterator>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "run_command.h"
 
 namespace {
 
 using baton_test::run_command;
+using baton_test::run_command_stdout;
 using testing::HasSubstr;
 using testing::Not;
 
@@ -38,10 +42,22 @@ TEST(Cli, PluginsListsKindNameVersionViabilityAndRefusals) {
 }
 
 TEST(Cli, PluginsAsJson) {
-  const auto result = run_command(kBaton + " plugins --format json --plugin-path " + kTestPlugins);
-  EXPECT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_THAT(result.output, HasSubstr("\"name\": \"test-good\""));
-  EXPECT_THAT(result.output, HasSubstr("\"status\": \"yes\""));
+  const auto result =
+      run_command_stdout(kBaton + " plugins --format json --plugin-path " + kTestPlugins);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const nlohmann::json listing = nlohmann::json::parse(result.output, nullptr, false);
+  ASSERT_TRUE(listing.is_array()) << result.output;
+  // The test plugin, with its kind, its file and a status of its own (not another plugin's).
+  int found = 0;
+  for (const auto& plugin : listing) {
+    if (plugin.value("name", "") != "test-good") continue;
+    ++found;
+    EXPECT_EQ(plugin.value("kind", ""), "schedule") << plugin.dump();
+    EXPECT_EQ(plugin.value("status", ""), "yes") << plugin.dump();
+    EXPECT_EQ(plugin.value("path", ""), kTestPlugins + "/libbaton-schedule-test-good.so")
+        << plugin.dump();
+  }
+  EXPECT_EQ(found, 1) << result.output;
 }
 
 // Listing plugins and checking a configuration read descriptors, parameter tables and model
@@ -313,16 +329,56 @@ TEST(CliPlan, WritesCsvWithCommsToAFile) {
   EXPECT_THAT(text, HasSubstr("1RECV_F0"));
 }
 
+// The JSON summary is self-consistent (busy + idle = makespan on every rank, the bubble their
+// ratio) and the trace holds exactly the compute the summary counts, on the rank it names.
 TEST(CliPlan, JsonAndTraceFormats) {
-  auto result = run_command(kBaton + " plan --schedule " + kGoodSchedule +
-                            " --ranks 2 --microbatches 2 --param label=x --format json");
-  EXPECT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_THAT(result.output, HasSubstr("\"bubble_fraction\""));
-  EXPECT_THAT(result.output, HasSubstr("\"peak_activations\""));
-  result = run_command(kBaton + " plan --schedule " + kGoodSchedule +
-                       " --ranks 2 --microbatches 2 --param label=x --format trace");
-  EXPECT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_THAT(result.output, HasSubstr("\"traceEvents\""));
+  auto result = run_command_stdout(kBaton + " plan --schedule " + kGoodSchedule +
+                                   " --ranks 2 --microbatches 2 --param label=x --format json");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const nlohmann::json summary = nlohmann::json::parse(result.output, nullptr, false);
+  ASSERT_TRUE(summary.is_object()) << result.output;
+  EXPECT_EQ(summary["num_ranks"], 2);
+  ASSERT_EQ(summary["ranks"].size(), 2u) << result.output;
+  const double makespan = summary["makespan"].get<double>();
+  double idle = 0;
+  std::vector<double> busy;
+  for (const auto& rank : summary["ranks"]) {
+    EXPECT_DOUBLE_EQ(rank["busy_time"].get<double>() + rank["idle_time"].get<double>(), makespan)
+        << rank.dump();
+    EXPECT_NEAR(rank["bubble_fraction"].get<double>(), rank["idle_time"].get<double>() / makespan,
+                1e-6)
+        << rank.dump();
+    // test-good keeps `depth` (2) microbatches in flight at most.
+    EXPECT_GE(rank["peak_activations"].get<int>(), 1) << rank.dump();
+    EXPECT_LE(rank["peak_activations"].get<int>(), 2) << rank.dump();
+    idle += rank["idle_time"].get<double>();
+    busy.push_back(rank["busy_time"].get<double>());
+  }
+  EXPECT_NEAR(summary["bubble_fraction"].get<double>(), idle / (2 * makespan), 1e-6);
+
+  result = run_command_stdout(kBaton + " plan --schedule " + kGoodSchedule +
+                              " --ranks 2 --microbatches 2 --param label=x --format trace");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const nlohmann::json trace = nlohmann::json::parse(result.output, nullptr, false);
+  ASSERT_TRUE(trace.is_object()) << result.output;
+  ASSERT_TRUE(trace["traceEvents"].is_array()) << result.output;
+  // Compute is thread 0 of each rank: 2 microbatches x (F + B) = 4 spans, as long in all as
+  // the rank's busy time (µs in the trace, cost units in the summary: 1 unit = 1000).
+  std::vector<double> compute(2, 0.0);
+  std::vector<int> spans(2, 0);
+  for (const auto& event : trace["traceEvents"]) {
+    if (event.value("ph", "") != "X" || event.value("tid", -1) != 0) continue;
+    const int rank = event["pid"].get<int>();
+    ASSERT_TRUE(rank == 0 || rank == 1) << event.dump();
+    EXPECT_EQ(event["name"].get<std::string>().front(), static_cast<char>('0' + rank))
+        << event.dump();
+    compute[rank] += event["dur"].get<double>();
+    ++spans[rank];
+  }
+  for (int rank = 0; rank < 2; ++rank) {
+    EXPECT_EQ(spans[rank], 4) << "rank " << rank;
+    EXPECT_DOUBLE_EQ(compute[rank], busy[rank] * 1000) << "rank " << rank;
+  }
 }
 
 TEST(CliPlan, RejectsBadOptionsWithSuggestions) {

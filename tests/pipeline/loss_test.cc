@@ -86,8 +86,13 @@ TEST(ConfiguredLoss, FileThatIsNotAModuleIsRefused) {
   const std::string path = ::testing::TempDir() + "/not_a_loss.pt";
   std::ofstream(path) << "not a zip archive";
   baton::Config config = config_for(path);
-  EXPECT_THROW(baton_models::build_model(baton_models::read_model_settings(config), 5),
-               baton::ConfigError);
+  try {
+    baton_models::build_model(baton_models::read_model_settings(config), 5);
+    FAIL() << "a file that is not a TorchScript module was accepted as the loss";
+  } catch (const baton::ConfigError& error) {
+    EXPECT_THAT(error.what(), testing::HasSubstr(path)) << error.what();
+    EXPECT_THAT(error.what(), testing::HasSubstr("model.loss")) << error.what();
+  }
 }
 
 TEST(ConfiguredLoss, CrossEntropyKeepsClassTargets) {

@@ -4,11 +4,17 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "launch_run.h"
 
@@ -33,6 +39,40 @@ std::vector<std::string> small_mlp_run(int layers, std::vector<std::string> sets
                                   "checkpoint.enabled=false"};
   all.insert(all.end(), sets.begin(), sets.end());
   return all;
+}
+
+// The merged trace (Chrome's format) parses; on each rank the compute spans of the recorded
+// steps (2 steps x 4 microbatches x F and B) never overlap, and the SVG picture draws each of
+// them, named as in the trace.
+void expect_whole_trace(const std::string& text, const std::string& svg) {
+  const nlohmann::json trace = nlohmann::json::parse(text, nullptr, false);
+  ASSERT_TRUE(trace.is_object() && trace["traceEvents"].is_array()) << text.substr(0, 200);
+  std::map<int, std::vector<std::pair<double, double>>> compute;  // rank -> (start, end)
+  std::set<std::string> names;
+  for (const auto& event : trace["traceEvents"]) {
+    if (event.value("ph", "") != "X") continue;
+    const double start = event["ts"].get<double>(), length = event["dur"].get<double>();
+    EXPECT_GE(start, 0) << event.dump();
+    EXPECT_GE(length, 0) << event.dump();
+    if (event.value("cat", "") != "compute") continue;
+    compute[event["pid"].get<int>()].push_back({start, start + length});
+    names.insert(event["name"].get<std::string>());
+  }
+  ASSERT_EQ(compute.size(), 2u);
+  for (auto& [rank, spans] : compute) {
+    EXPECT_EQ(spans.size(), 16u) << "rank " << rank;
+    std::sort(spans.begin(), spans.end());
+    for (std::size_t i = 1; i < spans.size(); ++i) {
+      EXPECT_GE(spans[i].first, spans[i - 1].second - 1e-3) << "rank " << rank << ": span " << i;
+    }
+  }
+  std::set<std::string> drawn;
+  for (std::size_t at = svg.find("<title>"); at != std::string::npos;
+       at = svg.find("<title>", at + 1)) {
+    const std::string title = svg.substr(at + 7, svg.find("</title>", at) - at - 7);
+    if (title.find(" (step ") != std::string::npos) drawn.insert(title);
+  }
+  EXPECT_EQ(drawn, names);
 }
 
 TEST(RunOutputs, TraceOfEveryRankMetricsWithBubbleAndTimes) {
@@ -78,23 +118,58 @@ TEST(RunOutputs, TraceOfEveryRankMetricsWithBubbleAndTimes) {
   EXPECT_THAT(trace, testing::Not(HasSubstr("(step 3)")));
   EXPECT_THAT(trace, HasSubstr("0SEND_F0"));
   EXPECT_THAT(trace, HasSubstr("wait 1RECV_F0"));
-  EXPECT_THAT(read_text(run + "/trace.svg"), HasSubstr("<svg"));
-  EXPECT_THAT(read_text(run + "/plan_trace.json"), HasSubstr("\"traceEvents\""));
+  expect_whole_trace(trace, read_text(run + "/trace.svg"));
+  // The simulated plan's trace: one step of the same plan, 16 compute spans.
+  const nlohmann::json plan =
+      nlohmann::json::parse(read_text(run + "/plan_trace.json"), nullptr, false);
+  ASSERT_TRUE(plan.is_object() && plan["traceEvents"].is_array());
+  int planned = 0;
+  for (const auto& event : plan["traceEvents"]) {
+    planned += event.value("ph", "") == "X" && event.value("tid", -1) == 0;
+  }
+  EXPECT_EQ(planned, 16);
   EXPECT_THAT(read_text(run + "/plan_trace.svg"), HasSubstr("<svg"));
 
   const std::string metrics = read_text(run + "/metrics.jsonl");
   EXPECT_THAT(metrics, testing::ContainsRegex("\"step\":3,.*\"bubble\":0\\.[0-9]+"));
   EXPECT_THAT(metrics, testing::ContainsRegex("\\{\"rank\":1,\"compute_s\":[0-9.e-]+,"
                                               "\"comm_s\":[0-9.e-]+,\"idle_s\":[0-9.e-]+\\}"));
-  // One JSON object per line: the header, then one per step, each complete.
+  // One JSON object per line: the header, then one per step, each complete; its loss is the
+  // one the rank holding the last stage dumped (which torch_reference.py checks), and its
+  // bubble the one its ranks' times give: 1 - compute / (slowest rank's step x ranks).
   std::istringstream lines(metrics);
-  int steps = 0;
+  std::vector<double> losses;
+  int bubbles_checked = 0;
   for (std::string line; std::getline(lines, line);) {
-    EXPECT_EQ(line.front(), '{') << line;
-    EXPECT_EQ(line.back(), '}') << line;
-    steps += line.rfind("{\"step\":", 0) == 0;
+    const nlohmann::json record = nlohmann::json::parse(line, nullptr, false);
+    ASSERT_TRUE(record.is_object()) << line;
+    if (!record.contains("step")) continue;
+    EXPECT_EQ(record["step"].get<int>(), static_cast<int>(losses.size()) + 1) << line;
+    losses.push_back(record["loss"].get<double>());
+    double compute = 0, slowest = 0;
+    bool clamped = false;
+    ASSERT_EQ(record["ranks"].size(), 2u) << line;
+    for (const auto& rank : record["ranks"]) {
+      const double idle = rank["idle_s"].get<double>();
+      compute += rank["compute_s"].get<double>();
+      slowest =
+          std::max(slowest, rank["compute_s"].get<double>() + rank["comm_s"].get<double>() + idle);
+      clamped = clamped || idle == 0;  // a step shorter than compute + comm: idle shows as 0
+    }
+    if (clamped) continue;
+    EXPECT_NEAR(record["bubble"].get<double>(), std::max(0.0, 1.0 - compute / (2 * slowest)), 1e-9)
+        << line;
+    ++bubbles_checked;
   }
-  EXPECT_EQ(steps, 3);
+  ASSERT_EQ(losses.size(), 3u) << metrics;
+  EXPECT_GE(bubbles_checked, 1) << metrics;
+  const auto& last_stage = result.dumps[1];
+  ASSERT_TRUE(last_stage.count("loss")) << "rank 1 holds the last stage";
+  const torch::Tensor dumped = last_stage.at("loss");
+  ASSERT_EQ(dumped.numel(), 3);
+  for (int step = 0; step < 3; ++step) {
+    EXPECT_DOUBLE_EQ(losses[step], dumped[step].item<double>()) << "step " << step + 1;
+  }
 }
 
 // A transport that matches receives by tag (Gloo) moves a message only once its receive is
