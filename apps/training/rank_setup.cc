@@ -95,6 +95,11 @@ std::shared_ptr<baton::Store> meet_the_other_ranks(const baton::Config& config,
         "rendezvous",
         "the other " + std::to_string(world.world_size - 1) + " rank(s) through " + where);
     store = baton::make_rendezvous_store(rendezvous);
+    // Every rank is here, or the ones that are not are named (a file store's folder may
+    // outlive a run, so its counts prove nothing).
+    if (rendezvous.kind == "tcp") {
+      baton::wait_for_every_rank(*store, world.rank, world.world_size, settings.timeout, where);
+    }
   }
   BATON_LOG_INFO("rendezvous", "met through " << where << " (" << world.world_size
                                               << " ranks, launcher " << world.launcher << ") in "

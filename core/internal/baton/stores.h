@@ -100,6 +100,13 @@ struct RendezvousOptions {
 // or ConfigError (unknown kind, missing file, empty run id, rank outside the world).
 BATON_API std::shared_ptr<Store> make_rendezvous_store(const RendezvousOptions& options);
 
+// Counts this rank in and waits until every rank of the world has arrived at the run's
+// store (a TCP one: its rank claims say who came). A rank that never arrives is named when
+// `timeout` passes — rather than surfacing later as a key the transport waited for — with
+// what to check. `where` names the store ("the tcp store at 127.0.0.1:29511").
+BATON_API void wait_for_every_rank(Store& run_store, int rank, int world_size,
+                                   std::chrono::milliseconds timeout, const std::string& where);
+
 // 127.0.0.0/8, ::1 or "localhost": an address only this machine reaches.
 BATON_API bool is_loopback_address(const std::string& address);
 
