@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <vector>
@@ -405,6 +406,78 @@ TEST(CliPlan, RejectsBadOptionsWithSuggestions) {
   result = run_command(kBaton + " plan --schedule no-such --ranks 2 --microbatches 2");
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_THAT(result.output, HasSubstr("cannot load schedule plugin 'no-such'"));
+}
+
+}  // namespace
+
+namespace {
+
+// Every command's --help: exit 0, its one-line purpose and usage, every option it takes —
+// and nothing run (no measurement, no bench, no rank).
+TEST(CliHelp, EveryCommandDescribesItselfWithoutRunning) {
+  struct Help {
+    std::string command;
+    std::string purpose;
+    std::vector<std::string> options;
+  };
+  const std::vector<Help> helps = {
+      {"tune",
+       "measure the configured model and rank every schedule",
+       {"--set", "--no-env", "--profile", "--top", "--format"}},
+      {"bench pipeline",
+       "the configured training step for real",
+       {"--set", "--steps", "--warmup", "--timeout", "--format"}},
+      {"bench tune",
+       "the schedule search's top candidates, each trained for real",
+       {"--set", "--steps", "--warmup", "--timeout", "--top", "--rounds", "--out", "--format"}},
+      {"bench plan",
+       "how long compiling and simulating a plan takes",
+       {"--schedule", "--ranks", "--stages-per-rank", "--microbatches", "--repeat", "--format",
+        "--plugin-path"}},
+      {"config defaults", "print every option with its type, default and doc", {"--plugin-path"}},
+      {"version", "print versions (baton, plugin ABI, LibTorch)", {}},
+  };
+  for (const Help& help : helps) {
+    const auto result = run_command(kBaton + " " + help.command + " --help");
+    EXPECT_EQ(result.exit_code, 0) << help.command << "\n" << result.output;
+    EXPECT_EQ(result.output.rfind(help.purpose, 0), 0u) << help.command << "\n" << result.output;
+    EXPECT_THAT(result.output, HasSubstr("Usage: baton " + help.command + " [OPTIONS]"));
+    EXPECT_THAT(result.output, HasSubstr("-h,--help"));
+    for (const auto& option : help.options) {
+      EXPECT_THAT(result.output, HasSubstr("  " + option + " ")) << help.command;
+    }
+    for (const char* ran : {"[rank ", "profile:", "step 1/", "plugin ABI 1", "chosen:"}) {
+      EXPECT_THAT(result.output, testing::Not(HasSubstr(ran))) << help.command << " ran";
+    }
+  }
+}
+
+// Bad YAML — a syntax error, a value of the wrong type, one out of range — is refused the same
+// way by `config check` and by `launch`, naming file:line:column and the key, and launch starts
+// no rank and makes no run folder.
+TEST(CliConfig, BadYamlIsRefusedAlikeByCheckAndLaunchBeforeAnyRank) {
+  const std::string dir = testing::TempDir() + "/bad-yaml";
+  run_command("rm -rf '" + dir + "' && mkdir -p '" + dir + "'");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"run:\n  steps: [1\n", "syntax.yaml:3:1: YAML syntax error: end of sequence flow not found"},
+      {"run:\n  steps: many\n", "type.yaml:2:10: run.steps: expected int, got 'many'"},
+      {"schedule:\n  microbatches: 0\n",
+       "range.yaml:2:17: schedule.microbatches must be at least 1, got 0"},
+  };
+  const std::vector<std::string> names = {"syntax", "type", "range"};
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const std::string file = dir + "/" + names[i] + ".yaml";
+    std::ofstream(file) << cases[i].first;
+    const auto checked = run_command(kBaton + " config check '" + file + "'");
+    EXPECT_EQ(checked.exit_code, 1) << checked.output;
+    EXPECT_THAT(checked.output, HasSubstr(cases[i].second)) << checked.output;
+    const auto launched = run_command(kBaton + " launch -n 2 --no-env '" + file +
+                                      "' --set run.output_dir='" + dir + "/runs'");
+    EXPECT_EQ(launched.exit_code, 1) << launched.output;
+    EXPECT_THAT(launched.output, HasSubstr(cases[i].second)) << launched.output;
+    EXPECT_THAT(launched.output, testing::Not(HasSubstr("[rank "))) << launched.output;
+    EXPECT_FALSE(std::filesystem::exists(dir + "/runs")) << names[i];
+  }
 }
 
 }  // namespace
