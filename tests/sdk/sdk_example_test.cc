@@ -1,5 +1,6 @@
 // The SDK as a third party uses it: `cmake --install` baton into a fresh prefix, build the
-// example schedule plugin (plugins/examples/warmup_1f1b) against that prefix only (also with
+// example schedule plugin (plugins/examples/warmup_1f1b) and the example transport
+// (plugins/examples/store_transport) against that prefix only (also with
 // LibTorch hidden: a schedule needs only the plan layer), check its plans without ranks, and train
 // with it through YAML — by name on BATON_PLUGIN_PATH and by path — getting what plain PyTorch
 // trains from the same file. Plans that are wrong are refused before any tensor moves.
@@ -25,6 +26,10 @@ const std::string kWork = kBuild + "/sdk-example";
 const std::string kPrefix = kWork + "/prefix";
 const std::string kExampleBuild = kWork + "/build";
 const std::string kPlugin = kExampleBuild + "/libbaton-schedule-warmup_1f1b.so";
+// A third-party transport (plugins/examples/store_transport), built the same way with LibTorch.
+const std::string kTransportExample = kSource + "/plugins/examples/store_transport";
+const std::string kTransportBuild = kWork + "/transport-build";
+const std::string kTransportPlugin = kTransportBuild + "/libbaton-transport-store.so";
 
 class SdkExample : public testing::Test {
  protected:
@@ -36,14 +41,19 @@ class SdkExample : public testing::Test {
       return result.exit_code == 0;
     };
     // The headers are installed afresh: one that is no longer installed must not linger.
-    ready_ = step("rm -rf '" + kPrefix + "/include'") &&
-             step("cmake --install '" + kBuild + "' --prefix '" + kPrefix + "'") &&
-             // Configured once (finding LibTorch takes a while); the build re-runs CMake
-             // itself when the prefix changed.
-             step("test -f '" + kExampleBuild + "/CMakeCache.txt' || cmake -S '" + kExample +
-                  "' -B '" + kExampleBuild + "' -G Ninja -DCMAKE_PREFIX_PATH='" + kPrefix +
-                  "' -DCMAKE_CXX_COMPILER_LAUNCHER='" + BATON_CXX_LAUNCHER + "'") &&
-             step("cmake --build '" + kExampleBuild + "'");
+    ready_ =
+        step("rm -rf '" + kPrefix + "/include'") &&
+        step("cmake --install '" + kBuild + "' --prefix '" + kPrefix + "'") &&
+        // Configured once (finding LibTorch takes a while); the build re-runs CMake
+        // itself when the prefix changed.
+        step("test -f '" + kExampleBuild + "/CMakeCache.txt' || cmake -S '" + kExample + "' -B '" +
+             kExampleBuild + "' -G Ninja -DCMAKE_PREFIX_PATH='" + kPrefix +
+             "' -DCMAKE_CXX_COMPILER_LAUNCHER='" + BATON_CXX_LAUNCHER + "'") &&
+        step("cmake --build '" + kExampleBuild + "'") &&
+        step("test -f '" + kTransportBuild + "/CMakeCache.txt' || cmake -S '" + kTransportExample +
+             "' -B '" + kTransportBuild + "' -G Ninja -DCMAKE_PREFIX_PATH='" + kPrefix +
+             "' -DCMAKE_CXX_COMPILER_LAUNCHER='" + BATON_CXX_LAUNCHER + "'") &&
+        step("cmake --build '" + kTransportBuild + "'");
   }
   static void TearDownTestSuite() { delete log_; }
   void SetUp() override { ASSERT_TRUE(ready_) << "installing or building failed:\n" << *log_; }
@@ -177,6 +187,23 @@ TEST_F(SdkExample, IsSelectedByPathInYaml) {
   const auto reference = baton_test::compare_dumps_with_torch(dir + "/dumps", 2, {"run.steps=1"},
                                                               "", dir + "/by_path.yaml");
   EXPECT_EQ(reference.exit_code, 0) << reference.output;
+}
+
+// A transport written by a third party against the installed SDK (every message through the
+// run's store), selected by path in YAML, trains what plain PyTorch trains.
+TEST_F(SdkExample, AThirdPartyTransportTrainsLikePlainPyTorch) {
+  const std::string dir = ::testing::TempDir() + "/sdk-transport";
+  baton_test::run_command("rm -rf '" + dir + "'");
+  const std::string yaml = kTransportExample + "/store_transport.yaml";
+  const auto result = baton_test::run_command(
+      "timeout -k 5 180 '" + kPrefix + "/bin/baton' launch -n 2 --no-env '" + yaml +
+      "' --set transport.name='" + kTransportPlugin + "' --set run.output_dir='" + dir +
+      "/runs' --dump-dir '" + dir + "/dumps'");
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("; transport store (" + kTransportPlugin + ")"));
+  const auto reference = baton_test::compare_dumps_with_torch(dir + "/dumps", 2, {}, "", yaml);
+  EXPECT_EQ(reference.exit_code, 0) << reference.output;
+  EXPECT_THAT(reference.output, HasSubstr("comparisons match")) << reference.output;
 }
 
 // A plugin whose plans are wrong is refused by `baton launch` with the validator's or the
