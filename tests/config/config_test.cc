@@ -9,6 +9,7 @@
 
 #include "baton/config.h"
 #include "baton/error.h"
+#include "error_of.h"
 #include "training/config_sections.h"
 
 namespace {
@@ -323,8 +324,16 @@ TEST(ConfigSections, TheCoreKeepsItsOwnAndAProgramAddsTheRest) {
                                              "optimizer",  "checkpoint", "trace"};
   EXPECT_EQ(names, expected);
   // A section declared twice would make keys ambiguous.
-  EXPECT_THROW(baton::add_config_sections({{"model", "again", {}, false}}), baton::Error);
-  EXPECT_THROW(baton::add_config_sections({{"run", "again", {}, false}}), baton::Error);
+  EXPECT_THAT(baton_test::error_of<baton::Error>([&] {
+                baton::add_config_sections({{"model", "again", {}, false}});
+              }),
+              ::testing::HasSubstr(
+                  "configuration section 'model' is declared twice (add_config_sections)"));
+  EXPECT_THAT(
+      baton_test::error_of<baton::Error>([&] {
+        baton::add_config_sections({{"run", "again", {}, false}});
+      }),
+      ::testing::HasSubstr("configuration section 'run' is declared twice (add_config_sections)"));
   baton_app::add_app_config_sections();  // a second call changes nothing
   EXPECT_EQ(baton::config_sections().size(), expected.size());
 }

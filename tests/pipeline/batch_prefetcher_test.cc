@@ -1,8 +1,10 @@
 // The prefetcher hands out exactly the batches the source makes, in any order of steps, and
 // a failure in the background reaches the step it belongs to.
 #include "batch_prefetcher.h"
+#include "error_of.h"
 
 #include <ATen/ATen.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -44,7 +46,8 @@ TEST(BatchPrefetcher, ABackgroundFailureIsThrownForItsStep) {
   CountingSource source;
   baton_models::BatchPrefetcher prefetcher(source);
   prefetcher.take(6);  // starts making step 7 in the background
-  EXPECT_THROW(prefetcher.take(7), std::runtime_error);
+  EXPECT_THAT(baton_test::error_of<std::runtime_error>([&] { prefetcher.take(7); }),
+              ::testing::HasSubstr("step 7 cannot be read"));
   EXPECT_EQ(prefetcher.take(8).inputs[0][0][0].item<float>(), 8.0f);
 }
 

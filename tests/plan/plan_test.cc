@@ -1,10 +1,12 @@
 #include "baton/plan/plan.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <vector>
 
 #include "baton/error.h"
+#include "error_of.h"
 #include "plan_builders.h"
 
 namespace baton {
@@ -23,9 +25,14 @@ TEST(PlanTest, VPlacementZigZags) {
 }
 
 TEST(PlanTest, PlacementRejectsWhatItCannotPlace) {
-  EXPECT_THROW(place_stages(Placement::kV, 4, 6), PlanError);
-  EXPECT_THROW(place_stages(Placement::kCustom, 2, 2), PlanError);
-  EXPECT_THROW(place_stages(Placement::kLoop, 0, 2), PlanError);
+  EXPECT_THAT(baton_test::error_of<PlanError>([&] { place_stages(Placement::kV, 4, 6); }),
+              ::testing::HasSubstr("placement \"v\" needs the stage count to be a multiple of 2 x "
+                                   "ranks (8), got 6 stages on 4 ranks"));
+  EXPECT_THAT(
+      baton_test::error_of<PlanError>([&] { place_stages(Placement::kCustom, 2, 2); }),
+      ::testing::HasSubstr("placement \"custom\" has no formula; give stage_to_rank explicitly"));
+  EXPECT_THAT(baton_test::error_of<PlanError>([&] { place_stages(Placement::kLoop, 0, 2); }),
+              ::testing::HasSubstr("cannot place 2 stages on 0 ranks: need at least one rank"));
   try {
     place_stages(Placement::kV, 4, 6);
   } catch (const PlanError& error) {

@@ -1,12 +1,14 @@
 // The BLAS LibTorch resolves to, and threads per rank.
 #include "baton/runtime/compute_environment.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <omp.h>
 
 #include <thread>
 
 #include "baton/error.h"
+#include "error_of.h"
 
 namespace {
 
@@ -48,7 +50,8 @@ TEST(Threads, DefaultSharesTheCpusAmongLocalRanks) {
 TEST(Threads, AppliedToLibTorch) {
   baton::apply_threads(1);
   EXPECT_EQ(baton::intra_op_threads(), 1);
-  EXPECT_THROW(baton::apply_threads(0), baton::Error);
+  EXPECT_THAT(baton_test::error_of<baton::Error>([&] { baton::apply_threads(0); }),
+              ::testing::HasSubstr("threads per rank must be at least 1, got 0"));
 }
 
 // The profiler's companion threads compute beside the timed unit as a rank would. LibTorch

@@ -15,6 +15,7 @@
 #include "baton/plan/csv.h"
 #include "baton/plan/lower.h"
 #include "baton/plan/validate.h"
+#include "error_of.h"
 #include "schedule_fixture.h"
 
 namespace baton {
@@ -129,7 +130,10 @@ TEST_F(CsvSchedule, RefusesAShapeThatDiffersNamingWhatDiffers) {
                               "rank)"),
                     HasSubstr("microbatches: the file has 8, the run asks for 4"),
                     Not(HasSubstr("ranks: the file"))));
-  EXPECT_THROW(csv->build({4, 1, 6}), ConfigError);
+  EXPECT_THAT(baton_test::error_of<ConfigError>([&] {
+                csv->build({4, 1, 6});
+              }),
+              ::testing::HasSubstr("the file has 8, the run asks for 6"));
 }
 
 // A 1F1B order in PyTorch's CSV format with one cell wrong, the kind of slip a hand edit

@@ -2,11 +2,13 @@
 #include "tuning/unit_costs.h"
 #include "baton/plan/balanced_cuts.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include "baton/error.h"
+#include "error_of.h"
 #include "test_models.h"
 
 namespace {
@@ -65,7 +67,10 @@ TEST(BalancedBoundaries, MatchesExhaustiveSearchOnIrregularCosts) {
 }
 
 TEST(BalancedBoundaries, MoreStagesThanUnitsIsAConfigError) {
-  EXPECT_THROW(baton::balanced_boundaries({1, 1}, 3), baton::ConfigError);
+  EXPECT_THAT(baton_test::error_of<baton::ConfigError>([&] {
+                baton::balanced_boundaries({1, 1}, 3);
+              }),
+              ::testing::HasSubstr("cannot cut 2 units into 3 stages"));
 }
 
 TEST(MeasureUnitCosts, TimesEveryUnitAndLeavesNoGradients) {
