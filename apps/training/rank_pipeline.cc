@@ -22,12 +22,14 @@ RankPlan plan_rank(baton::Config& config, const WorldInfo& world) {
   // BATON_PLUGIN_PATH, is visible in the log.
   if (world.rank == 0) {
     const baton::ScheduleShape& shape = plan.configured.shape;
-    BATON_LOG_INFO(
-        "plan", "schedule " << plan.plugins.schedule->name() << " ("
-                            << plan.plugins.schedule->path() << "): " << shape.ranks << " ranks x "
-                            << shape.stages_per_rank << " stages per rank, " << shape.microbatches
-                            << " microbatches; transport " << plan.plugins.transport->name() << " ("
-                            << plan.plugins.transport->path() << ")");
+    BATON_LOG_INFO("plan", "schedule " << plan.plugins.schedule->name() << " ("
+                                       << plan.plugins.schedule->path() << "): " << shape.ranks
+                                       << " ranks x " << shape.stages_per_rank
+                                       << (shape.stages_per_rank == 1 ? " stage" : " stages")
+                                       << " per rank, " << shape.microbatches
+                                       << " microbatches; transport "
+                                       << plan.plugins.transport->name() << " ("
+                                       << plan.plugins.transport->path() << ")");
   }
   return plan;
 }
