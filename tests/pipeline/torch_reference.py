@@ -293,6 +293,9 @@ def build_model(s, python_model=None):
 
 
 def step_generator(s, step):
+    """The rule docs/configuration.md writes down ("data", every step's randomness): one CPU
+    generator seeded with run.seed x 1000003 + step draws the step's synthetic inputs (in the
+    order of the forward's arguments), then its targets, or the text source's window starts."""
     return torch.Generator().manual_seed(s["run.seed"] * 1000003 + step)
 
 
