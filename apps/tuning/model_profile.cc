@@ -1,7 +1,9 @@
 #include "model_profile.h"
 
 #include <cmath>
+#include <cstdint>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -28,6 +30,18 @@ double number(const nlohmann::json& object, const char* key, const std::string& 
                              "; a cost is a finite number, not negative");
   }
   return value;
+}
+
+// A count (a batch, a microbatch size): a whole number from 1 to 2^31 - 1.
+int count(const nlohmann::json& object, const char* key, const std::string& where) {
+  const auto found = object.find(key);
+  if (found == object.end() || !found->is_number_integer() || found->get<std::int64_t>() < 1 ||
+      found->get<std::int64_t>() > std::numeric_limits<int>::max()) {
+    throw baton::ConfigError(where + ": '" + key + "' is " +
+                             (found == object.end() ? std::string("missing") : found->dump()) +
+                             "; a count is a whole number from 1 to 2147483647");
+  }
+  return static_cast<int>(found->get<std::int64_t>());
 }
 
 }  // namespace
@@ -92,7 +106,7 @@ ModelProfile profile_from_json_document(const std::string& text, const std::stri
   ModelProfile profile;
   profile.model = in.value("model", "");
   profile.fingerprint = in.value("fingerprint", "");
-  profile.batch_size = static_cast<int>(number(in, "batch_size", origin));
+  profile.batch_size = count(in, "batch_size", origin);
   profile.split_backward_factor = number(in, "split_backward_factor", origin);
   const nlohmann::json transfer = in.value("transfer", nlohmann::json::object());
   profile.transfer.latency_s = number(transfer, "latency_s", origin + ": transfer");
@@ -109,7 +123,7 @@ ModelProfile profile_from_json_document(const std::string& text, const std::stri
   for (const nlohmann::json& size : *sizes) {
     MicrobatchProfile measured;
     const std::string where = origin + ": sizes[" + std::to_string(profile.sizes.size()) + "]";
-    measured.microbatch_size = static_cast<int>(number(size, "microbatch_size", where));
+    measured.microbatch_size = count(size, "microbatch_size", where);
     measured.input_bytes = number(size, "input_bytes", where);
     const auto units = size.find("units");
     if (units == size.end() || !units->is_array() || units->empty()) {
