@@ -48,7 +48,17 @@ int connect_to(int port) {
   address.sin_family = AF_INET;
   address.sin_port = htons(static_cast<std::uint16_t>(port));
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+  int failed = ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+  if (failed != 0 && errno == EINTR) {
+    // libFuzzer's timer signal interrupted the connect, which goes on: wait for its outcome.
+    pollfd done{fd, POLLOUT, 0};
+    int error = 0;
+    socklen_t length = sizeof(error);
+    failed = ::poll(&done, 1, 5000) != 1 ||
+             ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0 || error != 0;
+    if (failed) errno = error;
+  }
+  if (failed != 0) {
     std::fprintf(stderr, "cannot connect to the store: %s\n", std::strerror(errno));
     __builtin_trap();  // the server stopped accepting
   }
