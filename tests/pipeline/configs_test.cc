@@ -6,10 +6,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 #include <algorithm>
 
 #include <filesystem>
@@ -17,6 +13,7 @@
 #include "baton/config.h"
 #include "baton/error.h"
 #include "baton/plugin_loader.h"
+#include "free_port.h"
 #include "launch_run.h"
 #include "plugin_for_test.h"
 #include "torch_reference.h"
@@ -80,24 +77,6 @@ bool mpirun_installed() {
   return baton_test::run_command("command -v mpirun").exit_code == 0;
 }
 
-// A loopback port nothing listens on now, as the kernel hands one out: a port derived from
-// the process id could be one another test's connection holds (1 failed run in ~10 under a
-// loaded -j2 suite).
-int unused_loopback_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  int port = 0;
-  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-    port = ntohs(address.sin_port);
-  }
-  if (fd >= 0) ::close(fd);
-  return port;
-}
-
 // `baton run` on `ranks` ranks started by Open MPI, two steps of `config` into `out` (dumps in
 // `out`-dumps), on a port of their own, so that two such tests never meet.
 baton_test::CommandResult run_under_mpirun(int ranks, const std::string& config,
@@ -108,7 +87,8 @@ baton_test::CommandResult run_under_mpirun(int ranks, const std::string& config,
       "' && timeout -k 5 200 mpirun --allow-run-as-root --oversubscribe -n " +
       std::to_string(ranks) + " '" + BATON_BINARY + "' run --no-env " + config +
       " --set run.steps=2 --set run.output_dir='" + out + "' --dump-dir '" + out +
-      "-dumps' --set world.port=" + std::to_string(unused_loopback_port()) + " < /dev/null");
+      "-dumps' --set world.port=" + std::to_string(baton_test::unused_loopback_port()) +
+      " < /dev/null");
 }
 
 // The ranks Open MPI started trained what plain PyTorch trains from the same file.

@@ -32,6 +32,12 @@ const std::vector<std::string> kTraining = {
     "optimizer.name=sgd", "optimizer.lr=0.1",   "optimizer.momentum=0.5", "run.steps=3",
     "run.seed=3",         "world.timeout_s=60", "trace.enabled=false"};
 
+// A small MLP whose schedule `auto` chooses.
+const std::vector<std::string> kAutoMlp = plus(
+    kTraining, {"model.name=mlp", "model.params.in_features=8", "model.params.hidden=16",
+                "model.params.layers=4", "model.params.out_features=3", "data.source=synthetic",
+                "data.batch_size=8", "schedule.name=auto", "checkpoint.enabled=false"});
+
 TEST(DataParallelWorkloads, TheGptOnTextAsTwoReplicasOfTwoStagesTrainsLikePyTorch) {
   const auto settings = plus(
       kTraining,
@@ -94,11 +100,7 @@ TEST(DataParallelWorkloads, StageFilesOnTwoReplicasTrainLikePyTorchAndExportWhol
 
 // schedule: auto for two replicas: the choice is made once and run by every replica.
 TEST(DataParallelWorkloads, AutoChoosesForTwoReplicasAndTrainsLikePyTorch) {
-  const auto settings =
-      plus(kTraining, {"model.name=mlp", "model.params.in_features=8", "model.params.hidden=16",
-                       "model.params.layers=4", "model.params.out_features=3",
-                       "data.source=synthetic", "data.batch_size=8", "schedule.name=auto",
-                       "world.data_parallel=2", "checkpoint.enabled=false"});
+  const auto settings = plus(kAutoMlp, {"world.data_parallel=2"});
   const auto result = baton_test::launch(kBaton, 4, settings, "dp-auto");
   ASSERT_EQ(result.command.exit_code, 0) << result.command.output;
   EXPECT_THAT(result.command.output, HasSubstr("[rank 0] chosen: "));
@@ -109,11 +111,7 @@ TEST(DataParallelWorkloads, AutoChoosesForTwoReplicasAndTrainsLikePyTorch) {
 // schedule: auto over UCX measures UCX's transfers, and its choice trains like PyTorch.
 TEST(DataParallelWorkloads, AutoOverUcxMeasuresUcxAndTrainsLikePyTorch) {
   BATON_REQUIRE_PLUGIN(ucx, baton::PluginKind::kTransport, "ucx");
-  const auto settings =
-      plus(kTraining, {"model.name=mlp", "model.params.in_features=8", "model.params.hidden=16",
-                       "model.params.layers=4", "model.params.out_features=3",
-                       "data.source=synthetic", "data.batch_size=8", "schedule.name=auto",
-                       "transport.name=ucx", "checkpoint.enabled=false"});
+  const auto settings = plus(kAutoMlp, {"transport.name=ucx"});
   const auto result = baton_test::launch(kBaton, 2, settings, "auto-ucx");
   ASSERT_EQ(result.command.exit_code, 0) << result.command.output;
   EXPECT_THAT(result.command.output, HasSubstr("[rank 0] chosen: "));

@@ -119,19 +119,40 @@ std::vector<std::string> rank_pids(pid_t launcher_pid) {
   return pids_with_environment("BATON_LAUNCH_PID=" + std::to_string(launcher_pid));
 }
 
+// One TCP socket of `ss -Htanp`'s output: state, local and peer address, and the line, whose
+// users:(…) lists every process holding it.
+struct TcpSocket {
+  std::string state, local, peer, line;
+
+  // The first of `pids` that holds this socket, or "".
+  std::string holder(const std::vector<std::string>& pids) const {
+    for (const auto& pid : pids) {
+      if (line.find("pid=" + pid + ",") != std::string::npos) return pid;
+    }
+    return "";
+  }
+};
+
+std::vector<TcpSocket> tcp_sockets(const std::string& ss_output) {
+  std::vector<TcpSocket> sockets;
+  std::istringstream lines(ss_output);
+  for (std::string line; std::getline(lines, line);) {
+    TcpSocket socket;
+    std::istringstream fields(line);
+    std::string receive_queue, send_queue;
+    fields >> socket.state >> receive_queue >> send_queue >> socket.local >> socket.peer;
+    socket.line = line;
+    sockets.push_back(socket);
+  }
+  return sockets;
+}
+
 // The local addresses `pids` listen on, from the output of `ss -Hltnp`, each with its line.
 std::vector<std::pair<std::string, std::string>> listening_addresses(
     const std::string& sockets, const std::vector<std::string>& pids) {
   std::vector<std::pair<std::string, std::string>> addresses;
-  std::istringstream lines(sockets);
-  for (std::string line; std::getline(lines, line);) {
-    bool mine = false;
-    for (const auto& pid : pids) mine |= line.find("pid=" + pid + ",") != std::string::npos;
-    if (!mine) continue;
-    std::istringstream fields(line);
-    std::string state, receive_queue, send_queue, local;
-    fields >> state >> receive_queue >> send_queue >> local;
-    addresses.emplace_back(local, line);
+  for (const TcpSocket& socket : tcp_sockets(sockets)) {
+    if (!socket.holder(pids).empty()) addresses.emplace_back(socket.local, socket.line);
   }
   return addresses;
 }
@@ -219,28 +240,6 @@ TEST(PipelineFailure, RanksDieWithAKilledLauncher) {
   EXPECT_TRUE(all_exited(ranks)) << file_text(output);
 }
 
-// One TCP socket of `ss -Htanp`'s output: state, local and peer address, owning process.
-struct TcpSocket {
-  std::string state, local, peer, pid, line;
-};
-
-std::vector<TcpSocket> tcp_sockets(const std::string& ss_output) {
-  std::vector<TcpSocket> sockets;
-  std::istringstream lines(ss_output);
-  for (std::string line; std::getline(lines, line);) {
-    TcpSocket socket;
-    std::istringstream fields(line);
-    std::string receive_queue, send_queue;
-    fields >> socket.state >> receive_queue >> send_queue >> socket.local >> socket.peer;
-    const auto at = line.find("pid=");
-    if (at == std::string::npos) continue;
-    socket.pid = line.substr(at + 4, line.find(',', at) - at - 4);
-    socket.line = line;
-    sockets.push_back(socket);
-  }
-  return sockets;
-}
-
 // Nothing of a `baton launch` run listens beyond loopback: not the store (the launcher's),
 // not gloo, not UCX (whose TCP transport listens on every network device unless told
 // otherwise: net_devices: auto keeps it on lo for ranks that all run here).
@@ -260,23 +259,22 @@ TEST(PipelineFailure, ALaunchedRunListensOnLoopbackOnly) {
     std::map<std::string, int> store_listeners, transport_sockets;
     std::set<std::string> rank_addresses;
     for (const auto& socket : sockets) {
-      if (std::find(ranks.begin(), ranks.end(), socket.pid) != ranks.end()) {
-        rank_addresses.insert(socket.local);
-      }
+      if (!socket.holder(ranks).empty()) rank_addresses.insert(socket.local);
     }
     for (const auto& socket : sockets) {
-      const bool rank = std::find(ranks.begin(), ranks.end(), socket.pid) != ranks.end();
-      if (socket.pid != launcher_pid && !rank) continue;
+      const std::string rank = socket.holder(ranks);
+      const std::string holder = rank.empty() ? socket.holder({launcher_pid}) : rank;
+      if (holder.empty()) continue;
       if (socket.state == "LISTEN") {
         EXPECT_TRUE(is_loopback(socket.local))
             << transport << ": listening on " << socket.local << "\n"
             << socket.line;
-        ++(rank ? transport_sockets : store_listeners)[socket.pid];
-      } else if (rank && rank_addresses.count(socket.peer)) {
+        ++(rank.empty() ? store_listeners : transport_sockets)[holder];
+      } else if (!rank.empty() && rank_addresses.count(socket.peer)) {
         // A connection between the two ranks: gloo closes its listener once its pairs have
         // connected, so this is what remains of its transport to look at.
         EXPECT_TRUE(is_loopback(socket.local) && is_loopback(socket.peer)) << socket.line;
-        ++transport_sockets[socket.pid];
+        ++transport_sockets[rank];
       }
     }
     // Every process was seen (the launcher's store, each rank's transport): a check that

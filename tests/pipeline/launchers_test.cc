@@ -9,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "free_port.h"
 #include "launch_run.h"
+#include "read_text.h"
 #include "torch_reference.h"
 
 namespace {
@@ -23,19 +25,7 @@ const std::vector<std::string> kRun = {
     "optimizer.name=sgd",    "optimizer.lr=0.05",           "optimizer.momentum=0.5",
     "run.steps=3",           "checkpoint.enabled=false",    "trace.enabled=false"};
 
-std::string read_text(const std::string& path) {
-  std::ifstream file(path);
-  return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
-}
-
-// A loopback port the kernel hands out now.
-std::string free_port() {
-  const auto port =
-      baton_test::run_command(std::string(BATON_PYTHON) +
-                              " -c \"import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); "
-                              "print(s.getsockname()[1])\"");
-  return port.output.substr(0, port.output.find('\n'));
-}
+using baton_test::read_text;
 
 // Starts one `baton run` per entry of `environments` (each "VAR=value VAR=value"), all at
 // once, with `settings`, dumps into `dir`/dumps; waits for all (a hang guard of 120 s) and
@@ -58,16 +48,24 @@ std::string run_ranks(const std::string& dir, const std::vector<std::string>& en
   return baton_test::run_command(command).output;
 }
 
-TEST(OtherLaunchers, TorchrunsEnvironmentTrainsLikePlainPyTorch) {
-  const std::string dir = ::testing::TempDir() + "/torchrun-env";
-  const std::string world =
-      "WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + free_port();
-  const std::string exits = run_ranks(dir, {"RANK=0 " + world, "RANK=1 " + world}, kRun);
+// Two ranks in `environments` both finish, rank 0 says which launcher started it, and their
+// dumps equal plain PyTorch's training.
+void expect_two_ranks_like_torch(const std::string& dir, const std::string& launcher,
+                                 const std::vector<std::string>& environments,
+                                 const std::vector<std::string>& settings) {
+  const std::string exits = run_ranks(dir, environments, settings);
   ASSERT_EQ(exits, "exit 0\nexit 0\n")
       << read_text(dir + "/rank0.out") << read_text(dir + "/rank1.out");
-  EXPECT_THAT(read_text(dir + "/rank0.out"), HasSubstr("(2 ranks, launcher torchrun)"));
-  const auto reference = baton_test::compare_dumps_with_torch(dir + "/dumps", 2, kRun);
+  EXPECT_THAT(read_text(dir + "/rank0.out"), HasSubstr("(2 ranks, launcher " + launcher + ")"));
+  const auto reference = baton_test::compare_dumps_with_torch(dir + "/dumps", 2, settings);
   EXPECT_EQ(reference.exit_code, 0) << reference.output;
+}
+
+TEST(OtherLaunchers, TorchrunsEnvironmentTrainsLikePlainPyTorch) {
+  const std::string dir = ::testing::TempDir() + "/torchrun-env";
+  const std::string world = "WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
+                            std::to_string(baton_test::unused_loopback_port());
+  expect_two_ranks_like_torch(dir, "torchrun", {"RANK=0 " + world, "RANK=1 " + world}, kRun);
 }
 
 // Slurm names the rank and the world (SLURM_PROCID, SLURM_NTASKS); the store's address and
@@ -76,15 +74,10 @@ TEST(OtherLaunchers, SlurmsEnvironmentTrainsLikePlainPyTorch) {
   const std::string dir = ::testing::TempDir() + "/slurm-env";
   std::vector<std::string> settings = kRun;
   settings.push_back("world.address=127.0.0.1");
-  settings.push_back("world.port=" + free_port());
+  settings.push_back("world.port=" + std::to_string(baton_test::unused_loopback_port()));
   const std::string world = "SLURM_NTASKS=2 SLURM_NTASKS_PER_NODE=2 SLURM_JOB_ID=4242";
-  const std::string exits =
-      run_ranks(dir, {"SLURM_PROCID=0 " + world, "SLURM_PROCID=1 " + world}, settings);
-  ASSERT_EQ(exits, "exit 0\nexit 0\n")
-      << read_text(dir + "/rank0.out") << read_text(dir + "/rank1.out");
-  EXPECT_THAT(read_text(dir + "/rank0.out"), HasSubstr("(2 ranks, launcher slurm)"));
-  const auto reference = baton_test::compare_dumps_with_torch(dir + "/dumps", 2, settings);
-  EXPECT_EQ(reference.exit_code, 0) << reference.output;
+  expect_two_ranks_like_torch(dir, "slurm", {"SLURM_PROCID=0 " + world, "SLURM_PROCID=1 " + world},
+                              settings);
 }
 
 // Rank 1 is never started: rank 0 says, once world.timeout_s has passed, that rank 1 never
@@ -94,10 +87,11 @@ TEST(OtherLaunchers, ARankThatNeverArrivesIsNamedAtRendezvous) {
   std::vector<std::string> settings = kRun;
   settings.push_back("world.timeout_s=2");
   settings.push_back("world.ranks=3");
-  const std::string exits = run_ranks(
-      dir,
-      {"RANK=0 WORLD_SIZE=3 LOCAL_WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + free_port()},
-      settings);
+  const std::string exits =
+      run_ranks(dir,
+                {"RANK=0 WORLD_SIZE=3 LOCAL_WORLD_SIZE=3 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
+                 std::to_string(baton_test::unused_loopback_port())},
+                settings);
   const std::string out = read_text(dir + "/rank0.out");
   EXPECT_EQ(exits, "exit 1\n") << out;
   EXPECT_THAT(out, HasSubstr("rank 0: rendezvous: 1 of 3 ranks arrived at the tcp store at "

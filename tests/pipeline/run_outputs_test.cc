@@ -17,15 +17,13 @@
 #include <nlohmann/json.hpp>
 
 #include "launch_run.h"
+#include "read_text.h"
 
 namespace {
 
 using testing::HasSubstr;
 
-std::string read_text(const std::string& path) {
-  std::ifstream file(path);
-  return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
-}
+using baton_test::read_text;
 
 // A small MLP on synthetic data in batches of 8, no checkpoints; then `sets`.
 std::vector<std::string> small_mlp_run(int layers, std::vector<std::string> sets) {

@@ -522,8 +522,7 @@ def check_pipeline(report, label, dumps, expected_names, losses, first_grads, pa
             report.fail("%sparam.%s: no rank dumped it" % (label, name))
         else:
             compare(report, "%s%s after step %d" % (label, name, len(losses)), finals[name],
-                    params[name].detach(), args.rtol,
-                    args.atol if args.final_atol is None else args.final_atol)
+                    params[name].detach(), args.rtol, args.final_atol)
     extra = sorted(set(grads) - set(first_grads)) + sorted(set(finals) - set(params))
     if extra:
         report.fail("%sthe ranks dumped parameters the model does not have: %s" % (label, extra))
@@ -547,6 +546,8 @@ def main():
                              "from the working folder, as baton reads them); SETTINGs override it")
     parser.add_argument("settings", nargs="*")
     args = parser.parse_args()
+    if args.final_atol is None:
+        args.final_atol = args.atol
     s = parse_settings(args.settings, args.config)
     torch.set_num_threads(1)
 

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "launch_run.h"
+#include "read_text.h"
 #include "torch_reference.h"
 
 namespace {
@@ -40,20 +41,18 @@ class SdkExample : public testing::Test {
       *log_ += "$ " + command + "\n" + result.output;
       return result.exit_code == 0;
     };
+    // An example, built against the prefix only. Configured once (finding LibTorch takes a
+    // while); the build re-runs CMake itself when the prefix changed.
+    auto build = [&step](const std::string& source, const std::string& binary) {
+      return step("test -f '" + binary + "/CMakeCache.txt' || cmake -S '" + source + "' -B '" +
+                  binary + "' -G Ninja -DCMAKE_PREFIX_PATH='" + kPrefix +
+                  "' -DCMAKE_CXX_COMPILER_LAUNCHER='" + BATON_CXX_LAUNCHER + "'") &&
+             step("cmake --build '" + binary + "'");
+    };
     // The headers are installed afresh: one that is no longer installed must not linger.
-    ready_ =
-        step("rm -rf '" + kPrefix + "/include'") &&
-        step("cmake --install '" + kBuild + "' --prefix '" + kPrefix + "'") &&
-        // Configured once (finding LibTorch takes a while); the build re-runs CMake
-        // itself when the prefix changed.
-        step("test -f '" + kExampleBuild + "/CMakeCache.txt' || cmake -S '" + kExample + "' -B '" +
-             kExampleBuild + "' -G Ninja -DCMAKE_PREFIX_PATH='" + kPrefix +
-             "' -DCMAKE_CXX_COMPILER_LAUNCHER='" + BATON_CXX_LAUNCHER + "'") &&
-        step("cmake --build '" + kExampleBuild + "'") &&
-        step("test -f '" + kTransportBuild + "/CMakeCache.txt' || cmake -S '" + kTransportExample +
-             "' -B '" + kTransportBuild + "' -G Ninja -DCMAKE_PREFIX_PATH='" + kPrefix +
-             "' -DCMAKE_CXX_COMPILER_LAUNCHER='" + BATON_CXX_LAUNCHER + "'") &&
-        step("cmake --build '" + kTransportBuild + "'");
+    ready_ = step("rm -rf '" + kPrefix + "/include'") &&
+             step("cmake --install '" + kBuild + "' --prefix '" + kPrefix + "'") &&
+             build(kExample, kExampleBuild) && build(kTransportExample, kTransportBuild);
   }
   static void TearDownTestSuite() { delete log_; }
   void SetUp() override { ASSERT_TRUE(ready_) << "installing or building failed:\n" << *log_; }
@@ -65,10 +64,7 @@ class SdkExample : public testing::Test {
 std::string* SdkExample::log_ = nullptr;
 bool SdkExample::ready_ = false;
 
-std::string read_text(const std::string& path) {
-  std::ifstream file(path);
-  return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
-}
+using baton_test::read_text;
 
 TEST_F(SdkExample, IsBuiltAgainstTheInstalledPackageOnly) {
   const std::string cache = read_text(kExampleBuild + "/CMakeCache.txt");

@@ -27,7 +27,9 @@ inline std::string rank_claim(int rank) {
 }
 
 // How many ranks have arrived at rendezvous (wait_for_every_rank).
-inline std::string ranks_arrived() { return "rendezvous/arrived"; }
+inline std::string ranks_arrived() {
+  return "rendezvous/arrived";
+}
 
 // A rank's heartbeat counter, and whether it has finished training (then it is not hung).
 inline std::string heartbeat(int rank) {

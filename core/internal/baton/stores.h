@@ -100,6 +100,12 @@ struct RendezvousOptions {
 // or ConfigError (unknown kind, missing file, empty run id, rank outside the world).
 BATON_API std::shared_ptr<Store> make_rendezvous_store(const RendezvousOptions& options);
 
+// Polls the counter `key` (Store::add) until it reaches `expected` or `timeout` passes;
+// returns the last count read, below `expected` only on a timeout. What every "each rank
+// adds 1, then waits for all" step of a run uses (rendezvous, checkpoints, traces).
+BATON_API std::int64_t wait_for_counter(Store& store, const std::string& key, std::int64_t expected,
+                                        std::chrono::milliseconds timeout);
+
 // Counts this rank in and waits until every rank of the world has arrived at the run's
 // store (a TCP one: its rank claims say who came). A rank that never arrives is named when
 // `timeout` passes — rather than surfacing later as a key the transport waited for — with

@@ -1,7 +1,6 @@
 // Picks and namespaces the store of one run (see baton/stores.h).
 #include <chrono>
 #include <string>
-#include <thread>
 
 #include "baton/durations.h"
 #include "baton/error.h"
@@ -70,31 +69,27 @@ std::shared_ptr<Store> make_rendezvous_store(const RendezvousOptions& options) {
 
 void wait_for_every_rank(Store& run_store, int rank, int world_size,
                          std::chrono::milliseconds timeout, const std::string& where) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::int64_t arrived = run_store.add(store_keys::ranks_arrived(), 1);
-  while (arrived < world_size) {
-    if (std::chrono::steady_clock::now() >= deadline) {
-      std::string missing;
-      int count = 0;
-      for (int r = 0; r < world_size; ++r) {
-        if (run_store.add(store_keys::rank_claim(r), 0) > 0) continue;
-        missing += (missing.empty() ? "" : ", ") + std::to_string(r);
-        ++count;
-      }
-      throw StoreError(
-          "rank " + std::to_string(rank) + ": rendezvous: " + std::to_string(arrived) + " of " +
-          std::to_string(world_size) + " ranks arrived at " + where + " within " +
-          format_seconds(timeout) + " (world.timeout_s); " +
-          (count == 0 ? std::string("the others arrived only now")
-                      : (count == 1 ? "rank " : "ranks ") + missing + " never did") +
-          ". Start every rank with the same world settings (the launcher's RANK, WORLD_SIZE, "
-          "MASTER_ADDR and MASTER_PORT, or world.address and world.port), check that each can "
-          "reach " +
-          where + ", or raise world.timeout_s if ranks start slowly");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    arrived = run_store.add(store_keys::ranks_arrived(), 0);
+  run_store.add(store_keys::ranks_arrived(), 1);
+  const std::int64_t arrived =
+      wait_for_counter(run_store, store_keys::ranks_arrived(), world_size, timeout);
+  if (arrived >= world_size) return;
+  std::string missing;
+  int count = 0;
+  for (int r = 0; r < world_size; ++r) {
+    if (run_store.add(store_keys::rank_claim(r), 0) > 0) continue;
+    missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+    ++count;
   }
+  throw StoreError(
+      "rank " + std::to_string(rank) + ": rendezvous: " + std::to_string(arrived) + " of " +
+      std::to_string(world_size) + " ranks arrived at " + where + " within " +
+      format_seconds(timeout) + " (world.timeout_s); " +
+      (count == 0 ? std::string("the others arrived only now")
+                  : (count == 1 ? "rank " : "ranks ") + missing + " never did") +
+      ". Start every rank with the same world settings (the launcher's RANK, WORLD_SIZE, "
+      "MASTER_ADDR and MASTER_PORT, or world.address and world.port), check that each can "
+      "reach " +
+      where + ", or raise world.timeout_s if ranks start slowly");
 }
 
 }  // namespace baton
