@@ -88,6 +88,8 @@ std::unique_ptr<RankPipeline> build_rank_pipeline(baton::Config& config, RankPla
   executor_options.timeout = settings.timeout;
   executor_options.replica = world.replica;
   executor_options.replicas = world.replicas;
+  executor_options.bucket_bytes = static_cast<std::int64_t>(
+      config.section("world").get_float("bucket_mb") * static_cast<double>(1 << 20));
   executor_options.stage_names = pipeline->local.stage_names;
   executor_options.receives_match_by_tag =
       (baton::plugin_capabilities(pipeline->plan.plugins.transport->descriptor()) &

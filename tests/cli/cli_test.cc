@@ -180,6 +180,8 @@ TEST(Cli, ConfigCheckRefusesWhatALaunchWouldFailOnOrMisread) {
       {"--set world.heartbeat_s=0.01",
        "world.heartbeat_s must be 0 (off) or at least 1 second, got 0.01"},
       {"--set run.threads=100000", "run.threads must be from 0 (automatic) to "},
+      {"--set world.bucket_mb=0", "world.bucket_mb must be a size in MiB from one byte"},
+      {"--set world.bucket_mb=1e9", "world.bucket_mb must be a size in MiB from one byte"},
       {"--set schedule.memory_limit_mb=-1", "schedule.memory_limit_mb must be 0 (no limit) or"},
       {"--set transport.params.timeout_s=-1",
        "transport.params.timeout_s must be a number of seconds from 0 to 604800"},

@@ -5,12 +5,18 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "launch_run.h"
 #include "plugin_for_test.h"
+#include "read_text.h"
 #include "torch_reference.h"
 
 namespace {
@@ -118,5 +124,74 @@ TEST(DataParallelWorkloads, AutoOverUcxMeasuresUcxAndTrainsLikePyTorch) {
   const auto reference = baton_test::compare_with_torch(result, 2, settings);
   EXPECT_EQ(reference.exit_code, 0) << reference.output;
 }
+
+// DDP's overlap: a bucket's all-reduce starts as soon as its gradients are final, inside the
+// stage's last backward of the step (its last B, or its last W for zero bubble), not at
+// REDUCE_GRAD after it. Each parameter has a bucket of its own here, so in every traced step
+// every bucket starts before that backward ends, and REDUCE_GRAD is left with nothing to
+// start (one span: its own). Trained against plain PyTorch too.
+class ReductionOverlap : public testing::TestWithParam<std::string> {};
+
+TEST_P(ReductionOverlap, EveryBucketStartsInsideTheStagesLastBackward) {
+  const auto settings = plus(
+      kTraining, {"model.name=mlp", "model.params.in_features=8", "model.params.hidden=64",
+                  "model.params.layers=3", "model.params.out_features=4", "data.source=synthetic",
+                  "data.batch_size=16", "schedule.microbatches=4", "schedule.name=" + GetParam(),
+                  "world.data_parallel=2", "world.bucket_mb=0.0001", "trace.enabled=true",
+                  "trace.steps=2", "checkpoint.enabled=false", "run.name=overlap"});
+  const auto result = baton_test::launch(kBaton, 2, settings, "dp-overlap-" + GetParam());
+  ASSERT_EQ(result.command.exit_code, 0) << result.command.output;
+  // input, 3 layers and the head: a weight and a bias each.
+  EXPECT_THAT(result.command.output, HasSubstr("in 10 buckets"));
+  const auto reference = baton_test::compare_with_torch(result, 2, settings);
+  EXPECT_EQ(reference.exit_code, 0) << reference.output;
+
+  const nlohmann::json trace = nlohmann::json::parse(
+      baton_test::read_text(result.dump_dir + "/runs/overlap/trace.json"), nullptr, false);
+  ASSERT_TRUE(trace.is_object()) << "no trace";
+  struct Step {
+    double start = std::numeric_limits<double>::infinity();
+    double last_backward_end = 0;
+  };
+  std::map<int, std::map<int, Step>> steps;       // rank -> step -> times
+  std::map<int, std::vector<double>> reductions;  // rank -> start of each REDUCE_GRAD span
+  for (const auto& event : trace["traceEvents"]) {
+    if (event.value("ph", "") != "X") continue;
+    const std::string name = event["name"].get<std::string>();
+    const int rank = event["pid"].get<int>();
+    const double start = event["ts"].get<double>(), end = start + event["dur"].get<double>();
+    if (event.value("cat", "") == "compute") {
+      // "<stage><action><microbatch> (step <n>)", e.g. "0B3 (step 2)"
+      const std::size_t step_at = name.find("(step ");
+      ASSERT_NE(step_at, std::string::npos) << name;
+      Step& step = steps[rank][std::stoi(name.substr(step_at + 6))];
+      step.start = std::min(step.start, start);
+      if (name[1] == 'B' || name[1] == 'W') {
+        step.last_backward_end = std::max(step.last_backward_end, end);
+      }
+    } else if (name == "0REDUCE_GRAD") {
+      reductions[rank].push_back(start);
+    }
+  }
+  ASSERT_EQ(steps.size(), 2u);
+  for (const auto& [rank, by_step] : steps) {
+    ASSERT_EQ(by_step.size(), 2u) << "rank " << rank;
+    for (auto it = by_step.begin(); it != by_step.end(); ++it) {
+      const auto next = std::next(it);
+      const double until =
+          next == by_step.end() ? std::numeric_limits<double>::infinity() : next->second.start;
+      int early = 0, late = 0;
+      for (double start : reductions[rank]) {
+        if (start < it->second.start || start >= until) continue;
+        ++(start < it->second.last_backward_end ? early : late);
+      }
+      EXPECT_EQ(early, 10) << "rank " << rank << ", step " << it->first;
+      EXPECT_EQ(late, 1) << "rank " << rank << ", step " << it->first;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(BackwardAndWeightGradients, ReductionOverlap,
+                         testing::Values("1f1b", "zero_bubble"));
 
 }  // namespace

@@ -41,10 +41,15 @@ void PrintTo(const Case& c, std::ostream* out) {
 
 // The run's configuration, given to the launch (as --set) and to the reference. With
 // replicas, each takes 8 rows of the global batch: the reference trains on all of them.
+// Over gloo the replicas reduce every parameter in a bucket of its own (bucket_mb of ~100
+// bytes), so each bucket starts from its gradient hook or W in the stage's last backward; over
+// UCX a stage's gradients fit the default bucket, started by REDUCE_GRAD.
 std::vector<std::string> settings_for(const Case& c) {
   const int stages = c.ranks / c.data_parallel * c.stages_per_rank;
   const int batch = c.data_parallel > 1 ? 8 * c.data_parallel : 16;
-  return {"model.name=mlp",
+  const std::string bucket_mb = c.data_parallel > 1 && c.transport == "gloo" ? "0.0001" : "25";
+  return {"world.bucket_mb=" + bucket_mb,
+          "model.name=mlp",
           "model.params.in_features=12",
           "model.params.hidden=16",
           "model.params.layers=" + std::to_string(stages),  // input + layers + head units

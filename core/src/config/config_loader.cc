@@ -442,6 +442,14 @@ void check_ranges(const Config& config) {
   };
   seconds("timeout_s", "above 0 and at most 604800 (a week)", false);
   seconds("heartbeat_s", "from 0 (off) to 604800", true);
+  const ParamValue& bucket = config.section("world").at("bucket_mb");
+  if (!(std::isfinite(bucket.as_float()) && bucket.as_float() * 1048576 >= 1 &&
+        bucket.as_float() <= 65536)) {
+    throw ConfigError(bucket.origin().description +
+                      ": world.bucket_mb must be a size in MiB from one byte (about 1e-6) to "
+                      "65536, got " +
+                      bucket.text() + "; 25 (the default, as PyTorch DDP) suits most models");
+  }
   // A heartbeat is counted every heartbeat_s / 4: below a second, a rank busy in one long
   // action (a big matmul, a page-in) misses beats and is blamed as hung.
   const ParamValue& heartbeat = config.section("world").at("heartbeat_s");

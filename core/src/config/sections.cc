@@ -40,6 +40,12 @@ std::vector<SectionSpec> core_sections() {
             "Replicas of the pipeline, each on its own slice of data.batch_size, their "
             "gradients averaged (all-reduced) every step; rank = replica x pipeline ranks + "
             "pipeline rank. The transport must be able to all-reduce (baton plugins)."},
+           {"bucket_mb", ParamType::kFloat, "25",
+            "With data_parallel > 1: MiB of gradients all-reduced as one message. Each "
+            "stage's first bucket (its last parameters) takes at most 1 MiB, and a bucket "
+            "starts as soon as the stage's last backward of the step has finished its "
+            "gradients, so smaller buckets overlap more of the reduction with the backward, "
+            "larger ones send fewer messages."},
            {"rendezvous", ParamType::kString, "tcp",
             "Key-value store for rendezvous: tcp (baton's store, hosted by the launcher or rank 0 "
             "on world.address only) or file."},

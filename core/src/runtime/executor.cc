@@ -74,11 +74,13 @@ struct PipelineExecutor::Impl {
         spans(options.observers),
         comms(rank, plan, options.replica * plan.num_ranks, std::move(transport),
               options.receives_match_by_tag, options.timeout, spans),
-        compute(rank, plan, place_stages(rank, plan, std::move(stages)), std::move(validators),
-                std::move(loss), options.scale_loss_by_microbatches,
-                [this](const Action& receive) -> const std::vector<at::Tensor>& {
-                  return await_receive(receive);
-                }),
+        compute(
+            rank, plan, place_stages(rank, plan, std::move(stages)), std::move(validators),
+            std::move(loss), options.scale_loss_by_microbatches,
+            [this](const Action& receive) -> const std::vector<at::Tensor>& {
+              return await_receive(receive);
+            },
+            [this](int stage, std::size_t param) { reducer.gradient_final(stage, param); }),
         reducer(rank, plan.num_ranks, options.replica, options.replicas, options.bucket_bytes,
                 options.timeout, spans),
         faults(options.fault) {}
@@ -109,10 +111,12 @@ struct PipelineExecutor::Impl {
   }
 
   // A compute action; its span starts where waiting for its inputs ended.
-  void run_compute(const Action& action) {
+  void run_compute(const Action& action, int timestep) {
     const double started = spans.now();
     waited_in_action = 0.0;
+    reducer.before_compute(timestep);
     compute.run(action);
+    reducer.after_compute();
     comms.release_completed_sends();
     if (spans.observed()) reducer.poll();
     spans.add(SpanKind::kCompute, started + waited_in_action, spans.now(), action);
@@ -145,7 +149,7 @@ struct PipelineExecutor::Impl {
           if (steps[t]->type == ActionType::kReduceGrad) {
             run_reduction(*steps[t], static_cast<int>(t));
           } else {
-            run_compute(*steps[t]);
+            run_compute(*steps[t], static_cast<int>(t));
           }
           ++t;
         }

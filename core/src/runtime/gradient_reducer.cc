@@ -1,6 +1,11 @@
 #include "gradient_reducer.h"
 
 #include <ATen/ATen.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/utils/lambda_post_hook.h>
+#include <torch/csrc/autograd/variable.h>
+
+#include <algorithm>
 
 #include "baton/all_reduce.h"
 #include "baton/log.h"
@@ -8,6 +13,29 @@
 #include "baton/wait_notice.h"
 
 namespace baton {
+namespace {
+
+// As DDP: the first bucket of a stage is small, so the reduction starts soon after the
+// backward reaches the stage's last parameters.
+constexpr std::int64_t kFirstBucketBytes = std::int64_t{1} << 20;
+
+bool computes_gradients(ActionType type) {
+  return type == ActionType::kBackward || type == ActionType::kBackwardInput ||
+         type == ActionType::kBackwardWeight;
+}
+
+}  // namespace
+
+// A post-hook on every parameter's gradient accumulator, removed with the reducer. The
+// accumulator runs once per backward with the parameter's summed gradient; the hook only
+// forwards to gradient_final(), which ignores it outside a stage's last backward.
+struct GradientHooks {
+  std::vector<std::pair<std::shared_ptr<torch::autograd::Node>, std::uintptr_t>> installed;
+
+  ~GradientHooks() {
+    for (auto& [accumulator, key] : installed) accumulator->del_post_hook(key);
+  }
+};
 
 GradientReducer::GradientReducer(int pipeline_rank, int pipeline_ranks, int replica, int replicas,
                                  std::int64_t bucket_bytes, std::chrono::milliseconds timeout,
@@ -44,6 +72,28 @@ void GradientReducer::join(Transport* transport, const Plan& plan,
   }
   transport_ = reducer;
   allocate_buckets(stages);
+  find_last_backwards(plan);
+  hooks_ = std::make_unique<GradientHooks>();
+  for (const auto& entry : stages) {
+    const int stage = entry.first;
+    std::size_t index = 0;
+    for (const auto& named : entry.second->named_parameters()) {
+      const at::Tensor& param = named.second;
+      if (param.requires_grad()) {
+        std::shared_ptr<torch::autograd::Node> accumulator =
+            torch::autograd::impl::grad_accumulator(param);
+        const std::uintptr_t key =
+            accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
+                [this, stage, index](const torch::autograd::variable_list& outputs,
+                                     const torch::autograd::variable_list&) {
+                  gradient_final(stage, index);
+                  return outputs;
+                }));
+        hooks_->installed.emplace_back(std::move(accumulator), key);
+      }
+      ++index;
+    }
+  }
   std::int64_t bucket_count = 0, bytes = 0;
   for (const auto& entry : buckets_) {
     for (const Bucket& bucket : entry.second) {
@@ -56,23 +106,30 @@ void GradientReducer::join(Transport* transport, const Plan& plan,
                                                             << bytes / 1024 << " KiB)");
 }
 
-// Buckets of each local stage's parameters: in their order, a new bucket at a change of
-// dtype or when the next gradient would pass bucket_bytes (a larger one gets its own).
+// Buckets of each local stage's parameters, in reverse order (the backward finishes the last
+// layers first): a new bucket at a change of dtype or when the next gradient would pass the
+// bucket's size (a larger one gets its own); the first bucket takes at most 1 MiB.
 void GradientReducer::allocate_buckets(const std::map<int, std::shared_ptr<Stage>>& stages) {
   for (const auto& entry : stages) {
     std::vector<Bucket>& stage_buckets = buckets_[entry.first];
+    const auto named = entry.second->named_parameters();
+    std::vector<Slot>& slots = slots_[entry.first];
+    slots.resize(named.size());
     std::int64_t bytes = 0;
-    for (const auto& named : entry.second->named_parameters()) {
-      const at::Tensor& param = named.second;
+    for (std::size_t k = named.size(); k-- > 0;) {
+      const at::Tensor& param = named[k].second;
       const std::int64_t param_bytes =
           param.numel() * static_cast<std::int64_t>(param.element_size());
+      const std::int64_t limit =
+          stage_buckets.size() == 1 ? std::min(kFirstBucketBytes, bucket_bytes_) : bucket_bytes_;
       if (stage_buckets.empty() ||
           stage_buckets.back().params.front().scalar_type() != param.scalar_type() ||
-          bytes + param_bytes > bucket_bytes_) {
+          bytes + param_bytes > limit) {
         stage_buckets.emplace_back();
         bytes = 0;
       }
       Bucket& bucket = stage_buckets.back();
+      slots[k] = Slot{stage_buckets.size() - 1, bucket.params.size()};
       bucket.offsets.push_back(
           bucket.params.empty() ? 0 : bucket.offsets.back() + bucket.params.back().numel());
       bucket.params.push_back(param);
@@ -81,31 +138,104 @@ void GradientReducer::allocate_buckets(const std::map<int, std::shared_ptr<Stage
     for (Bucket& bucket : stage_buckets) {
       const at::Tensor& last = bucket.params.back();
       bucket.flat = at::empty({bucket.offsets.back() + last.numel()}, last.options());
+      bucket.copied.assign(bucket.params.size(), false);
+    }
+  }
+}
+
+void GradientReducer::find_last_backwards(const Plan& plan) {
+  const auto& steps = plan.rank_steps.at(static_cast<std::size_t>(pipeline_rank_));
+  std::map<int, int> last;  // by stage: the latest backward seen so far
+  for (std::size_t t = 0; t < steps.size(); ++t) {
+    if (!steps[t]) continue;
+    const Action& action = *steps[t];
+    if (action.type == ActionType::kReduceGrad) {
+      auto found = last.find(action.stage);
+      if (found != last.end()) last_backward_of_[found->second].push_back(action.stage);
+      last.erase(action.stage);
+      continue;
+    }
+    if (computes_gradients(action.type)) last[action.stage] = static_cast<int>(t);
+    for (const Action& part : action.sub_actions) {
+      if (computes_gradients(part.type)) last[part.stage] = static_cast<int>(t);
     }
   }
 }
 
 void GradientReducer::begin_step() {
   pending_.clear();
+  listening_.clear();
+  for (auto& entry : buckets_) {
+    for (Bucket& bucket : entry.second) {
+      std::fill(bucket.copied.begin(), bucket.copied.end(), false);
+      bucket.copied_count = 0;
+      bucket.started = false;
+    }
+    next_bucket_[entry.first] = 0;
+  }
+}
+
+void GradientReducer::before_compute(int timestep) {
+  if (transport_ == nullptr) return;
+  auto found = last_backward_of_.find(timestep);
+  if (found == last_backward_of_.end()) return;
+  listening_.insert(found->second.begin(), found->second.end());
+  listening_timestep_ = timestep;
+}
+
+void GradientReducer::after_compute() {
+  listening_.clear();
+}
+
+void GradientReducer::gradient_final(int stage, std::size_t param_index) {
+  if (!listening_.count(stage)) return;
+  const Slot& slot = slots_.at(stage).at(param_index);
+  Bucket& bucket = buckets_.at(stage)[slot.bucket];
+  if (bucket.started || bucket.copied[slot.index]) return;
+  copy_gradient(bucket, slot.index);
+  if (bucket.copied_count == bucket.params.size()) start_complete_buckets(stage);
+}
+
+void GradientReducer::copy_gradient(Bucket& bucket, std::size_t index) {
+  const at::Tensor& param = bucket.params[index];
+  const at::Tensor& grad = param.grad();
+  at::Tensor slot = bucket.flat.narrow(0, bucket.offsets[index], param.numel());
+  // A parameter the loss does not reach has no gradient on any replica: zeros keep the
+  // buckets the same everywhere, and it keeps no gradient afterwards.
+  if (grad.defined()) {
+    slot.copy_(grad.reshape({-1}));
+  } else {
+    slot.zero_();
+  }
+  bucket.copied[index] = true;
+  ++bucket.copied_count;
+}
+
+void GradientReducer::start(int stage, Bucket& bucket, int timestep) {
+  pending_.push_back({&bucket, transport_->iallreduce(group_, {bucket.flat}), stage, timestep,
+                      spans_.now(), -1.0});
+  bucket.started = true;
+}
+
+void GradientReducer::start_complete_buckets(int stage) {
+  std::vector<Bucket>& stage_buckets = buckets_.at(stage);
+  std::size_t& next = next_bucket_[stage];
+  while (next < stage_buckets.size() &&
+         stage_buckets[next].copied_count == stage_buckets[next].params.size()) {
+    start(stage, stage_buckets[next++], listening_timestep_);
+  }
 }
 
 void GradientReducer::post(int stage, int timestep) {
   if (replicas_ <= 1) return;  // one replica: its gradients are the sum already
   if (transport_ == nullptr) throw Error("the plan reduces gradients but setup() joined no group");
-  for (Bucket& bucket : buckets_.at(stage)) {
+  std::vector<Bucket>& stage_buckets = buckets_.at(stage);
+  for (std::size_t& next = next_bucket_[stage]; next < stage_buckets.size(); ++next) {
+    Bucket& bucket = stage_buckets[next];
     for (std::size_t i = 0; i < bucket.params.size(); ++i) {
-      const at::Tensor& grad = bucket.params[i].grad();
-      at::Tensor slot = bucket.flat.narrow(0, bucket.offsets[i], bucket.params[i].numel());
-      // A parameter the loss does not reach has no gradient on any replica: zeros keep the
-      // buckets the same everywhere, and it keeps no gradient afterwards.
-      if (grad.defined()) {
-        slot.copy_(grad.reshape({-1}));
-      } else {
-        slot.zero_();
-      }
+      if (!bucket.copied[i]) copy_gradient(bucket, i);
     }
-    pending_.push_back({&bucket, transport_->iallreduce(group_, {bucket.flat}), stage, timestep,
-                        spans_.now(), -1.0});
+    start(stage, bucket, timestep);
   }
 }
 
@@ -142,15 +272,17 @@ double GradientReducer::finish() {
                  Action{pending.stage, ActionType::kReduceGrad, -1, {}});
     }
   }
-  const double scale = 1.0 / replicas_;
+  // The average written straight into each gradient: one pass over the bucket, not two.
+  const at::Tensor scale = at::scalar_tensor(1.0 / replicas_, at::kDouble);
   for (Pending& pending : pending_) {
     Bucket& bucket = *pending.bucket;
-    bucket.flat.mul_(scale);
     for (std::size_t i = 0; i < bucket.params.size(); ++i) {
       at::Tensor grad = bucket.params[i].mutable_grad();
       if (!grad.defined()) continue;
-      grad.copy_(
-          bucket.flat.narrow(0, bucket.offsets[i], bucket.params[i].numel()).view(grad.sizes()));
+      at::mul_out(
+          grad,
+          bucket.flat.narrow(0, bucket.offsets[i], bucket.params[i].numel()).view(grad.sizes()),
+          scale);
     }
   }
   pending_.clear();

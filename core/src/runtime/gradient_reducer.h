@@ -1,18 +1,25 @@
 // Internal: data parallelism's gradient reduction for this rank's stages — the role of
-// PyTorch DDP's Reducer. At set-up it joins the group of this pipeline rank's replicas and
-// gathers each stage's gradients into preallocated buckets; at each REDUCE_GRAD of the plan it
-// copies the stage's gradients in and starts the buckets' all-reduces, which run beside the
-// rank's work; at the step's end it waits for them and hands every parameter its gradient
-// averaged over the replicas. It averages the loss the same way.
+// PyTorch DDP's Reducer. At set-up it joins the group of this pipeline rank's replicas, gathers
+// each stage's gradients into preallocated buckets (in reverse order of the parameters, the
+// order the backward finishes them; the first bucket small) and hooks every parameter's
+// gradient accumulator. During a stage's last backward of the step, each parameter whose
+// gradient is final is copied into its bucket, and a bucket whose gradients are all final
+// starts its all-reduce there and then (buckets start in order, so every replica posts the
+// same collectives in the same order); the plan's REDUCE_GRAD starts the buckets that are
+// left. At the step's end it waits for them and hands every parameter its gradient averaged
+// over the replicas. It averages the loss the same way.
 #pragma once
 
 #include <ATen/core/Tensor.h>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "baton/error.h"
@@ -24,6 +31,7 @@
 namespace baton {
 
 class AllReduceTransport;
+struct GradientHooks;
 
 // An all-reduce that failed, with the plan step that posted it (the executor names it).
 class ReductionFailure : public Error {
@@ -52,8 +60,15 @@ class GradientReducer {
             const std::map<int, std::shared_ptr<Stage>>& stages);
 
   void begin_step();
-  // REDUCE_GRAD of `stage` at plan step `timestep`: copies its gradients into its buckets and
-  // starts their all-reduces.
+  // Around the compute action at plan step `timestep`: the stages whose last backward of the
+  // step it is listen for their parameters' final gradients while it runs.
+  void before_compute(int timestep);
+  void after_compute();
+  // The parameter `param_index` (of named_parameters()) of `stage` has its final gradient of
+  // the step: from its accumulator's hook (B) or from W.
+  void gradient_final(int stage, std::size_t param_index);
+  // REDUCE_GRAD of `stage` at plan step `timestep`: starts the all-reduces of its buckets not
+  // started yet.
   void post(int stage, int timestep);
   // Notes the running all-reduces that finished (for the observers' reduction spans).
   void poll();
@@ -70,6 +85,15 @@ class GradientReducer {
     std::vector<at::Tensor> params;
     std::vector<std::int64_t> offsets;  // of each parameter's gradient in `flat`
     at::Tensor flat;
+    // This step's: which gradients are in `flat` already, and whether it was started.
+    std::vector<bool> copied;
+    std::size_t copied_count = 0;
+    bool started = false;
+  };
+  // Where a stage's parameter (by its index in named_parameters()) sits.
+  struct Slot {
+    std::size_t bucket;
+    std::size_t index;
   };
   // A bucket's all-reduce under way, and the plan step that posted it (for errors).
   struct Pending {
@@ -82,6 +106,12 @@ class GradientReducer {
   };
 
   void allocate_buckets(const std::map<int, std::shared_ptr<Stage>>& stages);
+  // Per stage, the plan step of its last backward (B, I or W) before its REDUCE_GRAD.
+  void find_last_backwards(const Plan& plan);
+  void copy_gradient(Bucket& bucket, std::size_t index);
+  void start(int stage, Bucket& bucket, int timestep);
+  // Starts the stage's next buckets, in order, while their gradients are all copied.
+  void start_complete_buckets(int stage);
 
   int pipeline_rank_;
   int pipeline_ranks_;
@@ -92,8 +122,14 @@ class GradientReducer {
   StepSpans& spans_;
   AllReduceTransport* transport_ = nullptr;  // set by join() when there is work
   int group_ = -1;
-  std::map<int, std::vector<Bucket>> buckets_;  // by stage
-  std::vector<Pending> pending_;                // this step's
+  std::map<int, std::vector<Bucket>> buckets_;        // by stage, in the order they start
+  std::map<int, std::vector<Slot>> slots_;            // by stage, by parameter index
+  std::map<int, std::size_t> next_bucket_;            // by stage: the first not started
+  std::map<int, std::vector<int>> last_backward_of_;  // by plan step: stages it finishes
+  std::set<int> listening_;                           // stages in their last backward
+  int listening_timestep_ = -1;
+  std::unique_ptr<GradientHooks> hooks_;
+  std::vector<Pending> pending_;  // this step's
 };
 
 }  // namespace baton

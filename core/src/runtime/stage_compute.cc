@@ -13,14 +13,16 @@ namespace baton {
 
 StageCompute::StageCompute(int rank, const Plan& plan, std::map<int, std::shared_ptr<Stage>> stages,
                            std::vector<std::shared_ptr<Validator>> validators, LossFunction loss,
-                           bool scale_loss_by_microbatches, AwaitReceive await_receive)
+                           bool scale_loss_by_microbatches, AwaitReceive await_receive,
+                           GradientFinal gradient_final)
     : rank_(rank),
       plan_(plan),
       stages_(std::move(stages)),
       validators_(std::move(validators)),
       loss_function_(std::move(loss)),
       scale_loss_by_microbatches_(scale_loss_by_microbatches),
-      await_receive_(std::move(await_receive)) {}
+      await_receive_(std::move(await_receive)),
+      gradient_final_(std::move(gradient_final)) {}
 
 bool StageCompute::is_local(int stage) const {
   return plan_.stage_to_rank.at(static_cast<std::size_t>(stage)) == rank_;
@@ -243,7 +245,7 @@ void StageCompute::backward_weight_action(int s, int mb) {
     throw Error("W of stage " + std::to_string(s) + ", microbatch " + std::to_string(mb) +
                 " runs before its I");
   }
-  st.split->backward_weight();
+  st.split->backward_weight([&](std::size_t param) { gradient_final_(s, param); });
   st.split.reset();
   release_autograd(st);
 }

@@ -7,6 +7,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <memory>
@@ -27,9 +28,14 @@ class StageCompute {
   // Waits for the receive `receive` (a RECV_F or RECV_B action) and returns its buffers.
   using AwaitReceive = std::function<const std::vector<at::Tensor>&(const Action& receive)>;
 
+  // Told that W has finished a parameter's gradient (the stage, the parameter's index in its
+  // named_parameters()); a full backward's are seen by hooks on the accumulators instead.
+  using GradientFinal = std::function<void(int stage, std::size_t param_index)>;
+
   StageCompute(int rank, const Plan& plan, std::map<int, std::shared_ptr<Stage>> stages,
                std::vector<std::shared_ptr<Validator>> validators, LossFunction loss,
-               bool scale_loss_by_microbatches, AwaitReceive await_receive);
+               bool scale_loss_by_microbatches, AwaitReceive await_receive,
+               GradientFinal gradient_final);
 
   const std::map<int, std::shared_ptr<Stage>>& stages() const { return stages_; }
   bool holds(int stage) const { return stages_.count(stage) > 0; }
@@ -98,6 +104,7 @@ class StageCompute {
   LossFunction loss_function_;
   bool scale_loss_by_microbatches_;
   AwaitReceive await_receive_;
+  GradientFinal gradient_final_;
   std::map<int, std::vector<TensorMeta>> input_metas_;
   std::map<int, std::vector<TensorMeta>> output_metas_;
 

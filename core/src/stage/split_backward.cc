@@ -280,10 +280,18 @@ std::vector<at::Tensor> SplitBackward::backward_input(const std::vector<at::Tens
   }
   return input_grads;
 }
-void SplitBackward::backward_weight() {
+void SplitBackward::backward_weight(const GradientFinal& on_final) {
   State& s = *state_;
   if (s.split) {
-    for (auto& root : s.weight_roots) {
+    // A parameter shared by several weight roots is final after the last of them.
+    std::vector<std::size_t> last_root(s.params.size(), s.weight_roots.size());
+    for (std::size_t r = 0; r < s.weight_roots.size(); ++r) {
+      const auto& root = s.weight_roots[r];
+      if (root.entry.empty() || root.param_edges.empty()) continue;
+      for (std::size_t id : root.param_ids) last_root[id] = r;
+    }
+    for (std::size_t r = 0; r < s.weight_roots.size(); ++r) {
+      auto& root = s.weight_roots[r];
       if (root.entry.empty() || root.param_edges.empty()) continue;
       const auto param_grads = Engine::get_default_engine().execute(
           root.entry, root.entry_grads, /*keep_graph=*/true, /*create_graph=*/false,
@@ -298,6 +306,13 @@ void SplitBackward::backward_weight() {
           // An optimizer's zero_grad() detaches .grad in place, which a view forbids (the
           // engine may return, say, a transpose of another gradient).
           grad = param_grads[j].is_view() ? param_grads[j].clone() : param_grads[j];
+        }
+      }
+      if (!on_final) continue;
+      for (std::size_t id : root.param_ids) {
+        if (last_root[id] == r) {
+          last_root[id] = s.weight_roots.size();  // once, even if listed twice in this root
+          on_final(id);
         }
       }
     }

@@ -16,6 +16,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <cstddef>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -42,8 +44,12 @@ class BATON_API SplitBackward {
 
   // I: returns the gradients of the inputs; keeps what W needs.
   std::vector<at::Tensor> backward_input(const std::vector<at::Tensor>& output_grads);
+  // Called with a parameter's index in `params` once W has added the last of its gradient
+  // (data parallelism posts the all-reduce of a bucket whose gradients are all final).
+  using GradientFinal = std::function<void(std::size_t param_index)>;
+
   // W: accumulates the parameter gradients into .grad and releases the graph.
-  void backward_weight();
+  void backward_weight(const GradientFinal& on_final = {});
 
   // False when the graph shares a parameter between the input path and a weight path in a
   // way that a split would count twice; I then runs the full backward and W does nothing.
