@@ -55,7 +55,6 @@ std::string format_bench_table(const BenchReport& report) {
   } else {
     out << "reference: " << report.reference << "\n";
   }
-  if (!report.note.empty()) out << "note: " << report.note << "\n";
   out << "bandwidth: windowed stream of sends (median of " << report.repeats
       << " rounds); latency: half round trip of a ping-pong (median)\n\n";
 

@@ -25,7 +25,6 @@ struct BenchReport {
   std::string plugin_path;
   std::string reference;              // what the reference is; empty when there is none
   std::string reference_unavailable;  // why there is no reference (when `reference` is empty)
-  std::string note;                   // what to keep in mind comparing the two; may be empty
   int repeats = 0;
   std::vector<SizeFigures> sizes;
 };

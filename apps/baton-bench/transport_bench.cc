@@ -79,7 +79,10 @@ std::vector<SizeFigures> run_ranks(RankJob job, const ScratchFolder& scratch,
     std::vector<std::string> argv = {own_program()};
     const std::vector<std::string> words = rank_command_line(job);
     argv.insert(argv.end(), words.begin(), words.end());
-    ranks.spawn("rank " + std::to_string(rank), argv);
+    // Both ranks run here, as `baton launch` tells a transport (UCX keeps to loopback and
+    // shared memory).
+    ranks.spawn("rank " + std::to_string(rank), argv, std::string(),
+                {"BATON_WORLD_ADDRESS=127.0.0.1"});
   }
   std::string failures;
   bool timed_out = false;
@@ -193,15 +196,6 @@ int run_transport_bench(const TransportBenchOptions& options) {
   report.reference = reference.description;
   report.reference_unavailable = reference.unavailable;
   report.repeats = repeats;
-  if (reference.kind == Reference::Kind::kPerftest && params.has("peer_failure_detection") &&
-      params.get_bool("peer_failure_detection")) {
-    // The plugin's own default; without it the comparison would silently be TCP against
-    // shared memory.
-    report.note =
-        "the plugin runs with peer_failure_detection=true, which makes local ranks use TCP; "
-        "ucx_perftest has no such mode and uses shared memory unless UCX_TLS says otherwise. "
-        "Compare like with like: --param peer_failure_detection=false, or UCX_TLS=tcp,self";
-  }
   report.sizes = run_ranks(job, scratch, deadline, timeout_s);
   if (reference.kind == Reference::Kind::kPerftest) {
     measure_perftest(report, reference, repeats, scratch, deadline);

@@ -17,11 +17,13 @@
 #include <sstream>
 #include <thread>
 
+#include "free_port.h"
 #include "launch_run.h"
 
 namespace {
 
 using testing::HasSubstr;
+using testing::Not;
 
 const std::string kBaton = BATON_BINARY;
 
@@ -242,7 +244,8 @@ TEST(PipelineFailure, RanksDieWithAKilledLauncher) {
 
 // Nothing of a `baton launch` run listens beyond loopback: not the store (the launcher's),
 // not gloo, not UCX (whose TCP transport listens on every network device unless told
-// otherwise: net_devices: auto keeps it on lo for ranks that all run here).
+// otherwise: net_devices: auto keeps it on lo for ranks that all run here). By default UCX's
+// ranks on one machine share memory and have no TCP socket at all.
 TEST(PipelineFailure, ALaunchedRunListensOnLoopbackOnly) {
   for (const std::string transport : {"gloo", "ucx"}) {
     const std::string output = ::testing::TempDir() + "/listeners-" + transport + ".out";
@@ -281,52 +284,114 @@ TEST(PipelineFailure, ALaunchedRunListensOnLoopbackOnly) {
     // found only the store would say nothing of the transports.
     EXPECT_EQ(store_listeners[launcher_pid], 1) << listing.output;
     for (const auto& pid : ranks) {
-      EXPECT_GE(transport_sockets[pid], 1)
-          << transport << ": rank process " << pid << " has no transport socket\n"
-          << listing.output;
+      if (transport == "ucx") {
+        EXPECT_EQ(transport_sockets[pid], 0)
+            << "ucx: rank process " << pid << " uses TCP, not shared memory\n"
+            << listing.output;
+      } else {
+        EXPECT_GE(transport_sockets[pid], 1)
+            << transport << ": rank process " << pid << " has no transport socket\n"
+            << listing.output;
+      }
     }
   }
 }
 
 // Ranks another launcher started (torchrun's variables) that meet on a loopback address all
 // run here: UCX listens on loopback too (it listened on every device before), and the store
-// only on the address it was given.
+// only on the address it was given. With UCX's default (peer failure detection, by watching
+// the peers' processes) the ranks talk over shared memory and UCX opens no TCP listener at
+// all; without detection UCX keeps TCP too, on loopback.
 TEST(PipelineFailure, RanksMeetingOnLoopbackUnderAnotherLauncherListenOnLoopbackOnly) {
-  const std::string dir = ::testing::TempDir() + "/torchrun-listeners";
+  struct Case {
+    std::string name, extra;
+    std::size_t listeners;  // the store's, and UCX's on each rank
+  };
+  for (const Case& c :
+       {Case{"default", "", 1},
+        Case{"no-detection", " --set transport.params.peer_failure_detection=false", 3}}) {
+    SCOPED_TRACE(c.name);
+    const std::string dir = ::testing::TempDir() + "/torchrun-listeners-" + c.name;
+    baton_test::run_command("rm -rf '" + dir + "' && mkdir -p '" + dir + "'");
+    const std::string mark =
+        "BATON_TEST_MARK=" + std::to_string(::getpid()) + "-listeners-" + c.name;
+    const std::string port = std::to_string(baton_test::unused_loopback_port());
+    for (int rank = 0; rank < 2; ++rank) {
+      baton_test::run_command(
+          "(env " + mark + " RANK=" + std::to_string(rank) +
+          " WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port +
+          " timeout -k 5 90 " + kBaton + " run --no-env --set transport.name=ucx" + c.extra +
+          " --set run.steps=100000 --set checkpoint.enabled=false --set trace.enabled=false" +
+          " --set model.name=mlp --set data.source=synthetic --set run.output_dir=" + dir +
+          "/runs > '" + dir + "/rank" + std::to_string(rank) + ".out' 2>&1 &)");
+    }
+    bool training = false;
+    for (int i = 0; i < 600 && !training; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      training = file_text(dir + "/rank0.out").find("step 1") != std::string::npos;
+    }
+    const std::vector<std::string> pids = pids_with_environment(mark);
+    const auto sockets = baton_test::run_command("ss -Hltnp");
+    for (const auto& pid : pids) ::kill(std::atoi(pid.c_str()), SIGKILL);
+    ASSERT_TRUE(training) << file_text(dir + "/rank0.out") << file_text(dir + "/rank1.out");
+    ASSERT_EQ(sockets.exit_code, 0) << "ss (iproute2) is needed: " << sockets.output;
+    const auto ours = listening_addresses(sockets.output, pids);
+    for (const auto& [local, line] : ours) {
+      EXPECT_TRUE(is_loopback(local)) << "listening on " << local << "\n" << line;
+    }
+    EXPECT_EQ(ours.size(), c.listeners) << sockets.output;
+  }
+}
+
+// Under a launcher that does not stop the others when a rank dies (torchrun's variables, one
+// `baton run` per rank), with the heartbeat off and a transfer timeout of ten minutes, the one
+// thing that can stop the survivor is its transport seeing the peer go: UCX's default keeps
+// local ranks on shared memory and watches the peer's process instead of the network.
+TEST(PipelineFailure, UcxOnSharedMemoryStopsTheSurvivorWhenItsPeerIsKilled) {
+  const std::string dir = ::testing::TempDir() + "/ucx-shm-peer-killed";
   baton_test::run_command("rm -rf '" + dir + "' && mkdir -p '" + dir + "'");
-  const std::string mark = "BATON_TEST_MARK=" + std::to_string(::getpid()) + "-listeners";
-  // A port the kernel hands out now (rank 0 binds it a moment later).
-  const auto port =
-      baton_test::run_command(std::string(BATON_PYTHON) +
-                              " -c \"import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); "
-                              "print(s.getsockname()[1])\"");
-  ASSERT_EQ(port.exit_code, 0) << port.output;
+  const std::string mark = "BATON_TEST_MARK=" + std::to_string(::getpid()) + "-shm-killed-";
+  const std::string port = std::to_string(baton_test::unused_loopback_port());
   for (int rank = 0; rank < 2; ++rank) {
     baton_test::run_command(
-        "(env " + mark + " RANK=" + std::to_string(rank) +
-        " WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
-        port.output.substr(0, port.output.find('\n')) + " timeout -k 5 90 " + kBaton +
-        " run --no-env --set transport.name=ucx" +
-        " --set run.steps=100000 --set checkpoint.enabled=false --set trace.enabled=false" +
-        " --set model.name=mlp --set data.source=synthetic --set run.output_dir=" + dir +
-        "/runs > '" + dir + "/rank" + std::to_string(rank) + ".out' 2>&1 &)");
+        "(env " + mark + std::to_string(rank) + " RANK=" + std::to_string(rank) +
+        " WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port +
+        " timeout -k 5 120 " + kBaton + " run --no-env --set transport.name=ucx" +
+        " --set world.heartbeat_s=0 --set world.timeout_s=600 --set run.steps=100000" +
+        " --set checkpoint.enabled=false --set trace.enabled=false --set model.name=mlp" +
+        " --set data.source=synthetic --set run.output_dir=" + dir + "/runs > '" + dir + "/rank" +
+        std::to_string(rank) + ".out' 2>&1; echo \"exit $?\" >> '" + dir + "/rank" +
+        std::to_string(rank) + ".out') > /dev/null 2>&1 &");
   }
   bool training = false;
   for (int i = 0; i < 600 && !training; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     training = file_text(dir + "/rank0.out").find("step 1") != std::string::npos;
   }
-  const std::vector<std::string> pids = pids_with_environment(mark);
-  const auto sockets = baton_test::run_command("ss -Hltnp");
-  for (const auto& pid : pids) ::kill(std::atoi(pid.c_str()), SIGKILL);
-  ASSERT_TRUE(training) << file_text(dir + "/rank0.out") << file_text(dir + "/rank1.out");
-  ASSERT_EQ(sockets.exit_code, 0) << "ss (iproute2) is needed: " << sockets.output;
-  const auto ours = listening_addresses(sockets.output, pids);
-  for (const auto& [local, line] : ours) {
-    EXPECT_TRUE(is_loopback(local)) << "listening on " << local << "\n" << line;
+  // The rank itself, not the `timeout` that started it (which carries the mark too).
+  std::string victim, survivor;
+  for (int rank = 0; rank < 2; ++rank) {
+    for (const auto& pid : pids_with_environment(mark + std::to_string(rank))) {
+      if (file_text("/proc/" + pid + "/comm").rfind("baton", 0) == 0) {
+        (rank == 0 ? survivor : victim) = pid;
+      }
+    }
   }
-  // The store (rank 0's) and UCX's listeners on both ranks.
-  EXPECT_GE(ours.size(), 3u) << sockets.output;
+  ASSERT_TRUE(training) << file_text(dir + "/rank0.out") << file_text(dir + "/rank1.out");
+  ASSERT_FALSE(victim.empty() || survivor.empty());
+  ::kill(std::atoi(victim.c_str()), SIGKILL);
+  const bool stopped = all_exited({survivor});
+  if (!stopped) ::kill(std::atoi(survivor.c_str()), SIGKILL);
+  ASSERT_TRUE(stopped) << "rank 0 still runs 90 s after its peer was killed\n"
+                       << file_text(dir + "/rank0.out");
+  for (int i = 0; i < 100 && file_text(dir + "/rank0.out").find("exit ") == std::string::npos;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const std::string output = file_text(dir + "/rank0.out");
+  EXPECT_THAT(output, HasSubstr("peer rank 1 closed the connection: its process (pid " + victim +
+                                ") exited"));
+  EXPECT_THAT(output, Not(HasSubstr("exit 0\n")));
 }
 
 // A store beyond loopback guarded by nothing but the run id (which is no secret) is refused:
@@ -394,8 +459,10 @@ TEST(PipelineFailure, ARankKilledAtItsGradientReductionStopsEveryRank) {
       "rank 1), training step 2");
   ASSERT_NE(rank1, std::string::npos) << out;
   const std::string rank1_error = out.substr(rank1, out.find('\n', rank1) - rank1);
-  EXPECT_THAT(rank1_error, HasSubstr("action 1REDUCE_GRAD: the all-reduce of stage 1's gradients "
-                                     "across the replicas failed"));
+  // Its one bucket started as its last backward (1B3) finished the gradients.
+  EXPECT_THAT(rank1_error,
+              HasSubstr("action 1B3: the all-reduce of stage 1's gradients (bucket 1 of 1, "
+                        "started in the stage's last backward) across the replicas failed"));
   EXPECT_THAT(rank1_error, HasSubstr("rank 3")) << rank1_error;
   EXPECT_THAT(out, testing::Not(HasSubstr("timed out")));
   EXPECT_THAT(out, HasSubstr("launch: rank 3 failed first (killed by signal"));

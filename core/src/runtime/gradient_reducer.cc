@@ -211,9 +211,9 @@ void GradientReducer::copy_gradient(Bucket& bucket, std::size_t index) {
   ++bucket.copied_count;
 }
 
-void GradientReducer::start(int stage, Bucket& bucket, int timestep) {
+void GradientReducer::start(int stage, Bucket& bucket, int timestep, bool at_reduce_grad) {
   pending_.push_back({&bucket, transport_->iallreduce(group_, {bucket.flat}), stage, timestep,
-                      spans_.now(), -1.0});
+                      at_reduce_grad, spans_.now(), -1.0});
   bucket.started = true;
 }
 
@@ -222,7 +222,7 @@ void GradientReducer::start_complete_buckets(int stage) {
   std::size_t& next = next_bucket_[stage];
   while (next < stage_buckets.size() &&
          stage_buckets[next].copied_count == stage_buckets[next].params.size()) {
-    start(stage, stage_buckets[next++], listening_timestep_);
+    start(stage, stage_buckets[next++], listening_timestep_, false);
   }
 }
 
@@ -235,7 +235,7 @@ void GradientReducer::post(int stage, int timestep) {
     for (std::size_t i = 0; i < bucket.params.size(); ++i) {
       if (!bucket.copied[i]) copy_gradient(bucket, i);
     }
-    start(stage, bucket, timestep);
+    start(stage, bucket, timestep, true);
   }
 }
 
@@ -259,9 +259,15 @@ double GradientReducer::finish() {
       pending.work->wait(timeout_);
       if (pending.completed_at < 0) pending.completed_at = spans_.now();
     } catch (const std::exception& error) {
-      throw ReductionFailure(pending.timestep,
-                             "the all-reduce of stage " + std::to_string(pending.stage) +
-                                 "'s gradients across the replicas failed: " + error.what());
+      const auto& stage_buckets = buckets_.at(pending.stage);
+      const std::size_t index = static_cast<std::size_t>(pending.bucket - stage_buckets.data());
+      throw ReductionFailure(
+          pending.timestep,
+          "the all-reduce of stage " + std::to_string(pending.stage) + "'s gradients (bucket " +
+              std::to_string(index + 1) + " of " + std::to_string(stage_buckets.size()) +
+              (pending.at_reduce_grad ? ", started at REDUCE_GRAD"
+                                      : ", started in the stage's last backward") +
+              ") across the replicas failed: " + error.what());
     }
   }
   const double waited_until = spans_.now();

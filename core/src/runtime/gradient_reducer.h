@@ -101,6 +101,7 @@ class GradientReducer {
     std::unique_ptr<Work> work;
     int stage;
     int timestep;
+    bool at_reduce_grad;  // started by the plan's REDUCE_GRAD, not in the last backward
     double posted_at;
     double completed_at;  // when this rank saw it done; -1 while it runs
   };
@@ -109,7 +110,7 @@ class GradientReducer {
   // Per stage, the plan step of its last backward (B, I or W) before its REDUCE_GRAD.
   void find_last_backwards(const Plan& plan);
   void copy_gradient(Bucket& bucket, std::size_t index);
-  void start(int stage, Bucket& bucket, int timestep);
+  void start(int stage, Bucket& bucket, int timestep, bool at_reduce_grad);
   // Starts the stage's next buckets, in order, while their gradients are all copied.
   void start_complete_buckets(int stage);
 

@@ -60,6 +60,13 @@ std::unique_ptr<baton::PluginObject> make_transport(const baton::ParamValues& pa
   } else if (devices != "all") {
     options.net_devices = devices;
   }
+  if (options.detect_peer_failure) {
+    // Peers on this machine are watched through their processes (peer_process_watch.h).
+    const char* set_devices = std::getenv("UCX_NET_DEVICES");
+    const bool every_rank_here =
+        (set_devices != nullptr ? std::string(set_devices) : options.net_devices) == "lo";
+    options.excluded_transports = every_rank_here ? "cma,tcp" : "cma";
+  }
   return std::make_unique<baton_ucx::UcxTransport>(options);
 }
 

@@ -1,6 +1,8 @@
 #include "ucx_transport.h"
 
+#include <unistd.h>
 #include <algorithm>
+
 #include <cstring>
 #include <thread>
 
@@ -16,6 +18,10 @@ namespace {
 
 std::string address_key(int rank) {
   return "ucx-address/" + std::to_string(rank);
+}
+
+std::string process_key(int rank) {
+  return "ucx-process/" + std::to_string(rank);
 }
 
 // Completion of a request that is not a transfer (endpoint flush during connect).
@@ -34,7 +40,8 @@ void on_flush_complete(void* request, ucs_status_t status, void* user_data) {
 }  // namespace
 
 UcxTransport::UcxTransport(const UcxOptions& options)
-    : options_(options), worker_(std::make_unique<Worker>(options.net_devices)) {
+    : options_(options),
+      worker_(std::make_unique<Worker>(options.net_devices, options.excluded_transports)) {
   ProgressEngine::Hooks hooks;
   hooks.after_progress = [this] { handle_peer_failures_locked(); };
   hooks.has_outstanding = [this] { return outstanding_.load() > 0; };
@@ -50,6 +57,7 @@ UcxTransport::UcxTransport(const UcxOptions& options)
 
 UcxTransport::~UcxTransport() {
   abort_handle_->detach();
+  process_watch_.reset();  // its callback takes the engine's lock
   {
     auto lock = engine_->caller_lock();
     closing_ = true;
@@ -136,7 +144,20 @@ void UcxTransport::connect_peers(const baton::TransportContext& ctx,
                                  std::chrono::milliseconds timeout) {
   const std::string who = baton::rank_prefix(ctx.rank);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
+  if (options_.detect_peer_failure) {
+    process_watch_ = std::make_unique<PeerProcessWatch>([this](int peer, const std::string& why) {
+      {
+        auto lock = engine_->caller_lock();
+        mark_peer_failed_locked(peer, why);
+      }
+      engine_->poke();  // the progress thread fails the peer's operations
+    });
+  }
   try {
+    // Before the address: whoever reads the address finds the process too.
+    const std::string process = PeerProcessWatch::this_process();
+    ctx.store->set(process_key(ctx.rank),
+                   std::vector<std::uint8_t>(process.begin(), process.end()));
     ctx.store->set(address_key(ctx.rank), worker_->address());
   } catch (const std::exception& error) {
     throw baton::TransportError(who +
@@ -150,17 +171,26 @@ void UcxTransport::connect_peers(const baton::TransportContext& ctx,
     if (peer == ctx.rank) continue;
     const std::string failed =
         who + "ucx: connecting to rank " + std::to_string(peer) + " failed: ";
-    std::vector<std::uint8_t> address;
+    std::vector<std::uint8_t> address, process;
     try {
       address = ctx.store->get(address_key(peer), timeout);
+      process = ctx.store->get(process_key(peer), timeout);
     } catch (const std::exception& error) {
       throw baton::TransportError(failed + error.what());
+    }
+    // A peer on this machine is watched through its process, so its endpoint can leave
+    // UCX free to use shared memory; one in this very process cannot die apart from it.
+    bool watched = false;
+    if (options_.detect_peer_failure) {
+      const pid_t pid = PeerProcessWatch::local_pid(std::string(process.begin(), process.end()));
+      watched = pid > 0 && (pid == ::getpid() || process_watch_->watch(peer, pid));
     }
     auto link = std::make_unique<Peer>();
     link->owner = this;
     link->rank = peer;
     auto lock = engine_->caller_lock();
-    ucs_status_t status = create_endpoint(address, link.get(), options_.detect_peer_failure);
+    ucs_status_t status =
+        create_endpoint(address, link.get(), options_.detect_peer_failure && !watched);
     if (status == UCS_ERR_UNREACHABLE && options_.detect_peer_failure) {
       // UCX 1.13's shared-memory transports cannot report a failed peer; when UCX_TLS leaves
       // nothing else, connect without that (a dead peer then shows as a wait's timeout).
@@ -444,13 +474,14 @@ void UcxTransport::handle_peer_failures_locked() {
     std::vector<void*> receives;
     for (auto& entry : in_flight_) {
       const baton::P2PDescription& what = entry.second->operation->what();
-      if (what.peer != peer || what.direction != baton::P2PDirection::kRecv) continue;
+      if (what.peer != peer) continue;
+      // Sends too: closing the endpoint by force cancels them, and the reason comes first.
       entry.second->operation->fail(entry.second->operation->name() + " failed: " + link.failure);
-      receives.push_back(entry.second->request);
+      if (what.direction == baton::P2PDirection::kRecv) receives.push_back(entry.second->request);
     }
     // Cancelling completes (and unregisters) a receive right away: not while iterating.
     for (void* request : receives) ucp_request_cancel(worker_->handle(), request);
-    // UCX fails the endpoint's sends itself. The endpoint must be closed by force now.
+    // Closing the endpoint by force now completes its sends (cancelled).
     if (link.ep != nullptr) {
       ucp_request_param_t param{};
       param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;

@@ -35,6 +35,7 @@
 #include "baton/transfer_outcome.h"
 #include "baton/transport.h"
 #include "operation.h"
+#include "peer_process_watch.h"
 #include "progress_engine.h"
 #include "worker.h"
 
@@ -47,10 +48,17 @@ struct UcxOptions {
   std::chrono::microseconds poll_window{100};
   // How long a caller's wait() polls UCX itself before it sleeps.
   std::chrono::microseconds wait_poll{200};
-  // Endpoints in UCP_ERR_HANDLING_MODE_PEER (see the plugin's peer_failure_detection).
+  // A peer that dies fails the operations with it at once (see the plugin's
+  // peer_failure_detection): a peer on this machine by watching its process, so that shared
+  // memory stays usable; any other through UCP_ERR_HANDLING_MODE_PEER.
   bool detect_peer_failure = true;
   // UCX's NET_DEVICES unless UCX_NET_DEVICES is set; empty: UCX's default.
   std::string net_devices;
+  // UCX transports left out unless UCX_TLS is set (Worker): with detect_peer_failure, CMA —
+  // UCX 1.13 ends the process when it cannot read a dead peer's memory — and, when every
+  // rank runs on this machine, TCP, so that UCX's large-message protocol takes shared memory
+  // rather than loopback TCP.
+  std::string excluded_transports;
 };
 
 class UcxTransport : public baton::Transport, public baton::AllReduceTransport {
@@ -127,6 +135,8 @@ class UcxTransport : public baton::Transport, public baton::AllReduceTransport {
   const std::shared_ptr<baton::TransportAbortHandle> abort_handle_ =
       std::make_shared<baton::TransportAbortHandle>(this);
   std::chrono::milliseconds teardown_timeout_{60000};
+  // Peers on this machine whose process is watched (connect_peers); stopped first on teardown.
+  std::unique_ptr<PeerProcessWatch> process_watch_;
 
   // Guarded by the engine's mutex (caller_lock()), like every UCX call.
   int rank_ = -1;

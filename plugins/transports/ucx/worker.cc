@@ -19,7 +19,7 @@ std::string status_text(ucs_status_t status) {
   return ucs_status_string(status);
 }
 
-Worker::Worker(const std::string& net_devices) {
+Worker::Worker(const std::string& net_devices, const std::string& excluded_transports) {
   ucp_config_t* config = nullptr;
   ucs_status_t status = ucp_config_read(nullptr, nullptr, &config);
   if (status != UCS_OK) fail("ucp_config_read (check the UCX_* environment variables)", status);
@@ -28,6 +28,15 @@ Worker::Worker(const std::string& net_devices) {
     if (status != UCS_OK) {
       ucp_config_release(config);
       fail("setting NET_DEVICES to '" + net_devices + "' (transport.params.net_devices)", status);
+    }
+  }
+
+  if (!excluded_transports.empty() && std::getenv("UCX_TLS") == nullptr) {
+    const std::string tls = "^" + excluded_transports;
+    status = ucp_config_modify(config, "TLS", tls.c_str());
+    if (status != UCS_OK) {
+      ucp_config_release(config);
+      fail("setting TLS to '" + tls + "'", status);
     }
   }
 

@@ -1,6 +1,7 @@
 // One UCP context and its worker: tag messages with wake-up events, UCX's configuration
 // read from the environment (UCX_TLS, UCX_NET_DEVICES, … are honoured, never overridden;
-// `net_devices` applies only when UCX_NET_DEVICES is not set).
+// `net_devices` applies only when UCX_NET_DEVICES is not set, `excluded_transports` only when
+// UCX_TLS is not).
 #pragma once
 
 #include <ucp/api/ucp.h>
@@ -15,7 +16,9 @@ class Worker {
  public:
   // Throws baton::Error saying which UCX call failed and why. `net_devices` (e.g. "lo"):
   // the network devices UCX may use and listen on; empty: UCX's default (all of them).
-  explicit Worker(const std::string& net_devices = "");
+  // `excluded_transports` (e.g. "cma,tcp"): UCX transports left out of UCX_TLS's default,
+  // applied only when UCX_TLS is not set; empty: none.
+  explicit Worker(const std::string& net_devices = "", const std::string& excluded_transports = "");
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
