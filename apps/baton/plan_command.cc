@@ -171,7 +171,12 @@ int run_plan(const PlanOptions& options) {
       baton::compile_schedule(*schedule, options.shape, selected.plugin->name());
   // Every replica runs this plan; each stage's gradients are reduced across them.
   if (options.data_parallel > 1) compiled = baton::with_gradient_reduction(compiled);
-  const baton::SimulationResult result = baton::simulate(compiled.lowered, costs);
+  // Only a trace draws the timeline, and the lowered plan is in `compiled` already: a
+  // timeline entry per action and a copy of the plan would be most of the command's memory.
+  baton::SimulationOptions simulation;
+  simulation.timeline = options.format == "trace";
+  simulation.keep_plan = false;
+  const baton::SimulationResult result = baton::simulate(compiled.lowered, costs, simulation);
 
   std::string text = render(options.format, compiled, result);
   if (options.format == "table") text += costs_described;

@@ -434,8 +434,8 @@ TEST(CliHelp, EveryCommandDescribesItselfWithoutRunning) {
        {"--set", "--steps", "--warmup", "--timeout", "--top", "--rounds", "--out", "--format"}},
       {"bench plan",
        "how long compiling and simulating a plan takes",
-       {"--schedule", "--ranks", "--stages-per-rank", "--microbatches", "--repeat", "--format",
-        "--plugin-path"}},
+       {"--schedule", "--ranks", "--stages-per-rank", "--microbatches", "--sizes", "--repeat",
+        "--format", "--plugin-path"}},
       {"config defaults", "print every option with its type, default and doc", {"--plugin-path"}},
       {"version", "print versions (baton, plugin ABI, LibTorch)", {}},
   };
