@@ -133,9 +133,9 @@ TEST(PluginLoader, RefusesWrongAbiMajorNamingBothVersions) {
   EXPECT_THAT(message, HasSubstr("this baton is ABI " + std::to_string(BATON_ABI_MAJOR) + "."));
 }
 
-// ABI 1.1 appended `capabilities`: a plugin built against 1.0 loads and can do nothing extra
-// (the loader does not read past its descriptor; the bits behind it here are garbage on
-// purpose), while a descriptor shorter than 1.0's is refused.
+// ABI 1.1 appended `capabilities`: a descriptor that ends before it (as 1.0's did) loads and
+// can do nothing extra (the loader does not read past its descriptor; the bits behind it
+// here are garbage on purpose), while a shorter one is refused.
 TEST(PluginLoader, LoadsAnAbi10PluginWithoutCapabilities) {
   const auto plugin =
       baton::load_plugin_file(path_of(PluginKind::kSchedule, "test-abi-1-0"), nullptr);

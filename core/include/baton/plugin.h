@@ -23,8 +23,8 @@
 #include "baton/export.h"
 #include "baton/params.h"
 
-#define BATON_ABI_MAJOR 1
-#define BATON_ABI_MINOR 1
+#define BATON_ABI_MAJOR 2
+#define BATON_ABI_MINOR 0
 
 #define BATON_PLUGIN_ENTRY_POINT baton_plugin_info
 #define BATON_PLUGIN_ENTRY_POINT_NAME "baton_plugin_info"

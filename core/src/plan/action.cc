@@ -198,6 +198,57 @@ bool is_comm(ActionType type) {
   }
 }
 
+SubActions::SubActions(const SubActions& other)
+    : parts_(other.parts_ ? std::make_unique<std::vector<Action>>(*other.parts_) : nullptr) {}
+
+SubActions& SubActions::operator=(const SubActions& other) {
+  if (this != &other) {
+    parts_ = other.parts_ ? std::make_unique<std::vector<Action>>(*other.parts_) : nullptr;
+  }
+  return *this;
+}
+
+SubActions::SubActions(SubActions&& other) noexcept = default;
+SubActions& SubActions::operator=(SubActions&& other) noexcept = default;
+SubActions::~SubActions() = default;
+
+void SubActions::clear() {
+  parts_.reset();
+}
+
+// What a plan slot costs (std::optional<Action>: 32 bytes).
+static_assert(sizeof(Action) <= 24, "an Action is three ints and one pointer");
+
+void SubActions::push_back(Action action) {
+  if (parts_ == nullptr) parts_ = std::make_unique<std::vector<Action>>();
+  parts_->push_back(std::move(action));
+}
+
+Action& SubActions::operator[](std::size_t index) {
+  return (*parts_)[index];
+}
+
+const Action& SubActions::operator[](std::size_t index) const {
+  return (*parts_)[index];
+}
+
+Action* SubActions::data() {
+  return parts_ == nullptr ? nullptr : parts_->data();
+}
+
+const Action* SubActions::data() const {
+  return parts_ == nullptr ? nullptr : parts_->data();
+}
+
+SubActions::operator std::vector<Action>() const {
+  return parts_ == nullptr ? std::vector<Action>() : *parts_;
+}
+
+bool SubActions::operator==(const SubActions& other) const {
+  if (empty() || other.empty()) return empty() == other.empty();
+  return *parts_ == *other.parts_;
+}
+
 bool Action::operator==(const Action& other) const {
   return stage == other.stage && type == other.type && microbatch == other.microbatch &&
          sub_actions == other.sub_actions;

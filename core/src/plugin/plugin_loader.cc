@@ -55,12 +55,13 @@ const PluginDescriptor* checked_descriptor(void* handle, const std::string& path
                       std::to_string(BATON_ABI_MAJOR) + "." + std::to_string(BATON_ABI_MINOR) +
                       "; rebuild the plugin against this baton's SDK");
   }
-  // ABI 1.0's descriptor ends before `capabilities`; later minors append fields, read only
-  // when the plugin's descriptor holds them.
+  // The first descriptor (ABI 1.0's) ended before `capabilities`, which 1.1 appended; one
+  // that ends there still loads (with no capabilities), and fields a later minor appends are
+  // read only when the plugin's descriptor holds them.
   constexpr std::size_t kFirstMinorSize = offsetof(PluginDescriptor, capabilities);
   if (descriptor->struct_size < kFirstMinorSize) {
     throw PluginError(path + ": descriptor is " + std::to_string(descriptor->struct_size) +
-                      " bytes, ABI " + std::to_string(BATON_ABI_MAJOR) + ".0 needs at least " +
+                      " bytes, ABI " + std::to_string(BATON_ABI_MAJOR) + " needs at least " +
                       std::to_string(kFirstMinorSize) +
                       "; rebuild the plugin against this baton's SDK");
   }

@@ -1,5 +1,5 @@
-// A plugin built against ABI 1.0, whose descriptor ends before `capabilities`: it still loads,
-// with no capabilities.
+// A plugin whose descriptor ends before `capabilities`, as ABI 1.0's did: it still loads, with
+// no capabilities.
 #include <cstddef>
 
 #include "descriptor_fields.h"
