@@ -82,7 +82,7 @@ std::vector<SizeFigures> run_ranks(RankJob job, const ScratchFolder& scratch,
     // Both ranks run here, as `baton launch` tells a transport (UCX keeps to loopback and
     // shared memory).
     ranks.spawn("rank " + std::to_string(rank), argv, std::string(),
-                {"BATON_WORLD_ADDRESS=127.0.0.1"});
+                {"BATON_WORLD_ADDRESS=127.0.0.1", "BATON_LOCAL_RANKS=2"});
   }
   std::string failures;
   bool timed_out = false;

@@ -171,6 +171,9 @@ std::shared_ptr<baton::Transport> connect_transport(const baton::Config& config,
                                   ? config.section("world").get_string("address")
                                   : world.store_address;
   ::setenv("BATON_WORLD_ADDRESS", address.c_str(), 1);
+  // How many ranks share this machine (UCX's progress_poll_us: auto polls only with CPUs
+  // to spare).
+  ::setenv("BATON_LOCAL_RANKS", std::to_string(world.local_world_size).c_str(), 1);
   auto transport =
       plugins.transport->create_shared<baton::Transport>(config.plugin_params("transport"));
   const auto started = std::chrono::steady_clock::now();

@@ -379,6 +379,19 @@ TEST(UcxPlugin, RejectsBadParameters) {
               std::string::npos)
         << error.what();
   }
+  for (const char* text : {"soon", "1e3", "10000001"}) {
+    try {
+      plugin->create(plugin_params(*plugin, {{"progress_poll_us", text}}));
+      ADD_FAILURE() << "progress_poll_us = " << text << " was accepted";
+    } catch (const baton::Error& error) {
+      EXPECT_NE(std::string(error.what())
+                    .find("progress_poll_us must be between 0 and 10000000 "
+                          "(10 s) or auto, got " +
+                          std::string(text)),
+                std::string::npos)
+          << error.what();
+    }
+  }
   try {
     plugin->create(plugin_params(*plugin, {{"wait_poll_us", "-5"}}));
     ADD_FAILURE() << "wait_poll_us = -5 was accepted";

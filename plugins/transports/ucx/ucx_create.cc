@@ -3,7 +3,9 @@
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
+#include <sched.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -48,10 +50,45 @@ std::string auto_net_devices() {
   return device;
 }
 
+// The ranks on this machine: what the launcher said (baton's own, then torchrun's), else 1.
+int local_ranks() {
+  for (const char* name : {"BATON_LOCAL_RANKS", "LOCAL_WORLD_SIZE"}) {
+    const char* value = std::getenv(name);
+    if (value != nullptr && std::atoi(value) > 0) return std::atoi(value);
+  }
+  return 1;
+}
+
+int cpus_available() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return 1;
+}
+
+// progress_poll_us: a number, or auto. The progress thread polls beside the rank's compute:
+// on a machine whose CPUs the ranks share (fewer than two a rank) every microsecond it polls
+// is taken from a rank that computes (the reference MLP's step over UCX: 46 ms polling, 41
+// without, on 2 ranks and 2 CPUs).
+std::chrono::microseconds progress_poll(const baton::ParamValues& params) {
+  const std::string& text = params.get_string("progress_poll_us");
+  if (text == "auto") {
+    return std::chrono::microseconds(cpus_available() >= 2 * local_ranks() ? 100 : 0);
+  }
+  char* end = nullptr;
+  const long long value = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || value < 0 || value > 10'000'000) {
+    throw baton::ConfigError(
+        "transport.params.progress_poll_us must be between 0 and 10000000 (10 s) or auto, got " +
+        params.at("progress_poll_us").text());
+  }
+  return std::chrono::microseconds(value);
+}
+
 std::unique_ptr<baton::PluginObject> make_transport(const baton::ParamValues& params) {
   baton_ucx::UcxOptions options;
   options.connect_timeout = params.get_seconds("timeout_s", "transport.params.timeout_s");
-  options.poll_window = microseconds_param(params, "progress_poll_us");
+  options.poll_window = progress_poll(params);
   options.wait_poll = microseconds_param(params, "wait_poll_us");
   options.detect_peer_failure = params.get_bool("peer_failure_detection");
   const std::string& devices = params.get_string("net_devices");

@@ -14,11 +14,14 @@ const baton::ParamSpec kParams[] = {
     {"timeout_s", baton::ParamType::kFloat, "0",
      "Seconds to wait for the peers while connecting; 0: the run's timeout "
      "(world.timeout_s)."},
-    {"progress_poll_us", baton::ParamType::kInt, "100",
-     "Microseconds the progress thread keeps polling UCX after any activity (a message, a "
-     "post, a wait) before it sleeps on UCX's wake-up event. Larger: back-to-back messages "
-     "see polling latency (~1 us instead of a ~20-100 us wake-up) at the cost of that much "
-     "CPU after each burst; 0: sleep as soon as nothing moves. Idle ranks never poll."},
+    {"progress_poll_us", baton::ParamType::kString, "auto",
+     "Microseconds (0 to 10000000) the progress thread keeps polling UCX after any activity "
+     "(a message, a post, a wait) before it sleeps on UCX's wake-up event. Larger: "
+     "back-to-back messages see polling latency (~1 us instead of a ~20-100 us wake-up) at "
+     "the cost of that much CPU after each burst, taken from the rank's compute when the "
+     "CPUs are shared; 0: sleep as soon as nothing moves. auto: 100 when this machine has at "
+     "least two CPUs per local rank (one computes, one polls), else 0. Idle ranks never "
+     "poll."},
     {"wait_poll_us", baton::ParamType::kInt, "200",
      "Microseconds a waiting caller polls UCX itself before it sleeps (the progress thread "
      "stands aside meanwhile). A message that arrives within it costs polling latency and no "
