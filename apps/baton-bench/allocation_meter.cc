@@ -19,17 +19,28 @@ void* counted(void* block) {
   return block;
 }
 
+// As the standard's operator new: on failure, the new-handler gets its chance, until there
+// is none.
+void out_of_memory() {
+  const std::new_handler handler = std::get_new_handler();
+  if (handler == nullptr) throw std::bad_alloc();
+  handler();
+}
+
 void* allocate(std::size_t size) {
-  void* block = counted(std::malloc(size == 0 ? 1 : size));
-  if (block == nullptr) throw std::bad_alloc();
-  return block;
+  for (;;) {
+    if (void* block = std::malloc(size == 0 ? 1 : size)) return counted(block);
+    out_of_memory();
+  }
 }
 
 void* allocate_aligned(std::size_t size, std::align_val_t alignment) {
-  void* block = nullptr;
   const std::size_t align = std::max(static_cast<std::size_t>(alignment), sizeof(void*));
-  if (posix_memalign(&block, align, size == 0 ? 1 : size) != 0) throw std::bad_alloc();
-  return counted(block);
+  for (;;) {
+    void* block = nullptr;
+    if (posix_memalign(&block, align, size == 0 ? 1 : size) == 0) return counted(block);
+    out_of_memory();
+  }
 }
 
 void release(void* block) noexcept {

@@ -1,8 +1,9 @@
 // What this thread's C++ allocations hold: `baton-bench` replaces the global operator new and
 // delete (allocation_meter.cc) to count, per thread, the bytes live now and their peak since
 // the last reset — what `bench plan` reports per action. The count is a thread_local add, a
-// few nanoseconds per allocation; blocks freed by another thread than the one that made
-// them, and memory from malloc() itself, are not counted.
+// few nanoseconds per allocation. A block freed by another thread than the one that made it
+// is taken off the freeing thread's count (which may go below zero), and memory from
+// malloc() itself is not counted: measure single-threaded C++ work.
 #pragma once
 
 #include <cstdint>

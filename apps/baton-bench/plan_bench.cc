@@ -95,9 +95,11 @@ std::vector<baton::ScheduleShape> shapes_of(const PlanBenchOptions& options) {
   std::string item;
   while (std::getline(items, item, ',')) {
     const std::size_t x = item.find('x');
+    const bool digits_only =
+        !item.empty() && item.find_first_not_of("0123456789x") == std::string::npos;
     char* end = nullptr;
     const long ranks = x == std::string::npos ? 0 : std::strtol(item.c_str(), &end, 10);
-    const bool ranks_ok = x != std::string::npos && end == item.c_str() + x;
+    const bool ranks_ok = digits_only && x != std::string::npos && x > 0 && end == item.c_str() + x;
     const long microbatches = ranks_ok ? std::strtol(item.c_str() + x + 1, &end, 10) : 0;
     if (!ranks_ok || *end != '\0' || ranks < 1 || ranks > 16384 || microbatches < 1 ||
         microbatches > 65536) {
@@ -308,10 +310,14 @@ void add_plan_bench(CommandLine& command_line) {
   plan.add_option("--microbatches", options->shape.microbatches, "microbatches per step")
       ->check(integer_in(1, 65536))
       ->capture_default_str();
+  CLI::Option* ranks_option = plan.get_option("--ranks");
+  CLI::Option* microbatches_option = plan.get_option("--microbatches");
   plan.add_option("--sizes", options->sizes,
                   "several shapes, RANKSxMICROBATCHES comma-separated (e.g. "
                   "32x256,64x512,128x1024), each with --stages-per-rank; instead of --ranks "
-                  "and --microbatches");
+                  "and --microbatches")
+      ->excludes(ranks_option)
+      ->excludes(microbatches_option);
   plan.add_option("--repeat", options->repeat, "times each phase is timed")
       ->check(integer_in(1, 1000))
       ->capture_default_str();

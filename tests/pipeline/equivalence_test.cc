@@ -42,8 +42,9 @@ void PrintTo(const Case& c, std::ostream* out) {
 // The run's configuration, given to the launch (as --set) and to the reference. With
 // replicas, each takes 8 rows of the global batch: the reference trains on all of them.
 // Over gloo the replicas reduce every parameter in a bucket of its own (bucket_mb of ~100
-// bytes), so each bucket starts from its gradient hook or W in the stage's last backward; over
-// UCX a stage's gradients fit the default bucket, started by REDUCE_GRAD.
+// bytes), so buckets start one by one as the stage's last backward finishes each gradient
+// (its hook, or W); over UCX a stage's gradients fit one default bucket, which starts when
+// the last of them is final.
 std::vector<std::string> settings_for(const Case& c) {
   const int stages = c.ranks / c.data_parallel * c.stages_per_rank;
   const int batch = c.data_parallel > 1 ? 8 * c.data_parallel : 16;

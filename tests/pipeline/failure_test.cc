@@ -459,11 +459,18 @@ TEST(PipelineFailure, ARankKilledAtItsGradientReductionStopsEveryRank) {
       "rank 1), training step 2");
   ASSERT_NE(rank1, std::string::npos) << out;
   const std::string rank1_error = out.substr(rank1, out.find('\n', rank1) - rank1);
-  // Its one bucket started as its last backward (1B3) finished the gradients.
-  EXPECT_THAT(rank1_error,
-              HasSubstr("action 1B3: the all-reduce of stage 1's gradients (bucket 1 of 1, "
-                        "started in the stage's last backward) across the replicas failed"));
-  EXPECT_THAT(rank1_error, HasSubstr("rank 3")) << rank1_error;
+  // Its one bucket started as its last backward (1B3) finished the gradients, so that
+  // all-reduce fails, or — when rank 3 had done its part before it was killed — the next
+  // collective with rank 3 does: averaging the loss at the step's end.
+  const bool gradients = rank1_error.find(
+                             "action 1B3: the all-reduce of stage 1's gradients (bucket 1 of 1, "
+                             "started in the stage's last backward) across the replicas "
+                             "failed") != std::string::npos;
+  const bool loss = rank1_error.find(
+                        "action 1REDUCE_GRAD: averaging the loss across the "
+                        "replicas") != std::string::npos;
+  EXPECT_TRUE(gradients || loss) << rank1_error;
+  EXPECT_THAT(rank1_error, HasSubstr("peer rank 3 closed the connection")) << rank1_error;
   EXPECT_THAT(out, testing::Not(HasSubstr("timed out")));
   EXPECT_THAT(out, HasSubstr("launch: rank 3 failed first (killed by signal"));
 }

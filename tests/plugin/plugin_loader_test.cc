@@ -136,7 +136,7 @@ TEST(PluginLoader, RefusesWrongAbiMajorNamingBothVersions) {
 // ABI 1.1 appended `capabilities`: a descriptor that ends before it (as 1.0's did) loads and
 // can do nothing extra (the loader does not read past its descriptor; the bits behind it
 // here are garbage on purpose), while a shorter one is refused.
-TEST(PluginLoader, LoadsAnAbi10PluginWithoutCapabilities) {
+TEST(PluginLoader, LoadsADescriptorThatEndsBeforeCapabilities) {
   const auto plugin =
       baton::load_plugin_file(path_of(PluginKind::kSchedule, "test-abi-1-0"), nullptr);
   EXPECT_EQ(baton::plugin_capabilities(plugin->descriptor()), 0u);

@@ -196,4 +196,49 @@ TEST(SplitBackward, WeightSharedWithTheInputPathFallsBackToFullBackward) {
   expect_all_close(grads_of(params), expected_grads);
 }
 
+// What data parallelism starts its all-reduces on: W reports each parameter exactly once, and
+// only when its gradient is final — at the report it already equals what plain autograd
+// gives. A weight used twice (tied, on two weight paths) is reported after its second use;
+// a split that fell back to the full backward reports every parameter.
+TEST(SplitBackward, WeightReportsEachParameterOnceWhenItsGradientIsFinal) {
+  torch::manual_seed(5);
+  torch::nn::Linear first(6, 6), tied(6, 6);
+  std::vector<torch::Tensor> params = first->parameters();
+  for (const auto& p : tied->parameters()) params.push_back(p);
+  const torch::Tensor x = torch::randn({3, 6}), g = torch::randn({3, 6});
+  // `tied` is applied on two parallel paths: its weight gets gradient from two weight roots.
+  auto forward = [&](const torch::Tensor& in) {
+    const torch::Tensor h = first(in);
+    return tied(h) + tied(h * 2);
+  };
+  torch::Tensor a = x.clone().requires_grad_(true);
+  autograd_backward({forward(a)}, {g}, {a});
+  const auto expected = grads_of(params);
+  zero_grads(params);
+
+  torch::Tensor b = x.clone().requires_grad_(true);
+  baton::SplitBackward split({forward(b)}, {b}, params);
+  ASSERT_TRUE(split.is_split());
+  split.backward_input({g});
+  std::vector<int> reports(params.size(), 0);
+  split.backward_weight([&](std::size_t id) {
+    ASSERT_LT(id, params.size());
+    ++reports[id];
+    EXPECT_TRUE(torch::allclose(params[id].grad(), expected[id], 1e-5, 1e-6))
+        << "parameter " << id << " reported before its gradient was final";
+  });
+  EXPECT_EQ(reports, std::vector<int>(params.size(), 1));
+
+  // The fallback (the weight also scales the input): I did everything, W reports all.
+  zero_grads(params);
+  auto shared_forward = [&](const torch::Tensor& in) { return first(in * first->weight.sum()); };
+  torch::Tensor c = x.clone().requires_grad_(true);
+  baton::SplitBackward fallback({shared_forward(c)}, {c}, first->parameters());
+  ASSERT_FALSE(fallback.is_split());
+  fallback.backward_input({g});
+  std::vector<std::size_t> reported;
+  fallback.backward_weight([&](std::size_t id) { reported.push_back(id); });
+  EXPECT_EQ(reported, (std::vector<std::size_t>{0, 1}));
+}
+
 }  // namespace

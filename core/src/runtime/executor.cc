@@ -114,9 +114,15 @@ struct PipelineExecutor::Impl {
   void run_compute(const Action& action, int timestep) {
     const double started = spans.now();
     waited_in_action = 0.0;
-    reducer.before_compute(timestep);
-    compute.run(action);
-    reducer.after_compute();
+    {
+      // Listening for final gradients ends with the action, however it ends.
+      struct Listening {
+        GradientReducer& reducer;
+        ~Listening() { reducer.after_compute(); }
+      } listening{reducer};
+      reducer.before_compute(timestep);
+      compute.run(action);
+    }
     comms.release_completed_sends();
     if (spans.observed()) reducer.poll();
     spans.add(SpanKind::kCompute, started + waited_in_action, spans.now(), action);

@@ -80,6 +80,13 @@ void GradientReducer::join(Transport* transport, const Plan& plan,
     for (const auto& named : entry.second->named_parameters()) {
       const at::Tensor& param = named.second;
       if (param.requires_grad()) {
+        if (!param.is_leaf()) {
+          throw Error("data parallelism: parameter '" + named.first + "' of stage " +
+                      std::to_string(stage) +
+                      " is computed from other tensors (not a leaf), so it has no gradient of "
+                      "its own to average across the replicas; register it as a parameter "
+                      "of the module instead");
+        }
         std::shared_ptr<torch::autograd::Node> accumulator =
             torch::autograd::impl::grad_accumulator(param);
         const std::uintptr_t key =
@@ -137,7 +144,8 @@ void GradientReducer::allocate_buckets(const std::map<int, std::shared_ptr<Stage
     }
     for (Bucket& bucket : stage_buckets) {
       const at::Tensor& last = bucket.params.back();
-      bucket.flat = at::empty({bucket.offsets.back() + last.numel()}, last.options());
+      // Zeros: a frozen parameter's slot is never copied into and must sum to zero.
+      bucket.flat = at::zeros({bucket.offsets.back() + last.numel()}, last.options());
       bucket.copied.assign(bucket.params.size(), false);
     }
   }
@@ -167,9 +175,14 @@ void GradientReducer::begin_step() {
   listening_.clear();
   for (auto& entry : buckets_) {
     for (Bucket& bucket : entry.second) {
-      std::fill(bucket.copied.begin(), bucket.copied.end(), false);
       bucket.copied_count = 0;
       bucket.started = false;
+      // A frozen parameter never gets a gradient (nor a hook): its zeros are in place, so it
+      // must not hold its bucket, and every later one, back until REDUCE_GRAD.
+      for (std::size_t i = 0; i < bucket.params.size(); ++i) {
+        bucket.copied[i] = !bucket.params[i].requires_grad();
+        bucket.copied_count += bucket.copied[i] ? 1 : 0;
+      }
     }
     next_bucket_[entry.first] = 0;
   }
@@ -212,8 +225,19 @@ void GradientReducer::copy_gradient(Bucket& bucket, std::size_t index) {
 }
 
 void GradientReducer::start(int stage, Bucket& bucket, int timestep, bool at_reduce_grad) {
-  pending_.push_back({&bucket, transport_->iallreduce(group_, {bucket.flat}), stage, timestep,
-                      at_reduce_grad, spans_.now(), -1.0});
+  std::unique_ptr<Work> work;
+  try {
+    work = transport_->iallreduce(group_, {bucket.flat});
+  } catch (const std::exception& error) {
+    // Possibly inside the backward (an accumulator's hook): say what was being started.
+    const auto& stage_buckets = buckets_.at(stage);
+    throw Error(
+        "starting the all-reduce of stage " + std::to_string(stage) + "'s gradients (bucket " +
+        std::to_string(static_cast<std::size_t>(&bucket - stage_buckets.data()) + 1) + " of " +
+        std::to_string(stage_buckets.size()) + ") across the replicas failed: " + error.what());
+  }
+  pending_.push_back(
+      {&bucket, std::move(work), stage, timestep, at_reduce_grad, spans_.now(), -1.0});
   bucket.started = true;
 }
 

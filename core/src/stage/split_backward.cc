@@ -317,6 +317,10 @@ void SplitBackward::backward_weight(const GradientFinal& on_final) {
       }
     }
   }
+  if (!s.split && on_final) {
+    // I ran the full backward: every gradient of this microbatch is in already.
+    for (std::size_t id = 0; id < s.params.size(); ++id) on_final(id);
+  }
   // The graph (and the activations it holds) is released here.
   s.weight_roots.clear();
   s.outputs.clear();

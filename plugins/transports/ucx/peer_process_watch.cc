@@ -8,10 +8,12 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include "baton/error.h"
+#include "baton/log.h"
 
 namespace baton_ucx {
 namespace {
@@ -25,15 +27,9 @@ std::string machine_identity() {
          std::to_string(pid_namespace.st_ino);
 }
 
-int open_pidfd(pid_t pid) {
-#ifdef SYS_pidfd_open
-  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-#else
-  (void)pid;
-  errno = ENOSYS;
-  return -1;
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434  // the same number on every architecture (Linux 5.3)
 #endif
-}
 
 }  // namespace
 
@@ -68,16 +64,24 @@ PeerProcessWatch::~PeerProcessWatch() {
   ::close(wake_fd_);
 }
 
-bool PeerProcessWatch::watch(int peer, pid_t pid) {
-  const int fd = open_pidfd(pid);
+int PeerProcessWatch::open(pid_t pid) {
+  return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+}
+
+bool PeerProcessWatch::available() {
+  const int fd = open(::getpid());
   if (fd < 0) return false;
+  ::close(fd);
+  return true;
+}
+
+void PeerProcessWatch::watch(int peer, pid_t pid, int fd) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     watched_.push_back({peer, pid, fd});
   }
   const std::uint64_t one = 1;
   (void)!::write(wake_fd_, &one, sizeof(one));
-  return true;
 }
 
 void PeerProcessWatch::run() {
@@ -89,7 +93,12 @@ void PeerProcessWatch::run() {
       if (stopping_) return;
       for (const Watched& watched : watched_) fds.push_back({watched.fd, POLLIN, 0});
     }
-    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) return;
+    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) {
+      BATON_LOG_WARN("ucx", "watching the local peers' processes stopped: poll failed: "
+                                << std::strerror(errno)
+                                << "; a peer that dies now shows as a wait's timeout");
+      return;
+    }
     if (fds[0].revents != 0) {
       std::uint64_t count = 0;
       (void)!::read(wake_fd_, &count, sizeof(count));

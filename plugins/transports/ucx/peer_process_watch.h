@@ -35,9 +35,14 @@ class PeerProcessWatch {
   PeerProcessWatch(const PeerProcessWatch&) = delete;
   PeerProcessWatch& operator=(const PeerProcessWatch&) = delete;
 
-  // Watches `pid` for `peer`. False when it cannot (the process is gone already, or pidfds
-  // are not available): the caller then needs another way to see the peer fail.
-  bool watch(int peer, pid_t pid);
+  // A pidfd of `pid`, or -1 when it cannot be had (the process is gone already, or pidfds are
+  // not available: a kernel before 5.3, a seccomp profile that refuses the call). The caller
+  // then needs another way to see the peer fail.
+  static int open(pid_t pid);
+  // Whether this process can open pidfds at all (of itself).
+  static bool available();
+  // Watches `fd` (from open(), owned from here on) for `peer`.
+  void watch(int peer, pid_t pid, int fd);
 
  private:
   struct Watched {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "baton/plugin_implementation.h"
+#include "peer_process_watch.h"
 #include "ucx_transport.h"
 
 namespace {
@@ -102,7 +103,10 @@ std::unique_ptr<baton::PluginObject> make_transport(const baton::ParamValues& pa
     const char* set_devices = std::getenv("UCX_NET_DEVICES");
     const bool every_rank_here =
         (set_devices != nullptr ? std::string(set_devices) : options.net_devices) == "lo";
-    options.excluded_transports = every_rank_here ? "cma,tcp" : "cma";
+    // Without pidfds (a kernel before 5.3, a seccomp profile that refuses the call) local
+    // peers cannot be watched: TCP stays, for UCX's own detection.
+    options.excluded_transports =
+        every_rank_here && baton_ucx::PeerProcessWatch::available() ? "cma,tcp" : "cma";
   }
   return std::make_unique<baton_ucx::UcxTransport>(options);
 }

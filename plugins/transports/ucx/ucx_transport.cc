@@ -181,9 +181,12 @@ void UcxTransport::connect_peers(const baton::TransportContext& ctx,
     // A peer on this machine is watched through its process, so its endpoint can leave
     // UCX free to use shared memory; one in this very process cannot die apart from it.
     bool watched = false;
+    pid_t pid = 0;
+    int pidfd = -1;
     if (options_.detect_peer_failure) {
-      const pid_t pid = PeerProcessWatch::local_pid(std::string(process.begin(), process.end()));
-      watched = pid > 0 && (pid == ::getpid() || process_watch_->watch(peer, pid));
+      pid = PeerProcessWatch::local_pid(std::string(process.begin(), process.end()));
+      if (pid > 0 && pid != ::getpid()) pidfd = PeerProcessWatch::open(pid);
+      watched = pid > 0 && (pid == ::getpid() || pidfd >= 0);
     }
     auto link = std::make_unique<Peer>();
     link->owner = this;
@@ -196,16 +199,21 @@ void UcxTransport::connect_peers(const baton::TransportContext& ctx,
       // nothing else, connect without that (a dead peer then shows as a wait's timeout).
       status = create_endpoint(address, link.get(), false);
       if (status == UCS_OK) {
-        BATON_LOG_WARN("ucx", "no transport in UCX_TLS can report a failed peer to rank "
-                                  << peer
-                                  << "; connected without failure detection (a dead peer shows "
-                                     "as a timeout)");
+        BATON_LOG_WARN("ucx",
+                       "neither this rank's watch of local processes (pidfd) nor a "
+                       "transport in UCX_TLS can report a failed peer to rank "
+                           << peer
+                           << "; connected without failure detection (a dead peer shows "
+                              "as a timeout)");
       }
     }
     if (status != UCS_OK) {
+      if (pidfd >= 0) ::close(pidfd);
       throw baton::TransportError(failed + "ucp_ep_create: " + status_text(status));
     }
     peers_[peer] = std::move(link);  // with the endpoint, so its error handler finds it
+    // Watched only now: an exit seen before the link existed would have nowhere to go.
+    if (pidfd >= 0) process_watch_->watch(peer, pid, pidfd);
   }
 
   // Flushing an endpoint completes its wire-up, so an unreachable peer fails here, within

@@ -45,7 +45,8 @@ class BATON_API SplitBackward {
   // I: returns the gradients of the inputs; keeps what W needs.
   std::vector<at::Tensor> backward_input(const std::vector<at::Tensor>& output_grads);
   // Called with a parameter's index in `params` once W has added the last of its gradient
-  // (data parallelism posts the all-reduce of a bucket whose gradients are all final).
+  // (data parallelism posts the all-reduce of a bucket whose gradients are all final); when
+  // the backward was not split, for every parameter (I added them all).
   using GradientFinal = std::function<void(std::size_t param_index)>;
 
   // W: accumulates the parameter gradients into .grad and releases the graph.
