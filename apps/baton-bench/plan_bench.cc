@@ -251,8 +251,7 @@ void print_table(const std::string& schedule, const PlanBenchOptions& options,
     // Linear: the cost per action stays put as the plan grows.
     const SizeReport& first = sizes.front();
     const SizeReport& last = sizes.back();
-    const double growth = per_action(static_cast<double>(last.actions), 1) /
-                          per_action(static_cast<double>(first.actions), 1);
+    const double growth = static_cast<double>(last.actions) / static_cast<double>(first.actions);
     std::cout << "\nfrom the first size to the last (" << std::setprecision(1) << growth
               << "x the actions), per action:\n";
     for (std::size_t i = 0; i < first.phases.size(); ++i) {

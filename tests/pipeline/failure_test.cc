@@ -297,6 +297,31 @@ TEST(PipelineFailure, ALaunchedRunListensOnLoopbackOnly) {
   }
 }
 
+// Two `baton run` ranks with torchrun's variables (no launcher to stop the others when one
+// dies), each a long MLP run over UCX in the background with `extra` settings, marked in its
+// environment by `mark` and its rank; DIR/rank<r>.out holds its output and, last, "exit
+// <status>". True once rank 0 trains.
+bool start_torchrun_ucx_ranks(const std::string& dir, const std::string& mark,
+                              const std::string& extra) {
+  baton_test::run_command("rm -rf '" + dir + "' && mkdir -p '" + dir + "'");
+  const std::string port = std::to_string(baton_test::unused_loopback_port());
+  for (int rank = 0; rank < 2; ++rank) {
+    const std::string out = dir + "/rank" + std::to_string(rank) + ".out";
+    baton_test::run_command(
+        "(env " + mark + std::to_string(rank) + " RANK=" + std::to_string(rank) +
+        " WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port +
+        " timeout -k 5 120 " + kBaton + " run --no-env --set transport.name=ucx" + extra +
+        " --set run.steps=100000 --set checkpoint.enabled=false --set trace.enabled=false" +
+        " --set model.name=mlp --set data.source=synthetic --set run.output_dir=" + dir +
+        "/runs > '" + out + "' 2>&1; echo \"exit $?\" >> '" + out + "') > /dev/null 2>&1 &");
+  }
+  for (int i = 0; i < 600; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (file_text(dir + "/rank0.out").find("step 1") != std::string::npos) return true;
+  }
+  return false;
+}
+
 // Ranks another launcher started (torchrun's variables) that meet on a loopback address all
 // run here: UCX listens on loopback too (it listened on every device before), and the store
 // only on the address it was given. With UCX's default (peer failure detection, by watching
@@ -312,25 +337,11 @@ TEST(PipelineFailure, RanksMeetingOnLoopbackUnderAnotherLauncherListenOnLoopback
         Case{"no-detection", " --set transport.params.peer_failure_detection=false", 3}}) {
     SCOPED_TRACE(c.name);
     const std::string dir = ::testing::TempDir() + "/torchrun-listeners-" + c.name;
-    baton_test::run_command("rm -rf '" + dir + "' && mkdir -p '" + dir + "'");
     const std::string mark =
-        "BATON_TEST_MARK=" + std::to_string(::getpid()) + "-listeners-" + c.name;
-    const std::string port = std::to_string(baton_test::unused_loopback_port());
-    for (int rank = 0; rank < 2; ++rank) {
-      baton_test::run_command(
-          "(env " + mark + " RANK=" + std::to_string(rank) +
-          " WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port +
-          " timeout -k 5 90 " + kBaton + " run --no-env --set transport.name=ucx" + c.extra +
-          " --set run.steps=100000 --set checkpoint.enabled=false --set trace.enabled=false" +
-          " --set model.name=mlp --set data.source=synthetic --set run.output_dir=" + dir +
-          "/runs > '" + dir + "/rank" + std::to_string(rank) + ".out' 2>&1 &)");
-    }
-    bool training = false;
-    for (int i = 0; i < 600 && !training; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      training = file_text(dir + "/rank0.out").find("step 1") != std::string::npos;
-    }
-    const std::vector<std::string> pids = pids_with_environment(mark);
+        "BATON_TEST_MARK=" + std::to_string(::getpid()) + "-listeners-" + c.name + "-";
+    const bool training = start_torchrun_ucx_ranks(dir, mark, c.extra);
+    std::vector<std::string> pids = pids_with_environment(mark + "0");
+    for (const auto& pid : pids_with_environment(mark + "1")) pids.push_back(pid);
     const auto sockets = baton_test::run_command("ss -Hltnp");
     for (const auto& pid : pids) ::kill(std::atoi(pid.c_str()), SIGKILL);
     ASSERT_TRUE(training) << file_text(dir + "/rank0.out") << file_text(dir + "/rank1.out");
@@ -349,25 +360,9 @@ TEST(PipelineFailure, RanksMeetingOnLoopbackUnderAnotherLauncherListenOnLoopback
 // local ranks on shared memory and watches the peer's process instead of the network.
 TEST(PipelineFailure, UcxOnSharedMemoryStopsTheSurvivorWhenItsPeerIsKilled) {
   const std::string dir = ::testing::TempDir() + "/ucx-shm-peer-killed";
-  baton_test::run_command("rm -rf '" + dir + "' && mkdir -p '" + dir + "'");
   const std::string mark = "BATON_TEST_MARK=" + std::to_string(::getpid()) + "-shm-killed-";
-  const std::string port = std::to_string(baton_test::unused_loopback_port());
-  for (int rank = 0; rank < 2; ++rank) {
-    baton_test::run_command(
-        "(env " + mark + std::to_string(rank) + " RANK=" + std::to_string(rank) +
-        " WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + port +
-        " timeout -k 5 120 " + kBaton + " run --no-env --set transport.name=ucx" +
-        " --set world.heartbeat_s=0 --set world.timeout_s=600 --set run.steps=100000" +
-        " --set checkpoint.enabled=false --set trace.enabled=false --set model.name=mlp" +
-        " --set data.source=synthetic --set run.output_dir=" + dir + "/runs > '" + dir + "/rank" +
-        std::to_string(rank) + ".out' 2>&1; echo \"exit $?\" >> '" + dir + "/rank" +
-        std::to_string(rank) + ".out') > /dev/null 2>&1 &");
-  }
-  bool training = false;
-  for (int i = 0; i < 600 && !training; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    training = file_text(dir + "/rank0.out").find("step 1") != std::string::npos;
-  }
+  const bool training =
+      start_torchrun_ucx_ranks(dir, mark, " --set world.heartbeat_s=0 --set world.timeout_s=600");
   // The rank itself, not the `timeout` that started it (which carries the mark too).
   std::string victim, survivor;
   for (int rank = 0; rank < 2; ++rank) {

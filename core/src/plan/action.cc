@@ -212,10 +212,6 @@ SubActions::SubActions(SubActions&& other) noexcept = default;
 SubActions& SubActions::operator=(SubActions&& other) noexcept = default;
 SubActions::~SubActions() = default;
 
-void SubActions::clear() {
-  parts_.reset();
-}
-
 // What a plan slot costs (std::optional<Action>: 32 bytes).
 static_assert(sizeof(Action) <= 24, "an Action is three ints and one pointer");
 

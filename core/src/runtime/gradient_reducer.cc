@@ -146,7 +146,10 @@ void GradientReducer::allocate_buckets(const std::map<int, std::shared_ptr<Stage
       const at::Tensor& last = bucket.params.back();
       // Zeros: a frozen parameter's slot is never copied into and must sum to zero.
       bucket.flat = at::zeros({bucket.offsets.back() + last.numel()}, last.options());
-      bucket.copied.assign(bucket.params.size(), false);
+      for (const at::Tensor& param : bucket.params) {
+        bucket.frozen.push_back(!param.requires_grad());
+        bucket.frozen_count += bucket.frozen.back() ? 1 : 0;
+      }
     }
   }
 }
@@ -172,17 +175,13 @@ void GradientReducer::find_last_backwards(const Plan& plan) {
 
 void GradientReducer::begin_step() {
   pending_.clear();
-  listening_.clear();
   for (auto& entry : buckets_) {
     for (Bucket& bucket : entry.second) {
-      bucket.copied_count = 0;
+      // A frozen parameter counts as copied: it must not hold its bucket, and every later
+      // one, back until REDUCE_GRAD.
+      bucket.copied = bucket.frozen;
+      bucket.copied_count = bucket.frozen_count;
       bucket.started = false;
-      // A frozen parameter never gets a gradient (nor a hook): its zeros are in place, so it
-      // must not hold its bucket, and every later one, back until REDUCE_GRAD.
-      for (std::size_t i = 0; i < bucket.params.size(); ++i) {
-        bucket.copied[i] = !bucket.params[i].requires_grad();
-        bucket.copied_count += bucket.copied[i] ? 1 : 0;
-      }
     }
     next_bucket_[entry.first] = 0;
   }
@@ -230,15 +229,19 @@ void GradientReducer::start(int stage, Bucket& bucket, int timestep, bool at_red
     work = transport_->iallreduce(group_, {bucket.flat});
   } catch (const std::exception& error) {
     // Possibly inside the backward (an accumulator's hook): say what was being started.
-    const auto& stage_buckets = buckets_.at(stage);
-    throw Error(
-        "starting the all-reduce of stage " + std::to_string(stage) + "'s gradients (bucket " +
-        std::to_string(static_cast<std::size_t>(&bucket - stage_buckets.data()) + 1) + " of " +
-        std::to_string(stage_buckets.size()) + ") across the replicas failed: " + error.what());
+    throw Error("starting the all-reduce of " + bucket_text(stage, bucket) +
+                ") across the replicas failed: " + error.what());
   }
   pending_.push_back(
       {&bucket, std::move(work), stage, timestep, at_reduce_grad, spans_.now(), -1.0});
   bucket.started = true;
+}
+
+std::string GradientReducer::bucket_text(int stage, const Bucket& bucket) const {
+  const std::vector<Bucket>& stage_buckets = buckets_.at(stage);
+  return "stage " + std::to_string(stage) + "'s gradients (bucket " +
+         std::to_string(static_cast<std::size_t>(&bucket - stage_buckets.data()) + 1) + " of " +
+         std::to_string(stage_buckets.size());
 }
 
 void GradientReducer::start_complete_buckets(int stage) {
@@ -283,12 +286,9 @@ double GradientReducer::finish() {
       pending.work->wait(timeout_);
       if (pending.completed_at < 0) pending.completed_at = spans_.now();
     } catch (const std::exception& error) {
-      const auto& stage_buckets = buckets_.at(pending.stage);
-      const std::size_t index = static_cast<std::size_t>(pending.bucket - stage_buckets.data());
       throw ReductionFailure(
           pending.timestep,
-          "the all-reduce of stage " + std::to_string(pending.stage) + "'s gradients (bucket " +
-              std::to_string(index + 1) + " of " + std::to_string(stage_buckets.size()) +
+          "the all-reduce of " + bucket_text(pending.stage, *pending.bucket) +
               (pending.at_reduce_grad ? ", started at REDUCE_GRAD"
                                       : ", started in the stage's last backward") +
               ") across the replicas failed: " + error.what());

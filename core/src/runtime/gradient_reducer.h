@@ -85,6 +85,9 @@ class GradientReducer {
     std::vector<at::Tensor> params;
     std::vector<std::int64_t> offsets;  // of each parameter's gradient in `flat`
     at::Tensor flat;
+    // Frozen parameters: no gradient, no hook; their zeros are in `flat` from the start.
+    std::vector<bool> frozen;
+    std::size_t frozen_count = 0;
     // This step's: which gradients are in `flat` already, and whether it was started.
     std::vector<bool> copied;
     std::size_t copied_count = 0;
@@ -111,6 +114,8 @@ class GradientReducer {
   void find_last_backwards(const Plan& plan);
   void copy_gradient(Bucket& bucket, std::size_t index);
   void start(int stage, Bucket& bucket, int timestep, bool at_reduce_grad);
+  // "stage 1's gradients (bucket 2 of 3", for errors.
+  std::string bucket_text(int stage, const Bucket& bucket) const;
   // Starts the stage's next buckets, in order, while their gradients are all copied.
   void start_complete_buckets(int stage);
 

@@ -18,13 +18,19 @@
 namespace baton_ucx {
 namespace {
 
-std::string machine_identity() {
+std::string read_machine_identity() {
   std::string boot_id;
   std::ifstream("/proc/sys/kernel/random/boot_id") >> boot_id;
   struct stat pid_namespace {};
   if (boot_id.empty() || ::stat("/proc/self/ns/pid", &pid_namespace) != 0) return "";
   return boot_id + "/" + std::to_string(pid_namespace.st_dev) + ":" +
          std::to_string(pid_namespace.st_ino);
+}
+
+// Read once: neither changes while the process runs.
+const std::string& machine_identity() {
+  static const std::string identity = read_machine_identity();
+  return identity;
 }
 
 #ifndef SYS_pidfd_open
@@ -38,7 +44,7 @@ std::string PeerProcessWatch::this_process() {
 }
 
 pid_t PeerProcessWatch::local_pid(const std::string& published) {
-  const std::string identity = machine_identity();
+  const std::string& identity = machine_identity();
   std::istringstream in(published);
   std::string theirs;
   long long pid = 0;

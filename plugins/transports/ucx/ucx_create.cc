@@ -3,13 +3,12 @@
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
-#include <sched.h>
 
-#include <algorithm>
 #include <cstdlib>
 #include <string>
 
 #include "baton/plugin_implementation.h"
+#include "baton/runtime/compute_environment.h"
 #include "peer_process_watch.h"
 #include "ucx_transport.h"
 
@@ -60,13 +59,6 @@ int local_ranks() {
   return 1;
 }
 
-int cpus_available() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return 1;
-}
-
 // progress_poll_us: a number, or auto. The progress thread polls beside the rank's compute:
 // on a machine whose CPUs the ranks share (fewer than two a rank) every microsecond it polls
 // is taken from a rank that computes (the reference MLP's step over UCX: 46 ms polling, 41
@@ -74,7 +66,7 @@ int cpus_available() {
 std::chrono::microseconds progress_poll(const baton::ParamValues& params) {
   const std::string& text = params.get_string("progress_poll_us");
   if (text == "auto") {
-    return std::chrono::microseconds(cpus_available() >= 2 * local_ranks() ? 100 : 0);
+    return std::chrono::microseconds(baton::cpus_available() >= 2 * local_ranks() ? 100 : 0);
   }
   char* end = nullptr;
   const long long value = std::strtoll(text.c_str(), &end, 10);

@@ -53,7 +53,6 @@ class BATON_API SubActions {
   bool empty() const { return parts_ == nullptr || parts_->empty(); }
   std::size_t size() const { return parts_ == nullptr ? 0 : parts_->size(); }
   void push_back(Action action);
-  void clear();
   Action& operator[](std::size_t index);
   const Action& operator[](std::size_t index) const;
   Action* data();
