@@ -123,6 +123,7 @@ struct PipelineExecutor::Impl {
       reducer.before_compute(timestep);
       compute.run(action);
     }
+    comms.after_compute(timestep);
     comms.release_completed_sends();
     if (spans.observed()) reducer.poll();
     spans.add(SpanKind::kCompute, started + waited_in_action, spans.now(), action);

@@ -1,9 +1,11 @@
 // Internal: the transfers of one step on one rank. It posts each run of adjacent SEND/RECV
 // actions as one batch, decides when the step's receives go out (the receive-posting
-// policy), waits for a receive right before the compute that needs it, lets go of a send's
-// data as soon as it completed, and at the step's end waits for every send and checks that
-// no receive went unused. Every posted operation carries its own destination, so a batch's
-// results are handed out without index arithmetic.
+// policy) and into which receive buffers (slots reused across microbatches: recv_buffers.h),
+// waits for a receive right before the compute that needs it, gives its buffers back after
+// the last computation that reads them, lets go of a send's data as soon as it completed, and
+// at the step's end waits for every send and checks that no receive went unused. Every posted
+// operation carries its own destination, so a batch's results are handed out without index
+// arithmetic.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -38,7 +40,9 @@ class StepComms {
   Transport* transport() const { return transport_.get(); }
   int transport_rank(int pipeline_rank) const { return rank_offset_ + pipeline_rank; }
 
-  // Set up: one buffer set per receive of the plan, from the stages' exchanged metadata.
+  // Set up: the receive buffers of every (stage, direction) this rank receives, from the
+  // stages' exchanged metadata, as many as the plan keeps in use at once plus a few posted
+  // ahead.
   void allocate_buffers(const std::map<int, std::vector<TensorMeta>>& input_metas,
                         const std::map<int, std::vector<TensorMeta>>& output_metas);
   const RecvBuffers& buffers() const { return buffers_; }
@@ -47,11 +51,15 @@ class StepComms {
   // Posts `run` (adjacent SEND/RECV actions of the plan) as one batch, and the step's
   // receives with it when the policy says it is time.
   void post_run(const std::vector<Action>& run, const Outgoing& outgoing);
-  // Waits for `receive` (RECV_F or RECV_B) and returns its buffers. Throws unless an earlier
-  // step of the plan posted it; `before_wait` (may be empty) runs once it is known to be.
+  // Waits for `receive` (RECV_F or RECV_B) and returns its buffers. Throws unless the plan
+  // receives it (before this point, when receives are posted in plan order); `before_wait`
+  // (may be empty) runs once it is known to be.
   const std::vector<at::Tensor>& await(const Action& receive,
                                        const std::function<void()>& before_wait);
-  // Drops the data of the sends that completed, oldest first.
+  // The compute action at plan step `timestep` finished: the receive buffers it read for the
+  // last time go back to their pool, and receives waiting for a buffer are posted.
+  void after_compute(int timestep);
+  // Drops the data of the sends that completed, oldest first (a buffer they held may free).
   void release_completed_sends();
   // Waits for every send of the step; throws if a posted receive was never used.
   void finish_step();
@@ -71,11 +79,37 @@ class StepComms {
     at::Tensor data;  // a send's tensor
   };
 
+  // One receive of the plan on this rank, and which computations read its buffers.
+  struct PlannedReceive {
+    Action action;        // RECV_F or RECV_B
+    std::size_t queue;    // index in queues_
+    int step;             // plan step of the RECV action
+    int first_read = -1;  // plan step of the computation that waits for it (-1: none)
+    int last_read = -1;   // plan step of the last computation that reads it (-1: none)
+  };
+  // The receives of one (stage, direction), in plan order: posted in that order.
+  struct ReceiveQueue {
+    int stage;
+    FlowDirection direction;
+    std::vector<std::size_t> receives;  // indices in planned_
+    std::size_t next = 0;               // per step: the first not yet posted
+  };
+
   static ReceiveKey key_of(const Action& receive);
   int rank_of(int stage) const { return plan_.stage_to_rank.at(static_cast<std::size_t>(stage)); }
   Transport& require_transport();
+  void plan_receives();
   void post(const std::vector<Action>& actions, const Outgoing& outgoing);
-  void post_step_receives();
+  // Adds the operations of a receive into `slot` to a batch.
+  void add_receive(const Action& receive, int slot, std::vector<P2POp>* ops,
+                   std::vector<Destination>* destinations);
+  void post_batch(std::vector<P2POp>& ops, std::vector<Destination>& destinations);
+  // Tag matching: posts, in order, every receive of the step that a free buffer can take.
+  void post_ready_receives();
+  // Tag matching: posts `queue`'s receives up to and including `index` (in queue.receives),
+  // into new buffers if none is free, because a computation needs the last of them now.
+  void post_through(ReceiveQueue& queue, std::size_t index);
+  void give_back_all();
 
   int rank_;
   const Plan& plan_;
@@ -84,13 +118,18 @@ class StepComms {
   std::chrono::milliseconds timeout_;
   StepSpans& spans_;
   RecvBuffers buffers_;
-  // The transport matches receives by tag: every receive of a step is posted at once.
+  // The transport matches receives by tag: receives are posted ahead of the plan, as soon as
+  // a buffer is free, from the rank's first communication of the step on.
   bool receives_match_by_tag_ = false;
-  std::vector<Action> step_receives_;  // this rank's RECV actions, in plan order
+  std::vector<PlannedReceive> planned_;  // this rank's receives, in plan order
+  std::map<ReceiveKey, std::size_t> planned_index_;
+  std::vector<ReceiveQueue> queues_;
+  std::vector<std::vector<std::size_t>> last_read_at_;  // plan step -> receives read last there
 
   // Per step.
   int training_step_ = 0;
-  bool receives_posted_ = false;
+  bool communicating_ = false;         // the rank's first communication of the step has happened
+  std::map<ReceiveKey, int> slot_of_;  // receives posted and not yet given back
   std::map<ReceiveKey, std::vector<std::unique_ptr<Work>>> pending_receives_;
   // Sends in posting order, each with its data, which stays alive until the send completes
   // (then it is released at once: a step of many microbatches does not hold them all).
