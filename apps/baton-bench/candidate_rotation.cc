@@ -83,8 +83,9 @@ std::unique_ptr<CandidatePipeline> set_up_candidate(
   candidate->seed = settings.seed;
   candidate->pipeline = build_rank_pipeline(config, plan_rank(config, world), world, store,
                                             settings, std::move(pipeline_options));
-  candidate->inputs = candidate->pipeline->first_batch.inputs;
-  candidate->targets = candidate->pipeline->first_batch.targets;
+  baton_models::Batch batch = candidate->pipeline->batches->batch(1);
+  candidate->inputs = std::move(batch.inputs);
+  candidate->targets = std::move(batch.targets);
   candidate->pipeline->executor->setup(candidate->inputs);
   return candidate;
 }

@@ -2,17 +2,32 @@
 
 #include <ATen/Parallel.h>
 
+#include <algorithm>
+#include <string>
+
+#include "baton/error.h"
+
 namespace baton_models {
 
-BatchPrefetcher::BatchPrefetcher(const BatchSource& source, bool keep_inputs, bool keep_targets)
+BatchPrefetcher::BatchPrefetcher(const BatchSource& source, int microbatches, bool keep_inputs,
+                                 bool keep_targets, int ahead)
     : source_(source),
+      microbatches_(microbatches),
+      rows_(microbatches > 0 ? source.rows_per_step() / microbatches : 0),
       keep_inputs_(keep_inputs),
       keep_targets_(keep_targets),
-      worker_([this, threads = at::get_num_threads()] {
-        // OpenMP's thread count is per thread: the worker follows the rank's (run.threads).
-        at::set_num_threads(threads);
-        work();
-      }) {}
+      ahead_(std::max(ahead, 0)) {
+  if (microbatches < 1 || source.rows_per_step() % microbatches != 0) {
+    throw baton::Error("a batch of " + std::to_string(source.rows_per_step()) +
+                       " rows does not split into " + std::to_string(microbatches) +
+                       " microbatches");
+  }
+  worker_ = std::thread([this, threads = at::get_num_threads()] {
+    // OpenMP's thread count is per thread: the worker follows the rank's (run.threads).
+    at::set_num_threads(threads);
+    work();
+  });
+}
 
 BatchPrefetcher::~BatchPrefetcher() {
   {
@@ -23,56 +38,87 @@ BatchPrefetcher::~BatchPrefetcher() {
   worker_.join();
 }
 
-Batch BatchPrefetcher::take(int step) {
-  std::optional<Batch> batch;
-  {
-    std::unique_lock<std::mutex> lock(mutex_);
-    // Wait only for a batch already being made for this step.
-    changed_.wait(lock, [&] { return wanted_ != step || ready_step_ == step || failure_; });
-    if (ready_step_ == step && ready_) {
-      batch = std::move(ready_);
-    } else if (wanted_ == step && failure_) {
-      std::exception_ptr failure = failure_;
-      failure_ = nullptr;
-      std::rethrow_exception(failure);
-    }
-    ready_.reset();
-    ready_step_ = 0;
-    failure_ = nullptr;
-    wanted_ = step + 1;
-  }
-  changed_.notify_all();
-  if (!batch) batch = make(step);  // the first step, or after a jump (resume)
-  return std::move(*batch);
+std::vector<at::Tensor> BatchPrefetcher::inputs(int step, int microbatch) {
+  return take(std::int64_t{step - 1} * microbatches_ + microbatch, true).inputs;
 }
 
-Batch BatchPrefetcher::make(int step) const {
-  Batch batch = source_.batch(step);
-  if (!keep_inputs_) batch.inputs.clear();
-  if (!keep_targets_) batch.targets = at::Tensor();
-  return batch;
+at::Tensor BatchPrefetcher::targets(int step, int microbatch) {
+  return take(std::int64_t{step - 1} * microbatches_ + microbatch, false).targets;
+}
+
+std::int64_t BatchPrefetcher::made() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  return made_;
+}
+
+BatchPrefetcher::Made BatchPrefetcher::make(std::int64_t sequence) const {
+  Made made;
+  try {
+    const int step = static_cast<int>(sequence / microbatches_) + 1;
+    const std::int64_t microbatch = sequence % microbatches_;
+    made.batch = source_.rows(step, microbatch * rows_, rows_);
+    if (!keep_inputs_) made.batch.inputs.clear();
+    if (!keep_targets_) made.batch.targets = at::Tensor();
+  } catch (...) {
+    made.failure = std::current_exception();
+  }
+  return made;
+}
+
+Batch BatchPrefetcher::take(std::int64_t sequence, bool inputs) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  // A step's microbatches are all used within it: older ones left over (a failed step) go.
+  ready_.erase(ready_.begin(), ready_.lower_bound(sequence - sequence % microbatches_));
+  auto found = ready_.find(sequence);
+  if (found == ready_.end()) {
+    const bool coming = sequence == making_ || (sequence >= next_ && sequence <= until_);
+    if (!coming && sequence >= next_) next_ = sequence;  // a jump (the first ask, a resume)
+    if (coming || sequence >= next_) {
+      until_ = std::max(until_, sequence + ahead_);
+      changed_.notify_all();
+      changed_.wait(lock, [&] { return ready_.count(sequence) > 0; });
+    } else {
+      // Asked again after it was handed out: made here, not kept.
+      lock.unlock();
+      Made made = make(sequence);
+      lock.lock();
+      ++made_;
+      found = ready_.emplace(sequence, std::move(made)).first;
+    }
+    found = ready_.find(sequence);
+  }
+  until_ = std::max(until_, sequence + ahead_);
+  changed_.notify_all();
+  Made& made = found->second;
+  Batch part;
+  if (inputs) {
+    made.inputs_taken = true;
+    part.inputs = std::move(made.batch.inputs);
+  } else {
+    made.targets_taken = true;
+    part.targets = std::move(made.batch.targets);
+  }
+  std::exception_ptr failure = made.failure;
+  if ((made.inputs_taken || !keep_inputs_) && (made.targets_taken || !keep_targets_)) {
+    ready_.erase(found);
+  }
+  if (failure) std::rethrow_exception(failure);
+  return part;
 }
 
 void BatchPrefetcher::work() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    changed_.wait(lock, [&] { return closing_ || (wanted_ != 0 && ready_step_ != wanted_); });
+    changed_.wait(lock, [&] { return closing_ || (next_ >= 0 && next_ <= until_); });
     if (closing_) return;
-    const int step = wanted_;
+    const std::int64_t sequence = next_++;
+    making_ = sequence;
     lock.unlock();
-    std::optional<Batch> made;
-    std::exception_ptr failure;
-    try {
-      made = make(step);
-    } catch (...) {
-      failure = std::current_exception();
-    }
+    Made made = make(sequence);
     lock.lock();
-    if (wanted_ == step) {
-      ready_ = std::move(made);
-      ready_step_ = step;
-      failure_ = failure;
-    }
+    making_ = -1;
+    ++made_;
+    ready_.insert_or_assign(sequence, std::move(made));
     changed_.notify_all();
   }
 }

@@ -26,8 +26,9 @@ std::vector<at::Tensor> first_rows(const std::vector<at::Tensor>& tensors) {
   return rows;
 }
 
-// Random inputs (in the order of the model's arguments) and then targets, different every
-// step, identical on every rank (the rule is in docs/configuration.md).
+// Random rows: each row's inputs (in the order of the model's arguments) and then its target,
+// drawn by the row's own generator, different every step, identical on every rank (the rule is
+// in docs/configuration.md).
 class SyntheticBatches : public BatchSource {
  public:
   SyntheticBatches(const BuiltModel& model, std::int64_t batch_size, std::uint64_t seed,
@@ -35,38 +36,57 @@ class SyntheticBatches : public BatchSource {
       : rows_(rows),
         inputs_(model.inputs),
         value_targets_(model.value_targets),
-        target_shape_(with_rows(
-            batch_size, model.value_targets ? model.value_target_shape : model.target_shape)),
+        target_shape_(model.value_targets ? model.value_target_shape : model.target_shape),
         num_classes_(model.num_classes),
         batch_size_(batch_size),
         seed_(seed) {}
 
-  std::vector<at::Tensor> draw_inputs(at::Generator& generator) const {
-    std::vector<at::Tensor> inputs;
-    for (const InputSpec& input : inputs_) {
-      const auto shape = with_rows(batch_size_, input.shape);
-      if (at::isFloatingType(input.dtype)) {
-        inputs.push_back(at::randn(shape, generator, at::TensorOptions().dtype(input.dtype)));
-      } else if (input.dtype == at::kBool) {
-        inputs.push_back(at::randint(2, shape, generator, at::kLong).to(at::kBool));
-      } else {
-        inputs.push_back(at::randint(input.high, shape, generator, at::kLong).to(input.dtype));
-      }
-    }
-    return inputs;
+  std::int64_t rows_per_step() const override { return batch_size_ / rows_.replicas; }
+
+  Batch rows(int step, std::int64_t first, std::int64_t count) const override {
+    return draw(step, first, count, true);
   }
 
-  Batch batch(int step) const override {
-    at::Generator generator = at::detail::createCPUGenerator(step_seed(seed_, step));
-    Batch batch;
-    batch.inputs = draw_inputs(generator);
-    batch.targets = value_targets_ ? at::randn(target_shape_, generator, at::kFloat)
-                                   : at::randint(num_classes_, target_shape_, generator, at::kLong);
-    // One generator draws the whole batch (the documented rule), so a replica draws it all
-    // and keeps its rows: random numbers are cheap next to the model.
-    for (at::Tensor& input : batch.inputs) input = rows_.of(input);
-    batch.targets = rows_.of(batch.targets);
-    return batch;
+  // Without targets: the sample a model's output is learned from, before their shape is known.
+  Batch draw(int step, std::int64_t first, std::int64_t count, bool with_targets) const {
+    // Drawn in place, row by row: each row's draw is the one randn / randint of the row's
+    // shape would make (the same kernel on the same contiguous memory).
+    std::vector<at::Tensor> inputs;
+    for (const InputSpec& input : inputs_) {
+      inputs.push_back(at::empty(
+          with_rows(count, input.shape),
+          at::TensorOptions().dtype(at::isFloatingType(input.dtype) ? input.dtype : at::kLong)));
+    }
+    at::Tensor targets;
+    if (with_targets) {
+      targets = at::empty(with_rows(count, target_shape_),
+                          at::TensorOptions().dtype(value_targets_ ? at::kFloat : at::kLong));
+    }
+    const std::int64_t global_first = rows_.first(batch_size_) + first;
+    for (std::int64_t i = 0; i < count; ++i) {
+      at::Generator generator =
+          at::detail::createCPUGenerator(row_seed(seed_, step, global_first + i));
+      for (std::size_t j = 0; j < inputs_.size(); ++j) {
+        const InputSpec& input = inputs_[j];
+        at::Tensor row = inputs[j].select(0, i);
+        if (at::isFloatingType(input.dtype)) {
+          row.normal_(0, 1, generator);
+        } else {
+          row.random_(0, input.dtype == at::kBool ? 2 : input.high, generator);
+        }
+      }
+      if (!with_targets) continue;
+      at::Tensor target = targets.select(0, i);
+      if (value_targets_) {
+        target.normal_(0, 1, generator);
+      } else {
+        target.random_(0, num_classes_, generator);
+      }
+    }
+    for (std::size_t j = 0; j < inputs_.size(); ++j) {
+      if (!at::isFloatingType(inputs_[j].dtype)) inputs[j] = inputs[j].to(inputs_[j].dtype);
+    }
+    return Batch{std::move(inputs), std::move(targets)};
   }
 
  private:
@@ -80,8 +100,8 @@ class SyntheticBatches : public BatchSource {
 };
 
 // Windows of a token stream (a text read as bytes): inputs are seq_len tokens, targets the
-// same window shifted by one. Windows are drawn at seeded random offsets; a replica reads only
-// its own rows' windows from the mapped file.
+// same window shifted by one. Each row's window starts at an offset its own generator draws; a
+// replica reads only its own rows' windows from the mapped file.
 class TextBatches : public BatchSource {
  public:
   TextBatches(std::shared_ptr<const TokenStream> tokens, std::int64_t batch_size,
@@ -95,13 +115,16 @@ class TextBatches : public BatchSource {
         seed_(seed),
         rows_(rows) {}
 
-  Batch batch(int step) const override {
-    at::Generator generator = at::detail::createCPUGenerator(step_seed(seed_, step));
+  std::int64_t rows_per_step() const override { return batch_size_ / rows_.replicas; }
+
+  Batch rows(int step, std::int64_t first, std::int64_t count) const override {
     const std::int64_t limit = tokens_->size() - seq_len_ - 1;
-    const at::Tensor starts = at::randint(limit + 1, {batch_size_}, generator, at::kLong);
     std::vector<at::Tensor> inputs, targets;
-    for (std::int64_t i = rows_.first(batch_size_); i < rows_.end(batch_size_); ++i) {
-      const std::int64_t start = starts[i].item<std::int64_t>();
+    const std::int64_t global_first = rows_.first(batch_size_) + first;
+    for (std::int64_t i = global_first; i < global_first + count; ++i) {
+      at::Generator generator = at::detail::createCPUGenerator(row_seed(seed_, step, i));
+      const std::int64_t start =
+          at::randint(limit + 1, {1}, generator, at::kLong).item<std::int64_t>();
       const at::Tensor window = tokens_->window(start, seq_len_ + 1);
       check_ids(window, start, step);
       inputs.push_back(window.slice(0, 0, seq_len_));
@@ -141,12 +164,13 @@ class FileBatches : public BatchSource {
         batch_size_(batch_size),
         rows_(rows) {}
 
-  Batch batch(int step) const override {
-    const std::int64_t rows = targets_.size(0);
+  std::int64_t rows_per_step() const override { return batch_size_ / rows_.replicas; }
+
+  Batch rows(int step, std::int64_t first, std::int64_t count) const override {
+    const std::int64_t global_first = rows_.first(batch_size_) + first;
     const at::Tensor index =
-        (at::arange(rows_.first(batch_size_), rows_.end(batch_size_), at::kLong) +
-         (step - 1) * batch_size_)
-            .remainder(rows);
+        (at::arange(global_first, global_first + count, at::kLong) + (step - 1) * batch_size_)
+            .remainder(targets_.size(0));
     Batch batch;
     for (const at::Tensor& input : inputs_) batch.inputs.push_back(input.index_select(0, index));
     batch.targets = targets_.index_select(0, index);
@@ -180,10 +204,10 @@ std::unique_ptr<BatchSource> synthetic_batches(const DataSettings& data, BuiltMo
     }
     input.high = model.num_classes;
   }
-  // The sample the output is learned from is step 1's inputs, as every rank draws them.
-  SyntheticBatches probe(model, data.batch_size, data.seed, rows);
-  at::Generator generator = at::detail::createCPUGenerator(step_seed(data.seed, 1));
-  learn_output_from_sample(&model, first_rows(probe.draw_inputs(generator)), "synthetic inputs");
+  // The sample the output is learned from is step 1's first row, as every rank draws it (its
+  // target is drawn for a shape not yet known, and dropped).
+  const SyntheticBatches probe(model, data.batch_size, data.seed, rows);
+  learn_output_from_sample(&model, probe.draw(1, 0, 1, false).inputs, "synthetic inputs");
   return std::make_unique<SyntheticBatches>(model, data.batch_size, data.seed, rows);
 }
 

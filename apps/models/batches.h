@@ -1,6 +1,8 @@
-// Where batches come from (the `data` section). Every rank computes the same batch for a step from
+// Where batches come from (the `data` section). Every rank computes the same rows for a step from
 // the seed (cheap), so the first stage has its inputs and the last stage its targets without any
-// communication; with data parallelism each replica makes only its own rows.
+// communication; with data parallelism each replica makes only its own rows, and a rank makes
+// them a microbatch at a time (batch_prefetcher.h): a row depends on the step and its place in
+// the global batch alone, never on how the batch is cut.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -26,21 +28,18 @@ struct ReplicaRows {
   int replica = 0;
   int replicas = 1;
   std::int64_t first(std::int64_t batch_size) const { return replica * (batch_size / replicas); }
-  std::int64_t end(std::int64_t batch_size) const {
-    return first(batch_size) + batch_size / replicas;
-  }
-  at::Tensor of(const at::Tensor& global) const {
-    return replicas == 1 ? global
-                         : global.narrow(0, first(global.size(0)), global.size(0) / replicas);
-  }
 };
 
 class BatchSource {
  public:
   virtual ~BatchSource() = default;
-  // The batch of training step `step` (1-based): the replica's rows of the global batch,
-  // the same on every rank of the replica.
-  virtual Batch batch(int step) const = 0;
+  // Rows [first, first + count) of the replica's part of training step `step`'s global batch
+  // (steps count from 1), the same on every rank of the replica.
+  virtual Batch rows(int step, std::int64_t first, std::int64_t count) const = 0;
+  // How many rows of every step's batch the replica trains on.
+  virtual std::int64_t rows_per_step() const = 0;
+  // The replica's whole batch of `step`.
+  Batch batch(int step) const { return rows(step, 0, rows_per_step()); }
 };
 
 // From the `data` section (read_data_settings()). `data_dir` holds the shipped text

@@ -74,11 +74,13 @@ std::unique_ptr<RankPipeline> build_rank_pipeline(baton::Config& config, RankPla
   pipeline->batches = baton_models::make_batch_source(
       baton_models::read_data_settings(config), pipeline->model, options.data_dir,
       baton_models::ReplicaRows{world.replica, world.replicas});
-  pipeline->first_batch = pipeline->batches->batch(1);
-  baton_models::check_loss_has_gradient(pipeline->model, pipeline->first_batch.targets,
+  pipeline->first_microbatch = pipeline->batches->rows(
+      1, 0, pipeline->batches->rows_per_step() / pipeline->plan.configured.shape.microbatches);
+  baton_models::check_loss_has_gradient(pipeline->model, pipeline->first_microbatch.targets,
                                         config.section("model").at("loss"));
-  pipeline->local = cut_into_stages(config, pipeline->model, pipeline->plan.configured, world,
-                                    store, settings, pipeline->first_batch.inputs, options.resume);
+  pipeline->local =
+      cut_into_stages(config, pipeline->model, pipeline->plan.configured, world, store, settings,
+                      pipeline->first_microbatch.inputs, options.resume);
   pipeline->transport = options.transport ? options.transport
                                           : connect_transport(config, pipeline->plan.plugins, world,
                                                               store, settings.timeout);

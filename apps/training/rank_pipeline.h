@@ -70,7 +70,7 @@ struct RankPipeline {
   RankPlan plan;
   baton_models::BuiltModel model;
   std::unique_ptr<baton_models::BatchSource> batches;
-  baton_models::Batch first_batch;  // batch 1: this replica's rows of it
+  baton_models::Batch first_microbatch;  // step 1's first: this replica's rows of it
   LocalStages local;
   std::shared_ptr<baton::Transport> transport;
   std::unique_ptr<baton::PipelineExecutor> executor;  // set up by the caller (executor->setup)

@@ -7,7 +7,6 @@
 
 #include "baton/error.h"
 #include "baton/log.h"
-#include "baton/runtime/microbatch.h"
 #include "baton/stores.h"
 #include "baton/unit_chain.h"
 #include "baton/validator.h"
@@ -110,7 +109,7 @@ std::shared_ptr<baton::Store> meet_the_other_ranks(const baton::Config& config,
 LocalStages cut_into_stages(const baton::Config& config, baton_models::BuiltModel& model,
                             const baton::ConfiguredPlan& configured, const WorldInfo& world,
                             const std::shared_ptr<baton::Store>& store, const RunSettings& settings,
-                            const std::vector<at::Tensor>& inputs, bool resume) {
+                            const std::vector<at::Tensor>& first_microbatch, bool resume) {
   const baton::ScheduleShape& shape = configured.shape;
   StageCutContext context;
   context.rank = world.rank;
@@ -128,9 +127,8 @@ LocalStages cut_into_stages(const baton::Config& config, baton_models::BuiltMode
     }
     for (int s = 0; s <= shape.num_stages(); ++s) local.bounds.push_back(s);
   } else {
-    local.bounds = resolve_stage_boundaries(
-        config, *model.chain, shape.num_stages(),
-        baton::split_microbatches(inputs, shape.microbatches, 0).at(0), context);
+    local.bounds = resolve_stage_boundaries(config, *model.chain, shape.num_stages(),
+                                            first_microbatch, context);
   }
   for (int s = 0; s < shape.num_stages(); ++s) {
     const int first = local.bounds[s];

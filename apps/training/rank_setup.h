@@ -43,7 +43,7 @@ struct LocalStages {
 LocalStages cut_into_stages(const baton::Config& config, baton_models::BuiltModel& model,
                             const baton::ConfiguredPlan& configured, const WorldInfo& world,
                             const std::shared_ptr<baton::Store>& store, const RunSettings& settings,
-                            const std::vector<at::Tensor>& inputs, bool resume);
+                            const std::vector<at::Tensor>& first_microbatch, bool resume);
 
 // The configured transport, connected to every other rank; null for a single rank.
 std::shared_ptr<baton::Transport> connect_transport(const baton::Config& config,

@@ -220,19 +220,20 @@ void run_steps(RankRun& run, const TrainOptions& options) {
   dump.record_initial(pipeline.local.named_params);
   std::vector<double> losses;
   std::int64_t buffers_after_first_step = 0;
-  // A rank keeps only the part of each batch its stages use: inputs for the first stage,
-  // targets for the last.
-  baton_models::BatchPrefetcher prefetcher(*pipeline.batches,
-                                           plan.stage_to_rank.front() == world.pipeline_rank,
-                                           plan.stage_to_rank.back() == world.pipeline_rank);
-  // The batch is this replica's rows: the run's throughput counts every replica's.
-  const at::Tensor& first_input = pipeline.first_batch.inputs.at(0);
-  const std::int64_t samples_per_step = first_input.size(0) * world.replicas;
+  // A rank makes only the part of each microbatch its stages use, inputs for the first stage,
+  // targets for the last, a few microbatches ahead.
+  const bool uses_inputs = plan.stage_to_rank.front() == world.pipeline_rank;
+  const bool uses_targets = plan.stage_to_rank.back() == world.pipeline_rank;
+  baton_models::BatchPrefetcher prefetcher(*pipeline.batches, plan.num_microbatches, uses_inputs,
+                                           uses_targets);
+  // A step is this replica's rows: the run's throughput counts every replica's.
+  const at::Tensor& first_input = pipeline.first_microbatch.inputs.at(0);
+  const std::int64_t samples_per_step = pipeline.batches->rows_per_step() * world.replicas;
   // Integer inputs are token ids: a language model's throughput is tokens/s.
   const std::int64_t tokens_per_step =
       at::isFloatingType(first_input.scalar_type()) || first_input.scalar_type() == at::kBool
           ? 0
-          : first_input.numel() * world.replicas;
+          : first_input.numel() / first_input.size(0) * samples_per_step;
   // A neighbour that hangs stops the run at the heartbeat period, naming it, instead of at
   // world.timeout_s: aborting the transport fails this rank's pending transfers at once.
   auto heartbeat =
@@ -242,12 +243,16 @@ void run_steps(RankRun& run, const TrainOptions& options) {
                                   });
   std::string trace_path;
   try {
-    executor.setup(pipeline.first_batch.inputs);
+    baton::StepData first_data;
+    first_data.inputs = [&](int) { return pipeline.first_microbatch.inputs; };
+    executor.setup(first_data);
     if (pipeline.model.verify) {
       // After setup, so that stages that do not fit together fail there, on both sides,
       // naming both; this catches a model whose forward is more than its children.
       std::vector<at::Tensor> sample;
-      for (const auto& input : pipeline.first_batch.inputs) sample.push_back(input.slice(0, 0, 1));
+      for (const auto& input : pipeline.first_microbatch.inputs) {
+        sample.push_back(input.slice(0, 0, 1));
+      }
       pipeline.model.verify(sample);
     }
     for (int step = first_step; step <= settings.steps; ++step) {
@@ -256,10 +261,20 @@ void run_steps(RankRun& run, const TrainOptions& options) {
       // reproduces an uninterrupted one exactly.
       torch::manual_seed(baton_models::step_seed(settings.seed, step));
       const auto started = std::chrono::steady_clock::now();
-      const baton_models::Batch batch = prefetcher.take(step);
+      baton::StepData data;
+      if (uses_inputs) {
+        data.inputs = [&prefetcher, step](int microbatch) {
+          return prefetcher.inputs(step, microbatch);
+        };
+      }
+      if (uses_targets) {
+        data.targets = [&prefetcher, step](int microbatch) {
+          return prefetcher.targets(step, microbatch);
+        };
+      }
       clear_gradients(pipeline.local.params);
       run.trace.begin_step(step);
-      const baton::StepResult result = executor.run_step(batch.inputs, batch.targets);
+      const baton::StepResult result = executor.run_step(data);
       if (step == 1) {
         buffers_after_first_step = executor.recv_buffers().allocations();
         dump.record_gradients(pipeline.local.named_params);

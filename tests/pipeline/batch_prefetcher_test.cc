@@ -1,6 +1,8 @@
-// The prefetcher hands out exactly the batches the source makes, in any order of steps, and
-// a failure in the background reaches the step it belongs to.
+// The prefetcher hands out exactly the microbatches the source makes, in the order a step
+// uses them or any other, makes only a few ahead (never a whole batch), and a failure in the
+// background reaches the microbatch it belongs to.
 #include "batch_prefetcher.h"
+#include "baton/error.h"
 #include "error_of.h"
 
 #include <ATen/ATen.h>
@@ -8,59 +10,105 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 
 namespace {
 
-// Batch of step s: inputs filled with s, targets with -s; step 7 fails.
+// 8 rows a step; row r of step s: inputs s * 100 + r, targets -(s * 100 + r). Step 7 fails.
 class CountingSource : public baton_models::BatchSource {
  public:
-  baton_models::Batch batch(int step) const override {
-    ++made;
+  baton_models::Batch rows(int step, std::int64_t first, std::int64_t count) const override {
+    ++calls;
+    rows_made += count;
     if (step == 7) throw std::runtime_error("step 7 cannot be read");
-    return {{at::full({2, 3}, static_cast<float>(step))}, at::full({2}, -step, at::kLong)};
+    const at::Tensor values = at::arange(first, first + count, at::kLong) + step * 100;
+    return {{values.to(at::kFloat).unsqueeze(1).expand({count, 3}).contiguous()}, -values};
   }
-  mutable std::atomic<int> made{0};
+  std::int64_t rows_per_step() const override { return 8; }
+  mutable std::atomic<int> calls{0};
+  mutable std::atomic<std::int64_t> rows_made{0};
 };
 
-TEST(BatchPrefetcher, HandsOutTheSourcesBatchesForConsecutiveSteps) {
+float first_input(const std::vector<at::Tensor>& inputs) {
+  return inputs.at(0)[0][0].item<float>();
+}
+
+TEST(BatchPrefetcher, HandsOutTheSourcesMicrobatchesForConsecutiveSteps) {
   CountingSource source;
-  baton_models::BatchPrefetcher prefetcher(source);
-  for (int step = 1; step <= 5; ++step) {
-    const auto batch = prefetcher.take(step);
-    ASSERT_EQ(batch.inputs.size(), 1u);
-    EXPECT_EQ(batch.inputs[0][0][0].item<float>(), static_cast<float>(step));
-    EXPECT_EQ(batch.targets[0].item<std::int64_t>(), -step);
+  baton_models::BatchPrefetcher prefetcher(source, 4);  // 2 rows a microbatch
+  for (int step = 1; step <= 3; ++step) {
+    for (int microbatch = 0; microbatch < 4; ++microbatch) {
+      const auto inputs = prefetcher.inputs(step, microbatch);
+      ASSERT_EQ(inputs.size(), 1u);
+      EXPECT_EQ(inputs[0].sizes(), at::IntArrayRef({2, 3}));
+      EXPECT_EQ(first_input(inputs), static_cast<float>(step * 100 + 2 * microbatch));
+      const auto targets = prefetcher.targets(step, microbatch);
+      EXPECT_EQ(targets[1].item<std::int64_t>(), -(step * 100 + 2 * microbatch + 1));
+    }
   }
 }
 
-TEST(BatchPrefetcher, AJumpMakesTheAskedStepItself) {
+TEST(BatchPrefetcher, MakesOnlyAFewMicrobatchesAhead) {
   CountingSource source;
-  baton_models::BatchPrefetcher prefetcher(source);
-  EXPECT_EQ(prefetcher.take(3).inputs[0][0][0].item<float>(), 3.0f);
-  EXPECT_EQ(prefetcher.take(10).inputs[0][0][0].item<float>(), 10.0f);  // 4 was prefetched
-  EXPECT_EQ(prefetcher.take(11).inputs[0][0][0].item<float>(), 11.0f);
+  baton_models::BatchPrefetcher prefetcher(source, 8, true, true, 2);
+  prefetcher.inputs(1, 0);
+  prefetcher.targets(1, 0);
+  // The worker makes microbatches 1 and 2 and stops: far fewer than the step's 8.
+  for (int i = 0; i < 200 && prefetcher.made() < 3; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(prefetcher.made(), 3);
+  EXPECT_EQ(source.rows_made.load(), 3);  // one row each: never the whole batch at once
 }
 
-TEST(BatchPrefetcher, ABackgroundFailureIsThrownForItsStep) {
+TEST(BatchPrefetcher, TargetsTakenLaterThanInputsStayUntilTaken) {
+  // As on a rank holding the first and the last stage: inputs run ahead of targets.
   CountingSource source;
-  baton_models::BatchPrefetcher prefetcher(source);
-  prefetcher.take(6);  // starts making step 7 in the background
-  EXPECT_THAT(baton_test::error_of<std::runtime_error>([&] { prefetcher.take(7); }),
+  baton_models::BatchPrefetcher prefetcher(source, 4);
+  for (int microbatch = 0; microbatch < 4; ++microbatch) prefetcher.inputs(2, microbatch);
+  for (int microbatch = 0; microbatch < 4; ++microbatch) {
+    EXPECT_EQ(prefetcher.targets(2, microbatch)[0].item<std::int64_t>(), -(200 + 2 * microbatch));
+  }
+}
+
+TEST(BatchPrefetcher, AJumpMakesTheAskedMicrobatch) {
+  CountingSource source;
+  baton_models::BatchPrefetcher prefetcher(source, 4, true, false);
+  EXPECT_EQ(first_input(prefetcher.inputs(3, 1)), 302.0f);
+  EXPECT_EQ(first_input(prefetcher.inputs(10, 0)), 1000.0f);  // 3's next ones were prefetched
+  EXPECT_EQ(first_input(prefetcher.inputs(10, 1)), 1002.0f);
+  // Asked again after it was handed out: made again, the same.
+  EXPECT_EQ(first_input(prefetcher.inputs(10, 1)), 1002.0f);
+}
+
+TEST(BatchPrefetcher, ABackgroundFailureIsThrownForItsMicrobatch) {
+  CountingSource source;
+  baton_models::BatchPrefetcher prefetcher(source, 2, true, false);
+  prefetcher.inputs(6, 0);
+  prefetcher.inputs(6, 1);  // starts making step 7 in the background
+  EXPECT_THAT(baton_test::error_of<std::runtime_error>([&] { prefetcher.inputs(7, 0); }),
               ::testing::HasSubstr("step 7 cannot be read"));
-  EXPECT_EQ(prefetcher.take(8).inputs[0][0][0].item<float>(), 8.0f);
+  EXPECT_EQ(first_input(prefetcher.inputs(8, 0)), 800.0f);
 }
 
 TEST(BatchPrefetcher, DropsWhatTheRankDoesNotUse) {
   CountingSource source;
-  baton_models::BatchPrefetcher inputs_only(source, true, false);
-  const auto first = inputs_only.take(1);
-  EXPECT_EQ(first.inputs.size(), 1u);
-  EXPECT_FALSE(first.targets.defined());
-  baton_models::BatchPrefetcher targets_only(source, false, true);
-  const auto last = targets_only.take(1);
-  EXPECT_TRUE(last.inputs.empty());
-  EXPECT_TRUE(last.targets.defined());
+  baton_models::BatchPrefetcher inputs_only(source, 2, true, false);
+  EXPECT_EQ(inputs_only.inputs(1, 0).size(), 1u);
+  EXPECT_FALSE(inputs_only.targets(1, 1).defined());
+  baton_models::BatchPrefetcher targets_only(source, 2, false, true);
+  EXPECT_TRUE(targets_only.inputs(1, 0).empty());
+  EXPECT_TRUE(targets_only.targets(1, 1).defined());
+}
+
+TEST(BatchPrefetcher, RefusesABatchTheMicrobatchesDoNotDivide) {
+  CountingSource source;
+  EXPECT_THAT(baton_test::error_of<baton::Error>(
+                  [&] { baton_models::BatchPrefetcher prefetcher(source, 3); }),
+              ::testing::HasSubstr("a batch of 8 rows does not split into 3 microbatches"));
 }
 
 }  // namespace

@@ -113,6 +113,42 @@ std::vector<Case> all_cases() {
 INSTANTIATE_TEST_SUITE_P(EverySchedule, PipelineEquivalence, testing::ValuesIn(all_cases()),
                          case_name);
 
+// Receive buffers are reused across microbatches: a schedule that bounds its activations
+// allocates as many at 32 microbatches as at 8 (one pool slot per buffer in use at once, plus
+// those posted ahead), and with 32 microbatches of one row, every buffer reused many times in
+// a step, training still matches plain PyTorch.
+class ReceiveBuffers : public testing::TestWithParam<Case> {};
+
+TEST_P(ReceiveBuffers, AsManyAtThirtyTwoMicrobatchesAsAtEight) {
+  const Case& c = GetParam();
+  std::vector<std::vector<std::int64_t>> counts;  // [microbatch count][rank]
+  for (const int microbatches : {8, 32}) {
+    std::vector<std::string> settings = settings_for(c);
+    settings.push_back("schedule.microbatches=" + std::to_string(microbatches));
+    settings.push_back("data.batch_size=32");
+    const std::string name = case_name({c, 0}) + "_m" + std::to_string(microbatches);
+    const auto result = baton_test::launch(kBaton, c.ranks, settings, name);
+    ASSERT_EQ(result.command.exit_code, 0) << result.command.output;
+    counts.emplace_back();
+    for (const auto& dump : result.dumps) {
+      const auto& allocated = dump.at("recv_buffer_allocations");
+      EXPECT_EQ(allocated[1].item<std::int64_t>(), allocated[0].item<std::int64_t>());
+      counts.back().push_back(allocated[1].item<std::int64_t>());
+    }
+    if (microbatches == 32) {
+      const auto reference = baton_test::compare_with_torch(result, c.ranks, settings);
+      EXPECT_EQ(reference.exit_code, 0) << reference.output;
+    }
+  }
+  EXPECT_EQ(counts[1], counts[0]);
+  for (const std::int64_t count : counts[1]) EXPECT_LT(count, 32);  // not one per microbatch
+}
+
+INSTANTIATE_TEST_SUITE_P(BoundedSchedules, ReceiveBuffers,
+                         testing::Values(Case{"1f1b", 1, 2, "gloo"}, Case{"zbv", 2, 2, "gloo"},
+                                         Case{"1f1b", 1, 4, "ucx"}),
+                         case_name);
+
 // Pipelines x data parallelism: every schedule as two replicas of a 2-rank pipeline (4
 // ranks), over both CPU transports, and 1F1B as three replicas (6 ranks). Each replica must
 // match plain PyTorch on the whole global batch by itself.

@@ -292,11 +292,14 @@ def build_model(s, python_model=None):
 # --- the data ------------------------------------------------------------------------------
 
 
-def step_generator(s, step):
-    """The rule docs/configuration.md writes down ("data", every step's randomness): one CPU
-    generator seeded with run.seed x 1000003 + step draws the step's synthetic inputs (in the
-    order of the forward's arguments), then its targets, or the text source's window starts."""
-    return torch.Generator().manual_seed(s["run.seed"] * 1000003 + step)
+def row_generator(s, step, row):
+    """The rule docs/configuration.md writes down ("data", every step's randomness): row `row`
+    (from 0) of step `step`'s global batch is drawn by a CPU generator seeded with
+    (step_seed x 1000003 + row) mod 2^64, step_seed = run.seed x 1000003 + step: a synthetic
+    row's inputs (in the order of the forward's arguments), then its target; a text row's window
+    start."""
+    step_seed = (s["run.seed"] * 1000003 + step) % 2**64
+    return torch.Generator().manual_seed((step_seed * 1000003 + row) % 2**64)
 
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
@@ -385,7 +388,7 @@ class Batches:
             for i, (dtype, shape, high) in enumerate(self.declared):
                 if not dtype.is_floating_point and dtype != torch.bool and not high:
                     self.declared[i] = (dtype, shape, self.classes)
-            sample = tuple(t[:1] for t in self.draw_inputs(step_generator(s, 1)))
+            sample = self.draw_inputs(row_generator(s, 1, 0))
         # What the output is, learned from a sample of the data as the reference describes.
         output = output_of(model, sample) if name == "torchscript" or self.value_targets \
             else None
@@ -398,9 +401,10 @@ class Batches:
             self.target_shape = [s["model.params.seq_len"]] if name == "gpt" else []
 
     def draw_inputs(self, generator):
+        """One row's inputs, each with its batch dimension of 1."""
         inputs = []
         for dtype, shape, high in self.declared:
-            shape = [self.size] + shape
+            shape = [1] + shape
             if dtype.is_floating_point:
                 inputs.append(torch.randn(shape, generator=generator, dtype=dtype))
             elif dtype == torch.bool:
@@ -412,23 +416,27 @@ class Batches:
     def batch(self, step):
         s = self.s
         if self.source == "synthetic":
-            # Inputs first, in order, then targets, from one generator seeded by the step.
-            generator = step_generator(s, step)
-            inputs = self.draw_inputs(generator)
-            shape = [self.size] + self.target_shape
-            if self.value_targets:
-                targets = torch.randn(shape, generator=generator)
-            else:
-                targets = torch.randint(self.classes, shape, generator=generator)
-            return tuple(inputs), targets
+            # Each row from its own generator: its inputs first, in order, then its target.
+            rows, targets = [], []
+            for row in range(self.size):
+                generator = row_generator(s, step, row)
+                rows.append(self.draw_inputs(generator))
+                shape = [1] + self.target_shape
+                if self.value_targets:
+                    targets.append(torch.randn(shape, generator=generator))
+                else:
+                    targets.append(torch.randint(self.classes, shape, generator=generator))
+            inputs = tuple(torch.cat(column) for column in zip(*rows))
+            return inputs, torch.cat(targets)
         if self.source == "files":
             rows = (torch.arange(self.size) + (step - 1) * self.size) % self.targets.shape[0]
             return tuple(t[rows] for t in self.inputs), self.targets[rows]
         if self.source == "text":
             dtype, shape, _ = self.declared[0]
             length = shape[0]
-            generator = step_generator(s, step)
-            starts = torch.randint(len(self.tokens) - length, [self.size], generator=generator)
+            starts = torch.cat([torch.randint(len(self.tokens) - length, [1],
+                                              generator=row_generator(s, step, row))
+                                for row in range(self.size)])
             inputs = torch.stack([self.tokens[i:i + length] for i in starts.tolist()])
             targets = torch.stack([self.tokens[i + 1:i + length + 1] for i in starts.tolist()])
             return (inputs.to(dtype),), targets

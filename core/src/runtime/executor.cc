@@ -195,13 +195,38 @@ PipelineExecutor::PipelineExecutor(int rank, Plan lowered_plan,
 
 PipelineExecutor::~PipelineExecutor() = default;
 
+StepData whole_batch(const std::vector<at::Tensor>& inputs, const at::Tensor& targets,
+                     int microbatches, int split_dim) {
+  StepData data;
+  if (!inputs.empty()) {
+    auto chunks = std::make_shared<std::vector<std::vector<at::Tensor>>>(
+        split_microbatches(inputs, microbatches, split_dim));
+    data.inputs = [chunks](int microbatch) {
+      return chunks->at(static_cast<std::size_t>(microbatch));
+    };
+  }
+  if (targets.defined()) {
+    auto chunks = std::make_shared<std::vector<std::vector<at::Tensor>>>(
+        split_microbatches({targets}, microbatches, split_dim));
+    data.targets = [chunks](int microbatch) {
+      return chunks->at(static_cast<std::size_t>(microbatch)).at(0);
+    };
+  }
+  return data;
+}
+
 void PipelineExecutor::setup(const std::vector<at::Tensor>& inputs) {
+  const bool first = impl_->compute.holds_first_stage();
+  setup(whole_batch(first ? inputs : std::vector<at::Tensor>(), at::Tensor(),
+                    impl_->plan.num_microbatches, impl_->options.split_dim));
+}
+
+void PipelineExecutor::setup(const StepData& first_step) {
   Impl& impl = *impl_;
   std::vector<TensorMeta> first_inputs;
   if (impl.compute.holds_first_stage()) {
-    const auto microbatches =
-        split_microbatches(inputs, impl.plan.num_microbatches, impl.options.split_dim);
-    for (const auto& tensor : microbatches[0]) {
+    if (!first_step.inputs) throw Error("setup: the rank of stage 0 was given no inputs");
+    for (const auto& tensor : first_step.inputs(0)) {
       first_inputs.push_back(TensorMeta::of(tensor.contiguous()));
     }
   }
@@ -231,11 +256,19 @@ void PipelineExecutor::setup(const std::vector<at::Tensor>& inputs) {
 
 StepResult PipelineExecutor::run_step(const std::vector<at::Tensor>& inputs,
                                       const at::Tensor& targets) {
+  const bool first = impl_->compute.holds_first_stage();
+  const bool last = impl_->compute.holds_last_stage();
+  return run_step(whole_batch(first ? inputs : std::vector<at::Tensor>(),
+                              last ? targets : at::Tensor(), impl_->plan.num_microbatches,
+                              impl_->options.split_dim));
+}
+
+StepResult PipelineExecutor::run_step(const StepData& data) {
   Impl& impl = *impl_;
   if (!impl.ready) throw Error("run_step() before setup()");
   ++impl.training_step;
   impl.result = StepResult();
-  impl.compute.begin_step(inputs, targets, impl.options.split_dim);
+  impl.compute.begin_step(data);
   impl.comms.begin_step(impl.training_step);
   impl.reducer.begin_step();
   impl.spans.start(impl.training_step);

@@ -6,7 +6,6 @@
 #include <string>
 
 #include "baton/error.h"
-#include "baton/runtime/microbatch.h"
 #include "differentiable.h"
 
 namespace baton {
@@ -44,26 +43,25 @@ void StageCompute::set_metas(int stage, std::vector<TensorMeta> inputs,
   output_metas_[stage] = std::move(outputs);
 }
 
-void StageCompute::begin_step(const std::vector<at::Tensor>& inputs, const at::Tensor& targets,
-                              int split_dim) {
+void StageCompute::begin_step(StepData data) {
   states_.clear();
-  microbatch_inputs_.clear();
-  microbatch_targets_.clear();
   microbatch_losses_.clear();
   live_activations_ = 0;
   peak_activations_ = 0;
-  if (holds_first_stage()) {
-    microbatch_inputs_ = split_microbatches(inputs, plan_.num_microbatches, split_dim);
+  if (holds_first_stage() && !data.inputs) {
+    throw Error("the step was given no inputs for stage 0, which rank " + std::to_string(rank_) +
+                " holds");
   }
-  if (holds_last_stage()) {
-    for (auto& chunk : split_microbatches({targets}, plan_.num_microbatches, split_dim)) {
-      microbatch_targets_.push_back(chunk[0]);
-    }
+  if (holds_last_stage() && !data.targets) {
+    throw Error("the step was given no targets for the last stage, which rank " +
+                std::to_string(rank_) + " holds");
   }
+  data_ = std::move(data);
 }
 
 void StageCompute::end_step() {
   states_.clear();
+  data_ = StepData();  // lets go of what the step's data holds
 }
 
 void StageCompute::run(const Action& action) {
@@ -122,7 +120,7 @@ void StageCompute::forward(int s, int mb) {
   MicrobatchState& st = state(s, mb);
   std::vector<at::Tensor> inputs;
   if (s == 0) {
-    inputs = microbatch_inputs_.at(static_cast<std::size_t>(mb));
+    inputs = data_.inputs(mb);
   } else if (is_local(s - 1)) {
     MicrobatchState& previous = state(s - 1, mb);
     if (!previous.forward_done) {
@@ -147,8 +145,7 @@ void StageCompute::forward(int s, int mb) {
   st.outputs = stage(s).forward(inputs);
   check_all(st.outputs, output_metas_.at(s), s, mb, TensorRole::kForwardOutput);
   if (s == last_stage()) {
-    at::Tensor loss =
-        loss_function_(st.outputs, microbatch_targets_.at(static_cast<std::size_t>(mb)));
+    at::Tensor loss = loss_function_(st.outputs, data_.targets(mb));
     microbatch_losses_.push_back(loss.item<double>());
     if (scale_loss_by_microbatches_) loss = loss / plan_.num_microbatches;
     st.loss = loss;

@@ -50,8 +50,8 @@ class StageCompute {
   const std::map<int, std::vector<TensorMeta>>& input_metas() const { return input_metas_; }
   const std::map<int, std::vector<TensorMeta>>& output_metas() const { return output_metas_; }
 
-  // A new step: this rank's microbatches of `inputs` (first stage) and `targets` (last).
-  void begin_step(const std::vector<at::Tensor>& inputs, const at::Tensor& targets, int split_dim);
+  // A new step, whose inputs (first stage) and targets (last) come from `data`.
+  void begin_step(StepData data);
   // Runs F, B, I, W or OVERLAP_F_B.
   void run(const Action& action);
   // The tensors a SEND_F or SEND_B action sends (an input that got no gradient sends zeros).
@@ -110,8 +110,7 @@ class StageCompute {
 
   // Per step.
   std::map<std::pair<int, int>, MicrobatchState> states_;
-  std::vector<std::vector<at::Tensor>> microbatch_inputs_;
-  std::vector<at::Tensor> microbatch_targets_;
+  StepData data_;
   std::vector<double> microbatch_losses_;  // unscaled
   int live_activations_ = 0;  // stage-microbatches between their F and the end of their backward
   int peak_activations_ = 0;

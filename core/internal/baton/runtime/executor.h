@@ -37,6 +37,21 @@ namespace baton {
 using LossFunction =
     std::function<at::Tensor(const std::vector<at::Tensor>& outputs, const at::Tensor& targets)>;
 
+// A step's data, one microbatch at a time, asked for when the plan reaches it: the inputs at
+// the first stage's forward, the targets at the last stage's loss. A rank then holds no more
+// of a batch than its schedule keeps in flight, however many microbatches a step has. Called
+// on the thread that runs the step, each at most once per microbatch.
+struct StepData {
+  std::function<std::vector<at::Tensor>(int microbatch)> inputs;  // on the first stage's rank
+  std::function<at::Tensor(int microbatch)> targets;              // on the last stage's rank
+};
+
+// The microbatches of a batch held whole: `inputs` and `targets` split along `split_dim` into
+// `microbatches` equal chunks (split_microbatches() says when they cannot be). An undefined
+// `targets` or empty `inputs` gives a StepData without that part.
+BATON_API StepData whole_batch(const std::vector<at::Tensor>& inputs, const at::Tensor& targets,
+                               int microbatches, int split_dim = 0);
+
 // Fail when this rank reaches `action` in training step `step` — a compute action ("1B2"),
 // REDUCE_GRAD, or a receive ("1RECV_F2"), at the moment the action that needs it waits for
 // it. Empty: off. `signal` 0 throws an error there; a signal number raises that signal
@@ -105,12 +120,16 @@ class BATON_API PipelineExecutor {
   ~PipelineExecutor();
 
   // Metadata handshake, receive-buffer and gradient-bucket preallocation, and, with several
-  // replicas, joining the replicas' group. `inputs` is this replica's batch (only used on the
-  // rank of stage 0); every rank must call it.
+  // replicas, joining the replicas' group. Stage 0 learns its input from the first microbatch
+  // of `first_step` (only asked for on the rank of stage 0); every rank must call it.
+  void setup(const StepData& first_step);
+  // The same from this replica's whole batch.
   void setup(const std::vector<at::Tensor>& inputs);
 
-  // Runs one step. `inputs` matter on the rank of stage 0, `targets` on the rank of the
-  // last stage. Throws StepError annotated with the rank, timestep and action.
+  // Runs one step. `data.inputs` matter on the rank of stage 0, `data.targets` on the rank of
+  // the last stage. Throws StepError annotated with the rank, timestep and action.
+  StepResult run_step(const StepData& data);
+  // The same from this replica's whole batch (split along ExecutorOptions::split_dim).
   StepResult run_step(const std::vector<at::Tensor>& inputs, const at::Tensor& targets);
 
   const RecvBuffers& recv_buffers() const;
