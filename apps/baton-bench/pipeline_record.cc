@@ -14,54 +14,6 @@
 
 namespace baton_app {
 
-// Gathers the executor's spans of the step under way, and samples the heap after each
-// compute action (the point where a step holds the most).
-class PipelineRecorder::SpanCollector : public baton::StepObserver {
- public:
-  void step_started(int /*training_step*/) override {
-    spans_.clear();
-    peak_heap_bytes_ = 0;
-  }
-  void span(const baton::StepSpan& span) override {
-    if (span.kind == baton::SpanKind::kCompute) {
-      peak_heap_bytes_ = std::max(peak_heap_bytes_, heap_bytes_in_use());
-    }
-    spans_.push_back(span);
-  }
-  // The step's spans and peak, handed over as the trainer reports the step.
-  void move_into(RecordedStep* step) {
-    step->spans = std::move(spans_);
-    step->peak_heap_bytes = peak_heap_bytes_;
-    spans_.clear();
-  }
-
- private:
-  std::vector<baton::StepSpan> spans_;
-  std::int64_t peak_heap_bytes_ = 0;
-};
-
-PipelineRecorder::PipelineRecorder(std::string path)
-    : path_(std::move(path)), collector_(std::make_shared<SpanCollector>()) {}
-
-void PipelineRecorder::attach(TrainOptions* options) {
-  options->step_observers.push_back(collector_);
-  options->on_step = [this](int step, double started_s, double seconds,
-                            const baton::StepResult& result) {
-    RecordedStep recorded;
-    recorded.step = step;
-    recorded.started_s = started_s;
-    recorded.seconds = seconds;
-    recorded.executor_seconds = result.step_seconds;
-    recorded.peak_activations = result.peak_activations;
-    collector_->move_into(&recorded);
-    record_.steps.push_back(std::move(recorded));
-  };
-  options->on_transfer_probe = [this](std::int64_t bytes, double seconds) {
-    record_.probe_bytes = bytes;
-    record_.probe_one_way_s = seconds;
-  };
-}
-
 namespace {
 
 nlohmann::json span_json(const baton::StepSpan& span) {
@@ -96,28 +48,71 @@ baton::StepSpan span_from_json(const nlohmann::json& json) {
 
 }  // namespace
 
-void PipelineRecorder::write() const {
-  nlohmann::json steps = nlohmann::json::array();
-  for (const RecordedStep& step : record_.steps) {
-    nlohmann::json spans = nlohmann::json::array();
-    for (const baton::StepSpan& span : step.spans) spans.push_back(span_json(span));
-    steps.push_back({{"step", step.step},
-                     {"started_s", step.started_s},
-                     {"seconds", step.seconds},
-                     {"executor_seconds", step.executor_seconds},
-                     {"peak_activations", step.peak_activations},
-                     {"peak_heap_bytes", step.peak_heap_bytes},
-                     {"spans", std::move(spans)}});
+// Gathers the executor's spans of the step under way, and samples the heap after each
+// compute action (the point where a step holds the most). The spans' storage is reused from
+// step to step: the record keeps each step as text, one block, because thousands of small
+// blocks kept from every step of a run (a span's transfers) would split the heap's free space
+// between the steps' large tensors, and the heap (so the resident memory the bench reports)
+// would grow every step.
+class PipelineRecorder::SpanCollector : public baton::StepObserver {
+ public:
+  void step_started(int /*training_step*/) override {
+    spans_.clear();
+    peak_heap_bytes_ = 0;
   }
+  void span(const baton::StepSpan& span) override {
+    if (span.kind == baton::SpanKind::kCompute) {
+      peak_heap_bytes_ = std::max(peak_heap_bytes_, heap_bytes_in_use());
+    }
+    spans_.push_back(span);
+  }
+  const std::vector<baton::StepSpan>& spans() const { return spans_; }
+  std::int64_t peak_heap_bytes() const { return peak_heap_bytes_; }
+
+ private:
+  std::vector<baton::StepSpan> spans_;
+  std::int64_t peak_heap_bytes_ = 0;
+};
+
+PipelineRecorder::PipelineRecorder(std::string path)
+    : path_(std::move(path)), collector_(std::make_shared<SpanCollector>()) {}
+
+PipelineRecorder::~PipelineRecorder() = default;
+
+void PipelineRecorder::attach(TrainOptions* options) {
+  options->step_observers.push_back(collector_);
+  options->on_step = [this](int step, double started_s, double seconds,
+                            const baton::StepResult& result) {
+    nlohmann::json spans = nlohmann::json::array();
+    for (const baton::StepSpan& span : collector_->spans()) spans.push_back(span_json(span));
+    const nlohmann::json recorded = {{"step", step},
+                                     {"started_s", started_s},
+                                     {"seconds", seconds},
+                                     {"executor_seconds", result.step_seconds},
+                                     {"peak_activations", result.peak_activations},
+                                     {"peak_heap_bytes", collector_->peak_heap_bytes()},
+                                     {"spans", std::move(spans)}};
+    if (!steps_text_.empty()) steps_text_ += ',';
+    steps_text_ += recorded.dump();
+  };
+  options->on_transfer_probe = [this](std::int64_t bytes, double seconds) {
+    probe_bytes_ = bytes;
+    probe_one_way_s_ = seconds;
+  };
+}
+
+void PipelineRecorder::write() const {
   rusage usage{};
   ::getrusage(RUSAGE_SELF, &usage);
-  nlohmann::json record = {{"steps", std::move(steps)},
-                           // ru_maxrss is in KiB
-                           {"peak_rss_bytes", static_cast<std::int64_t>(usage.ru_maxrss) * 1024}};
-  if (record_.probe_one_way_s >= 0) {
-    record["probe"] = {{"bytes", record_.probe_bytes}, {"one_way_s", record_.probe_one_way_s}};
+  nlohmann::json tail = {// ru_maxrss is in KiB
+                         {"peak_rss_bytes", static_cast<std::int64_t>(usage.ru_maxrss) * 1024}};
+  if (probe_one_way_s_ >= 0) {
+    tail["probe"] = {{"bytes", probe_bytes_}, {"one_way_s", probe_one_way_s_}};
   }
-  baton::write_file_atomically(path_, record.dump() + "\n");
+  // {"steps": [...], <tail's members>}
+  const std::string members = tail.dump();
+  baton::write_file_atomically(path_,
+                               "{\"steps\":[" + steps_text_ + "]," + members.substr(1) + "\n");
 }
 
 PipelineRecord read_pipeline_record(const std::string& path) {

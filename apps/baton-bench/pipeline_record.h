@@ -36,6 +36,7 @@ struct PipelineRecord {
 class PipelineRecorder {
  public:
   explicit PipelineRecorder(std::string path);
+  ~PipelineRecorder();
   void attach(TrainOptions* options);
   void write() const;
 
@@ -43,8 +44,10 @@ class PipelineRecorder {
   class SpanCollector;
 
   std::string path_;
-  PipelineRecord record_;
   std::shared_ptr<SpanCollector> collector_;
+  std::string steps_text_;  // the steps so far, as the record's JSON array holds them
+  std::int64_t probe_bytes_ = 0;
+  double probe_one_way_s_ = -1.0;  // < 0: no probe on this rank
 };
 
 // Throws baton::Error naming the file when it is missing or malformed.

@@ -78,9 +78,10 @@ enum PluginCapability : std::uint32_t {
   kCapabilityAllReduce = 1u << 0,
   // A transport that matches messages to receives by (peer, tag), never by posting order,
   // and whose posted receive holds nothing else up (no stream, no queue behind it). The
-  // executor then posts every receive of a training step at once, at the rank's first
-  // communication of the step, so a sender never waits for its peer to reach the matching
-  // RECV. Gloo and UCX declare it; NCCL, which matches by order on a stream, must not.
+  // executor then posts a step's receives ahead of the plan, from the rank's first
+  // communication of the step on, as soon as a receive buffer is free for each, so a sender
+  // seldom waits for its peer to reach the matching RECV. Gloo and UCX declare it; NCCL,
+  // which matches by order on a stream, must not.
   kCapabilityReceivesMatchByTag = 1u << 1,
 };
 

@@ -68,10 +68,12 @@ struct ExecutorOptions {
   // gradient equals the gradient of the mean loss over the whole batch (what the
   // unpipelined model computes). Turn off to get the sum.
   bool scale_loss_by_microbatches = true;
-  int split_dim = 0;  // batch dimension of every input and of the targets
-  // The transport declares kCapabilityReceivesMatchByTag (baton/plugin.h): every receive of
-  // a step is posted at once, at the rank's first communication of the step. Off: each when
-  // the plan says.
+  // Batch dimension of every input and of the targets, where a whole batch is given (the
+  // overloads of setup() and run_step() that split one).
+  int split_dim = 0;
+  // The transport declares kCapabilityReceivesMatchByTag (baton/plugin.h): a step's receives
+  // are posted ahead of the plan, from the rank's first communication of the step, as receive
+  // buffers free. Off: each when the plan says.
   bool receives_match_by_tag = false;
   // What each stage of the plan holds ("stage-1.pt", "layers.2 .. head"), for setup
   // messages that name both sides of a boundary; empty: stages are named by index and rank.

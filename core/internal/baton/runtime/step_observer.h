@@ -14,7 +14,7 @@ namespace baton {
 enum class SpanKind {
   kCompute,         // `action` (F, B, I, W, OVERLAP_F_B), from when its inputs were there
   kPostTransfers,   // `transfers`: a run of adjacent SEND/RECV actions posted as one batch
-  kPostReceives,    // `transfers`: every receive of the step, posted at once (tag matching)
+  kPostReceives,    // `transfers`: receives posted ahead of the plan (tag matching)
   kPostReduction,   // `action` (REDUCE_GRAD): gradients copied into buckets, all-reduces posted
   kWaitReceive,     // `action` (RECV_F/RECV_B): a compute action waiting for its data
   kWaitSends,       // the step's end: its sends taken by their receivers
