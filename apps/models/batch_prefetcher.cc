@@ -22,6 +22,7 @@ BatchPrefetcher::BatchPrefetcher(const BatchSource& source, int microbatches, bo
                        " rows does not split into " + std::to_string(microbatches) +
                        " microbatches");
   }
+  if (ahead_ == 0) return;
   worker_ = std::thread([this, threads = at::get_num_threads()] {
     // OpenMP's thread count is per thread: the worker follows the rank's (run.threads).
     at::set_num_threads(threads);
@@ -35,7 +36,7 @@ BatchPrefetcher::~BatchPrefetcher() {
     closing_ = true;
   }
   changed_.notify_all();
-  worker_.join();
+  if (worker_.joinable()) worker_.join();
 }
 
 std::vector<at::Tensor> BatchPrefetcher::inputs(int step, int microbatch) {
@@ -70,25 +71,38 @@ Batch BatchPrefetcher::take(std::int64_t sequence, bool inputs) {
   // A step's microbatches are all used within it: older ones left over (a failed step) go.
   ready_.erase(ready_.begin(), ready_.lower_bound(sequence - sequence % microbatches_));
   auto found = ready_.find(sequence);
-  if (found == ready_.end()) {
-    const bool coming = sequence == making_ || (sequence >= next_ && sequence <= until_);
-    if (!coming && sequence >= next_) next_ = sequence;  // a jump (the first ask, a resume)
-    if (coming || sequence >= next_) {
-      until_ = std::max(until_, sequence + ahead_);
-      changed_.notify_all();
-      changed_.wait(lock, [&] { return ready_.count(sequence) > 0; });
-    } else {
-      // Asked again after it was handed out: made here, not kept.
-      lock.unlock();
-      Made made = make(sequence);
-      lock.lock();
-      ++made_;
-      found = ready_.emplace(sequence, std::move(made)).first;
-    }
+  const bool taken_before =
+      found != ready_.end() && (inputs ? found->second.inputs_taken : found->second.targets_taken);
+  const bool background = ahead_ > 0 && !taken_before && (sequence >= next_ || sequence == making_);
+  if (found == ready_.end() && background) {
+    if (sequence > until_ && sequence != making_)
+      next_ = sequence;  // a jump: the first ask, a resume
+    until_ = std::max(until_, sequence + ahead_);
+    changed_.notify_all();
+    changed_.wait(lock, [&] { return ready_.count(sequence) > 0; });
     found = ready_.find(sequence);
+  } else if (found == ready_.end() || taken_before) {
+    // Made here: there is no background thread, or it was asked for again after it was
+    // handed out (then it is not kept).
+    lock.unlock();
+    Made made = make(sequence);
+    lock.lock();
+    ++made_;
+    if (taken_before) {
+      if (made.failure) std::rethrow_exception(made.failure);
+      return inputs ? Batch{std::move(made.batch.inputs), {}}
+                    : Batch{{}, std::move(made.batch.targets)};
+    }
+    found = ready_.emplace(sequence, std::move(made)).first;
   }
-  until_ = std::max(until_, sequence + ahead_);
-  changed_.notify_all();
+  if (ahead_ > 0) {
+    until_ = std::max(until_, sequence + ahead_);
+    changed_.notify_all();
+  }
+  return hand_out(found, inputs);
+}
+
+Batch BatchPrefetcher::hand_out(std::map<std::int64_t, Made>::iterator found, bool inputs) {
   Made& made = found->second;
   Batch part;
   if (inputs) {

@@ -1,10 +1,12 @@
-// Makes the microbatches a rank will use on a background thread, a few ahead of the one in
-// use, in the order a step uses them (and the next step's first ones during this step's end),
-// so that the first stage starts a microbatch without waiting for its data to be made or read,
-// and a rank holds only the microbatches in flight and those made ahead — never a whole batch,
-// so memory does not grow with the microbatch count. Rows depend on the step and their place
-// in the batch alone (BatchSource::rows is const), so a prefetched microbatch is exactly the
-// one the step would have made itself.
+// Makes the microbatches a rank will use, a microbatch at a time: a rank holds only the
+// microbatches in flight and those made ahead — never a whole batch, so memory does not grow
+// with the microbatch count. With `ahead` > 0 a background thread makes them a few ahead of the
+// one in use, in the order a step uses them (and the next step's first ones during this step's
+// end), so that the first stage starts a microbatch without waiting for its data to be made or
+// read; with 0 each is made when asked for, on the caller's thread (on a machine whose CPUs
+// all compute, a background thread would take its time from the ranks). Rows depend on the step and
+// their place in the batch alone (BatchSource::rows is const), so a prefetched microbatch is
+// exactly the one the step would have made itself.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -26,7 +28,8 @@ class BatchPrefetcher {
   // A step's rows are cut into `microbatches` equal microbatches (it must divide them).
   // `keep_inputs` / `keep_targets`: whether this rank uses them; the others are dropped as
   // soon as a microbatch is made (every rank makes the same rows from the same seed). `ahead`:
-  // how many microbatches past the newest asked for are made in the background.
+  // how many microbatches past the newest asked for are made in the background (0: none, and
+  // no background thread).
   BatchPrefetcher(const BatchSource& source, int microbatches, bool keep_inputs = true,
                   bool keep_targets = true, int ahead = 2);
   ~BatchPrefetcher();
@@ -52,6 +55,8 @@ class BatchPrefetcher {
 
   // Waits for (or makes) microbatch number `sequence`, then hands out a part of it.
   Batch take(std::int64_t sequence, bool inputs);
+  // Hands out a part of `found` (mutex_ held), letting it go once every kept part was taken.
+  Batch hand_out(std::map<std::int64_t, Made>::iterator found, bool inputs);
   Made make(std::int64_t sequence) const;
   void work();
 

@@ -22,6 +22,7 @@ DataSettings read_data_settings(const baton::Config& config) {
   settings.source = data.at("source");
   settings.tokens = data.at("tokens");
   settings.token_format = data.at("token_format");
+  settings.prefetch = data.at("prefetch");
   settings.inputs = data.at("inputs");
   settings.targets = data.at("targets");
   settings.batch_size = data.get_int("batch_size");

@@ -22,6 +22,7 @@ struct DataSettings {
   baton::ParamValue source;        // data.source: synthetic, text or files
   baton::ParamValue tokens;        // data.tokens (text)
   baton::ParamValue token_format;  // data.token_format (text)
+  baton::ParamValue prefetch;      // data.prefetch: auto, true or false
   baton::ParamValue inputs;        // data.inputs (files): one file per forward argument
   baton::ParamValue targets;       // data.targets (files)
   std::int64_t batch_size = 0;     // data.batch_size

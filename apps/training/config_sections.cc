@@ -190,6 +190,7 @@ void check_app_sections(const baton::Config& config) {
   require_number(config, "optimizer", "weight_decay", 0, false, HUGE_VAL);
   require_one_of(config, "data", "source", {"synthetic", "files", "text"});
   require_one_of(config, "data", "token_format", {"auto", "bytes", "uint16", "int32", "npy"});
+  require_one_of(config, "data", "prefetch", {"auto", "true", "false"});
   const baton::ParamValue& loss = config.section("model").at("loss");
   const std::string& loss_name = loss.as_string();
   const bool scripted =
@@ -246,6 +247,10 @@ void add_app_config_sections() {
                  {"token_format", ParamType::kString, "auto",
                   "How to read data.tokens: auto (.npy -> npy, else bytes), bytes, uint16, int32 "
                   "(raw little-endian) or npy."},
+                 {"prefetch", ParamType::kString, "auto",
+                  "Make microbatches ahead on a background thread: true, false (each when the "
+                  "step needs it, on the rank's own thread) or auto (true when this machine has "
+                  "a CPU beyond the local ranks' compute threads)."},
              },
              false},
             {"optimizer",

@@ -1,5 +1,6 @@
 #include "rank_pipeline.h"
 
+#include <ATen/Parallel.h>
 #include <torch/optim/adam.h>
 #include <torch/optim/optimizer.h>
 #include <torch/optim/sgd.h>
@@ -9,6 +10,7 @@
 #include "baton/error.h"
 #include "baton/log.h"
 #include "baton/plan/compile.h"
+#include "baton/runtime/compute_environment.h"
 #include "losses.h"
 #include "model_catalog.h"
 
@@ -61,6 +63,14 @@ void clear_gradients(const std::vector<at::Tensor>& params) {
   }
 }
 
+// data.prefetch: auto makes microbatches ahead on a background thread only where that thread
+// has a CPU of its own; where every CPU computes for a rank it would take its time from them.
+bool prefetches_data(const baton_models::DataSettings& data, const WorldInfo& world) {
+  const std::string& mode = data.prefetch.as_string();
+  if (mode != "auto") return mode == "true";
+  return baton::cpus_available() > world.local_world_size * at::get_num_threads();
+}
+
 std::unique_ptr<RankPipeline> build_rank_pipeline(baton::Config& config, RankPlan plan,
                                                   const WorldInfo& world,
                                                   const std::shared_ptr<baton::Store>& store,
@@ -71,9 +81,11 @@ std::unique_ptr<RankPipeline> build_rank_pipeline(baton::Config& config, RankPla
   // The model, identical on every rank, cut into stages; this rank keeps its own.
   pipeline->model =
       baton_models::build_model(baton_models::read_model_settings(config), settings.seed);
-  pipeline->batches = baton_models::make_batch_source(
-      baton_models::read_data_settings(config), pipeline->model, options.data_dir,
-      baton_models::ReplicaRows{world.replica, world.replicas});
+  const baton_models::DataSettings data = baton_models::read_data_settings(config);
+  pipeline->batches =
+      baton_models::make_batch_source(data, pipeline->model, options.data_dir,
+                                      baton_models::ReplicaRows{world.replica, world.replicas});
+  pipeline->prefetch_data = prefetches_data(data, world);
   pipeline->first_microbatch = pipeline->batches->rows(
       1, 0, pipeline->batches->rows_per_step() / pipeline->plan.configured.shape.microbatches);
   baton_models::check_loss_has_gradient(pipeline->model, pipeline->first_microbatch.targets,

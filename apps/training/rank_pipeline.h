@@ -71,6 +71,7 @@ struct RankPipeline {
   baton_models::BuiltModel model;
   std::unique_ptr<baton_models::BatchSource> batches;
   baton_models::Batch first_microbatch;  // step 1's first: this replica's rows of it
+  bool prefetch_data = false;            // data.prefetch, decided for this machine
   LocalStages local;
   std::shared_ptr<baton::Transport> transport;
   std::unique_ptr<baton::PipelineExecutor> executor;  // set up by the caller (executor->setup)

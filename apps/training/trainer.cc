@@ -188,7 +188,8 @@ std::unique_ptr<Progress> make_progress(const RankRun& run) {
                                    {"data_parallel", world.replicas},
                                    {"schedule", run.schedule_name},
                                    {"microbatches", run.microbatches},
-                                   {"cuts", format_cuts(run.pipeline.local.bounds)}};
+                                   {"cuts", format_cuts(run.pipeline.local.bounds)},
+                                   {"data_prefetch", run.pipeline.prefetch_data}};
   run.start.compute.add_json_fields(header);
   return std::make_unique<Progress>(settings.progress, world, run.start.store, settings.steps,
                                     run.pipeline.plan.plan(), header.dump());
@@ -221,11 +222,12 @@ void run_steps(RankRun& run, const TrainOptions& options) {
   std::vector<double> losses;
   std::int64_t buffers_after_first_step = 0;
   // A rank makes only the part of each microbatch its stages use, inputs for the first stage,
-  // targets for the last, a few microbatches ahead.
+  // targets for the last; a few microbatches ahead on a thread of their own (data.prefetch),
+  // or each when the step needs it.
   const bool uses_inputs = plan.stage_to_rank.front() == world.pipeline_rank;
   const bool uses_targets = plan.stage_to_rank.back() == world.pipeline_rank;
   baton_models::BatchPrefetcher prefetcher(*pipeline.batches, plan.num_microbatches, uses_inputs,
-                                           uses_targets);
+                                           uses_targets, pipeline.prefetch_data ? 2 : 0);
   // A step is this replica's rows: the run's throughput counts every replica's.
   const at::Tensor& first_input = pipeline.first_microbatch.inputs.at(0);
   const std::int64_t samples_per_step = pipeline.batches->rows_per_step() * world.replicas;

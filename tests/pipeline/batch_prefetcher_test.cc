@@ -82,6 +82,7 @@ TEST(BatchPrefetcher, AJumpMakesTheAskedMicrobatch) {
   EXPECT_EQ(first_input(prefetcher.inputs(10, 1)), 1002.0f);
   // Asked again after it was handed out: made again, the same.
   EXPECT_EQ(first_input(prefetcher.inputs(10, 1)), 1002.0f);
+  EXPECT_EQ(first_input(prefetcher.inputs(10, 1)), 1002.0f);
 }
 
 TEST(BatchPrefetcher, ABackgroundFailureIsThrownForItsMicrobatch) {
@@ -102,6 +103,25 @@ TEST(BatchPrefetcher, DropsWhatTheRankDoesNotUse) {
   baton_models::BatchPrefetcher targets_only(source, 2, false, true);
   EXPECT_TRUE(targets_only.inputs(1, 0).empty());
   EXPECT_TRUE(targets_only.targets(1, 1).defined());
+}
+
+TEST(BatchPrefetcher, WithNothingAheadMakesEachMicrobatchWhenAskedForIt) {
+  CountingSource source;
+  baton_models::BatchPrefetcher prefetcher(source, 4, true, true, 0);
+  for (int microbatch = 0; microbatch < 4; ++microbatch) {
+    EXPECT_EQ(first_input(prefetcher.inputs(2, microbatch)),
+              static_cast<float>(200 + 2 * microbatch));
+    EXPECT_EQ(prefetcher.made(), microbatch + 1);  // nothing made ahead
+  }
+  // The targets were kept with their microbatch until taken.
+  for (int microbatch = 0; microbatch < 4; ++microbatch) {
+    EXPECT_EQ(prefetcher.targets(2, microbatch)[0].item<std::int64_t>(), -(200 + 2 * microbatch));
+  }
+  EXPECT_EQ(prefetcher.made(), 4);
+  // A part asked for again is made again, the same.
+  EXPECT_EQ(first_input(prefetcher.inputs(2, 3)), 206.0f);
+  EXPECT_THAT(baton_test::error_of<std::runtime_error>([&] { prefetcher.inputs(7, 0); }),
+              ::testing::HasSubstr("step 7 cannot be read"));
 }
 
 TEST(BatchPrefetcher, RefusesABatchTheMicrobatchesDoNotDivide) {

@@ -205,7 +205,8 @@ void scenario_reused_tensors(RankContext& ctx) {
   check(ctx.world_size == 2, "this scenario runs on 2 ranks");
   // Pipelines send and receive the same preallocated tensors every step; a transport that
   // keeps per-tensor state (gloo reuses its buffers) must stay exact across reuses, also
-  // when the message arrives long after its receive was posted.
+  // when the message arrives long after its receive was posted, and let go of a tensor with
+  // its Work.
   constexpr int kSteps = 40;
   constexpr std::size_t kBytes = 4096;
   const int peer = 1 - ctx.rank;
@@ -226,6 +227,16 @@ void scenario_reused_tensors(RankContext& ctx) {
     recv->wait(kWait);
     send->wait(kWait);
     check_pattern(inbox, 1000 * peer + step, "step " + std::to_string(step));
+    // Once its Work is gone the transport holds nothing of a tensor: the runtime reuses a
+    // receive buffer only when nothing else refers to it.
+    recv.reset();
+    send.reset();
+    for (const at::Tensor* tensor : {&inbox, &outbox}) {
+      check(tensor->use_count() == 1 && tensor->storage().use_count() == 1,
+            "step " + std::to_string(step) + ": the transport still holds a tensor (" +
+                std::to_string(tensor->use_count()) + " references, its memory " +
+                std::to_string(tensor->storage().use_count()) + ") after its Work is destroyed");
+    }
   }
   ctx.barrier("end");
 }

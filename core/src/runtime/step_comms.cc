@@ -90,7 +90,7 @@ void StepComms::plan_receives() {
     if (!slot) continue;
     if (is_receive(slot->type)) {
       const ReceiveKey key = key_of(*slot);
-      if (planned_index_.count(key)) continue;  // a plan that receives twice fails at await
+      if (planned_index_.count(key)) continue;  // validation refuses a receive made twice
       planned_index_[key] = planned_.size();
       planned_.push_back({*slot, 0, static_cast<int>(t), -1, -1});
     }
