@@ -69,7 +69,13 @@ bool Operation::wait_in_gloo() {
     return true;
   }
   // An operation failed by abort() or a peer's failure stays failed: the first outcome wins.
-  if (completed) succeed();
+  // gloo is done with the memory: the tensor is the caller's alone from here on, even while
+  // this operation is still registered (the runtime reuses a receive buffer only when nothing
+  // else refers to it), and before the outcome, since a waiter may reuse it at once.
+  if (completed) {
+    tensor_ = at::Tensor();
+    succeed();
+  }
   return completed;
 }
 

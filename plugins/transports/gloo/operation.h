@@ -71,7 +71,8 @@ class Operation : public baton::TransferOutcome, public std::enable_shared_from_
   void interrupt();
 
   // gloo's buffer for the payload. Declared after the tensor: it is destroyed first, while
-  // its memory is valid.
+  // its memory is valid (a buffer whose transfer succeeded no longer touches it, and may be
+  // kept for reuse: take_reusable_payload()).
   std::unique_ptr<gloo::transport::UnboundBuffer> payload;
 
  private:
@@ -85,8 +86,8 @@ class Operation : public baton::TransferOutcome, public std::enable_shared_from_
 
   const std::uint64_t sequence_;
   const Clock::time_point probe_at_;
-  bool probed_ = false;      // only the claim holder touches it
-  const at::Tensor tensor_;  // keeps the memory alive while gloo may touch it
+  bool probed_ = false;  // only the claim holder touches it
+  at::Tensor tensor_;    // keeps the memory alive while gloo may touch it (until it succeeded)
   void* const data_;
 
   // Guarded by TransferOutcome's mutex_, with the outcome.

@@ -16,7 +16,8 @@ char zero_byte_target;
 Operation::Operation(int rank, baton::P2PDescription what, at::Tensor tensor)
     : TransferOutcome(rank, what),
       tensor_(std::move(tensor)),
-      data_(what.bytes == 0 ? static_cast<void*>(&zero_byte_target) : tensor_.data_ptr()) {}
+      data_(what.bytes == 0 ? static_cast<void*>(&zero_byte_target) : tensor_.data_ptr()),
+      cuda_(tensor_.is_cuda()) {}
 
 void UcxWork::wait(std::chrono::milliseconds timeout) {
   if (operation_->test()) return;

@@ -22,11 +22,16 @@ class Operation : public baton::TransferOutcome {
 
   // Where UCX reads or writes; valid (never null) even for zero bytes.
   void* data() const { return data_; }
-  bool is_cuda() const { return tensor_.is_cuda(); }
+  bool is_cuda() const { return cuda_; }
+  // UCX is done with the memory (the request completed): the tensor is the caller's alone
+  // from here on, even while this operation is still registered (the runtime reuses a
+  // receive buffer only when nothing else refers to it).
+  void let_go_of_memory() { tensor_ = at::Tensor(); }
 
  private:
-  const at::Tensor tensor_;
+  at::Tensor tensor_;
   void* const data_;
+  const bool cuda_;
 };
 
 // What isend()/irecv() return. Waiting pokes the progress engine (poll now, this rank

@@ -380,6 +380,7 @@ std::unique_ptr<baton::Work> UcxTransport::post(const at::Tensor& tensor, int pe
 }
 
 void UcxTransport::finish(Operation& operation, ucs_status_t status, std::size_t length) const {
+  operation.let_go_of_memory();  // before the outcome: a waiter may reuse the tensor at once
   const baton::P2PDescription& what = operation.what();
   const bool receive = what.direction == baton::P2PDirection::kRecv;
   if (status == UCS_OK && (!receive || length == what.bytes)) {
