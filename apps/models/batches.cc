@@ -204,9 +204,9 @@ std::unique_ptr<BatchSource> synthetic_batches(const DataSettings& data, BuiltMo
     }
     input.high = model.num_classes;
   }
-  // The sample the output is learned from is step 1's first row, as every rank draws it (its
-  // target is drawn for a shape not yet known, and dropped).
-  const SyntheticBatches probe(model, data.batch_size, data.seed, rows);
+  // The sample the output is learned from is step 1's first row of the global batch, the same
+  // on every rank of every replica (its target is not drawn: its shape is not known yet).
+  const SyntheticBatches probe(model, data.batch_size, data.seed, ReplicaRows{});
   learn_output_from_sample(&model, probe.draw(1, 0, 1, false).inputs, "synthetic inputs");
   return std::make_unique<SyntheticBatches>(model, data.batch_size, data.seed, rows);
 }

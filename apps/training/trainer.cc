@@ -226,8 +226,9 @@ void run_steps(RankRun& run, const TrainOptions& options) {
   // or each when the step needs it.
   const bool uses_inputs = plan.stage_to_rank.front() == world.pipeline_rank;
   const bool uses_targets = plan.stage_to_rank.back() == world.pipeline_rank;
-  baton_models::BatchPrefetcher prefetcher(*pipeline.batches, plan.num_microbatches, uses_inputs,
-                                           uses_targets, pipeline.prefetch_data ? 2 : 0);
+  baton_models::BatchPrefetcher prefetcher(
+      *pipeline.batches, plan.num_microbatches, uses_inputs, uses_targets,
+      pipeline.prefetch_data && (uses_inputs || uses_targets) ? 2 : 0);
   // A step is this replica's rows: the run's throughput counts every replica's.
   const at::Tensor& first_input = pipeline.first_microbatch.inputs.at(0);
   const std::int64_t samples_per_step = pipeline.batches->rows_per_step() * world.replicas;

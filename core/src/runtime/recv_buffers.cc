@@ -30,10 +30,6 @@ void RecvBuffers::add_pool(int stage, FlowDirection direction, const std::vector
   for (int i = 0; i < slots; ++i) add_slot(added);
 }
 
-bool RecvBuffers::has_pool(int stage, FlowDirection direction) const {
-  return pools_.count({stage, static_cast<int>(direction)}) > 0;
-}
-
 RecvBuffers::Pool& RecvBuffers::pool(int stage, FlowDirection direction) {
   return const_cast<Pool&>(static_cast<const RecvBuffers&>(*this).pool(stage, direction));
 }

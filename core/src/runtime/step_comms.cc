@@ -92,7 +92,7 @@ void StepComms::plan_receives() {
       const ReceiveKey key = key_of(*slot);
       if (planned_index_.count(key)) continue;  // validation refuses a receive made twice
       planned_index_[key] = planned_.size();
-      planned_.push_back({*slot, 0, static_cast<int>(t), -1, -1});
+      planned_.push_back({*slot, 0, 0, static_cast<int>(t), -1, -1});
     }
     note_compute(*slot, static_cast<int>(t));
     for (const Action& part : slot->sub_actions) note_compute(part, static_cast<int>(t));
@@ -108,6 +108,7 @@ void StepComms::plan_receives() {
       queues_.push_back({pool.first, static_cast<FlowDirection>(pool.second), {}, 0});
     }
     receive.queue = found->second;
+    receive.place = queues_[receive.queue].receives.size();
     queues_[receive.queue].receives.push_back(i);
     auto first = first_read.find(key);
     auto last = last_compute.find({receive.action.stage, receive.action.microbatch});
@@ -222,7 +223,7 @@ void StepComms::post(const std::vector<Action>& actions, const Outgoing& outgoin
       case ActionType::kRecvForward:
       case ActionType::kRecvBackward: {
         // With tag matching, receives are posted ahead as buffers free, not here.
-        if (receives_match_by_tag_ || slot_of_.count(key_of(action))) break;
+        if (receives_match_by_tag_) break;
         add_receive(action, buffers_.take_slot(s, direction_of(action.type)), &ops, &destinations);
         break;
       }
@@ -309,11 +310,8 @@ const std::vector<at::Tensor>& StepComms::await(const Action& receive,
     // Not posted ahead (every buffer was still busy): posted now, with those before it.
     auto planned = planned_index_.find(key);
     if (planned != planned_index_.end() && !slot_of_.count(key)) {
-      ReceiveQueue& queue = queues_[planned_[planned->second].queue];
-      const auto& order = queue.receives;
-      post_through(queue,
-                   static_cast<std::size_t>(std::find(order.begin(), order.end(), planned->second) -
-                                            order.begin()));
+      const PlannedReceive& receive = planned_[planned->second];
+      post_through(queues_[receive.queue], receive.place);
     }
   }
   auto found = pending_receives_.find(key);

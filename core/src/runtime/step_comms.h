@@ -83,6 +83,7 @@ class StepComms {
   struct PlannedReceive {
     Action action;        // RECV_F or RECV_B
     std::size_t queue;    // index in queues_
+    std::size_t place;    // index in that queue's receives
     int step;             // plan step of the RECV action
     int first_read = -1;  // plan step of the computation that waits for it (-1: none)
     int last_read = -1;   // plan step of the last computation that reads it (-1: none)

@@ -1,5 +1,7 @@
 #include "nccl_transport.h"
 
+#include <algorithm>
+
 #include <cstring>
 #include <thread>
 
@@ -177,9 +179,13 @@ std::unique_ptr<baton::Work> NcclTransport::irecv(const at::Tensor& tensor, int 
 }
 
 void NcclTransport::forget_completed_locked() {
-  while (!in_flight_.empty() && cudaEventQuery(in_flight_.front()->event) != cudaErrorNotReady) {
-    in_flight_.pop_front();
-  }
+  // Every completed one, not only those ahead of the oldest still running: a finished
+  // transfer holds its tensor until forgotten or tested.
+  in_flight_.erase(std::remove_if(in_flight_.begin(), in_flight_.end(),
+                                  [](const std::shared_ptr<Transfer>& transfer) {
+                                    return cudaEventQuery(transfer->event) != cudaErrorNotReady;
+                                  }),
+                   in_flight_.end());
 }
 
 std::vector<std::unique_ptr<baton::Work>> NcclTransport::post_batch(

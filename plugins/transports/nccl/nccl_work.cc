@@ -60,7 +60,10 @@ std::string Transfer::name() const {
 
 bool Transfer::completed() {
   const cudaError_t state = cudaEventQuery(event);
-  if (state == cudaSuccess) return true;
+  if (state == cudaSuccess) {
+    tensor = at::Tensor();
+    return true;
+  }
   if (state != cudaErrorNotReady) {
     const std::string why = "CUDA: " + cuda_text(state);
     communicator->abort(why);

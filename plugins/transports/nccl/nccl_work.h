@@ -58,7 +58,9 @@ class Communicator {
 };
 
 // One posted send or receive: the event that completes it and the tensor NCCL reads or
-// writes, kept alive (by the transport too) until the event has completed.
+// writes, kept alive (by the transport too) until the event has completed, and let go of by
+// completed() as soon as it has (the runtime reuses a receive buffer only when nothing else
+// refers to it). A transfer is tested by one thread at a time.
 struct Transfer {
   Transfer(std::shared_ptr<Communicator> communicator, baton::P2PDescription what,
            at::Tensor tensor);
@@ -72,7 +74,7 @@ struct Transfer {
 
   std::shared_ptr<Communicator> communicator;
   const baton::P2PDescription what;
-  const at::Tensor tensor;
+  at::Tensor tensor;
   cudaEvent_t event = nullptr;
 };
 

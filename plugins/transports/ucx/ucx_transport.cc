@@ -9,6 +9,7 @@
 #include "baton/log.h"
 #include "baton/store.h"
 #include "baton/transport_support.h"
+#include "cuda_order.h"
 #include "peer_errors.h"
 #include "tag_layout.h"
 
@@ -317,6 +318,7 @@ std::unique_ptr<baton::Work> UcxTransport::post(const at::Tensor& tensor, int pe
   auto operation = std::make_shared<Operation>(
       rank, baton::P2PDescription{direction, peer, tag, baton::tensor_bytes(tensor)}, tensor);
   check_memory(tensor, *operation);
+  if (operation->is_cuda()) wait_for_queued_cuda_work(operation->name().c_str());
   if (tag > kMaxUserTag && !collective) {
     throw baton::TransportError(operation->name() + ": tag " + baton::format_tag(tag) +
                                 " is too large; the UCX transport carries tags up to " +

@@ -32,7 +32,6 @@ class BATON_API RecvBuffers {
   // the same pool twice is a programming error.
   void add_pool(int stage, FlowDirection direction, const std::vector<TensorMeta>& metas,
                 int slots);
-  bool has_pool(int stage, FlowDirection direction) const;
 
   // A free slot of the pool that nothing outside it refers to; -1 when there is none.
   int take_free_slot(int stage, FlowDirection direction);
