@@ -195,7 +195,10 @@ TEST_P(WorkloadEquivalence, MatchesPlainPyTorch) {
 // Adam divides each gradient by its own magnitude, so float rounding in a near-zero gradient
 // (microbatches sum in another order than the whole batch) is magnified in the update, in
 // proportion to lr; the Adam cases keep lr at 0.001-0.005 so that stays within rtol 1e-5 and
-// atol 1e-6 (at lr 0.01 the GPT drifts by 9e-6 after three steps).
+// atol 1e-6 (at lr 0.01 the GPT drifts by 9e-6 after three steps). The "Prefetched" cases make
+// their microbatches on the background thread (data.prefetch: true), which data.prefetch: auto
+// leaves off on a machine whose CPUs all compute, such as 2 CPUs for 2 ranks; on DualPipeV rank
+// 0 takes both the inputs and, later, the targets of every microbatch from it.
 std::vector<Workload> workloads() {
   const std::string text = std::string(BATON_SOURCE_DIR) + "/configs/data/declaration.txt";
   const std::vector<std::string> gpt = {"model.name=gpt",          "model.params.vocab_size=256",
@@ -211,18 +214,18 @@ std::vector<Workload> workloads() {
       "model.params.layers=3", "model.params.out_features=4", "data.source=synthetic",
       "data.batch_size=12",    "schedule.microbatches=6"};
   return {
-      {"GptOnTextInterleavedAdam",
-       with(gpt, {"data.source=text", "data.tokens=" + text, "schedule.name=interleaved_1f1b",
-                  "schedule.stages_per_rank=2", "optimizer.name=adam", "optimizer.lr=0.001",
-                  "optimizer.weight_decay=0.01"})},
+      {"GptOnTextInterleavedAdamPrefetched",
+       with(gpt, {"data.source=text", "data.tokens=" + text, "data.prefetch=true",
+                  "schedule.name=interleaved_1f1b", "schedule.stages_per_rank=2",
+                  "optimizer.name=adam", "optimizer.lr=0.001", "optimizer.weight_decay=0.01"})},
       {"GptSyntheticZeroBubbleSgd",
        with(gpt, {"data.source=synthetic", "schedule.name=zero_bubble", "optimizer.name=sgd",
                   "optimizer.lr=0.1", "optimizer.momentum=0.5"})},
       {"MlpMseAdam1F1B", with(mlp, {"model.loss=mse", "schedule.name=1f1b", "optimizer.name=adam",
                                     "optimizer.lr=0.005"})},
-      {"MlpCrossEntropyAdamDualPipeV",
-       with(mlp, {"schedule.name=dualpipev", "schedule.stages_per_rank=2", "optimizer.name=adam",
-                  "optimizer.lr=0.005", "optimizer.weight_decay=0.1"})},
+      {"MlpCrossEntropyAdamDualPipeVPrefetched",
+       with(mlp, {"data.prefetch=true", "schedule.name=dualpipev", "schedule.stages_per_rank=2",
+                  "optimizer.name=adam", "optimizer.lr=0.005", "optimizer.weight_decay=0.1"})},
   };
 }
 
