@@ -74,11 +74,14 @@ Batch BatchPrefetcher::take(std::int64_t sequence, bool inputs) {
   const bool taken_before =
       found != ready_.end() && (inputs ? found->second.inputs_taken : found->second.targets_taken);
   const bool background = ahead_ > 0 && !taken_before && (sequence >= next_ || sequence == making_);
-  if (found == ready_.end() && background) {
-    if (sequence > until_ && sequence != making_)
-      next_ = sequence;  // a jump: the first ask, a resume
+  if (found == ready_.end() && background && sequence > until_ && sequence != making_) {
+    next_ = sequence;  // a jump: the first ask, a resume
+  }
+  if (ahead_ > 0 && !taken_before) {
     until_ = std::max(until_, sequence + ahead_);
     changed_.notify_all();
+  }
+  if (found == ready_.end() && background) {
     changed_.wait(lock, [&] { return ready_.count(sequence) > 0; });
     found = ready_.find(sequence);
   } else if (found == ready_.end() || taken_before) {
@@ -94,10 +97,6 @@ Batch BatchPrefetcher::take(std::int64_t sequence, bool inputs) {
                     : Batch{{}, std::move(made.batch.targets)};
     }
     found = ready_.emplace(sequence, std::move(made)).first;
-  }
-  if (ahead_ > 0) {
-    until_ = std::max(until_, sequence + ahead_);
-    changed_.notify_all();
   }
   return hand_out(found, inputs);
 }

@@ -124,7 +124,6 @@ struct PipelineExecutor::Impl {
       compute.run(action);
     }
     comms.after_compute(timestep);
-    comms.release_completed_sends();
     if (spans.observed()) reducer.poll();
     spans.add(SpanKind::kCompute, started + waited_in_action, spans.now(), action);
   }

@@ -290,6 +290,8 @@ void StepComms::post_run(const std::vector<Action>& run, const Outgoing& outgoin
 }
 
 void StepComms::after_compute(int timestep) {
+  // Completed sends first: a buffer one of them held may free for the receives posted below.
+  while (!sends_.empty() && sends_.front().work->test()) sends_.pop_front();
   if (timestep >= 0 && static_cast<std::size_t>(timestep) < last_read_at_.size()) {
     for (std::size_t index : last_read_at_[static_cast<std::size_t>(timestep)]) {
       const Action& receive = planned_[index].action;
@@ -335,15 +337,6 @@ const std::vector<at::Tensor>& StepComms::await(const Action& receive,
   return buffers_.tensors(receive.stage, direction_of(receive.type), slot_of_.at(key));
 }
 
-void StepComms::release_completed_sends() {
-  bool released = false;
-  while (!sends_.empty() && sends_.front().work->test()) {
-    sends_.pop_front();
-    released = true;
-  }
-  if (released) post_ready_receives();
-}
-
 void StepComms::finish_step() {
   // Every send must complete before the step ends: the peer relies on it.
   const double draining_since = spans_.now();
@@ -367,8 +360,9 @@ void StepComms::finish_step() {
                  std::to_string(std::get<1>(key)) + ")");
   };
   if (!pending_receives_.empty()) throw never_used(pending_receives_.begin()->first);
+  if (!receives_match_by_tag_) return;  // posted in plan order: every one was pending above
   for (const ReceiveQueue& queue : queues_) {
-    if (receives_match_by_tag_ && queue.next < queue.receives.size()) {
+    if (queue.next < queue.receives.size()) {
       throw never_used(key_of(planned_[queue.receives[queue.next]].action));
     }
   }

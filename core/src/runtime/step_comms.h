@@ -56,11 +56,10 @@ class StepComms {
   // (may be empty) runs once it is known to be.
   const std::vector<at::Tensor>& await(const Action& receive,
                                        const std::function<void()>& before_wait);
-  // The compute action at plan step `timestep` finished: the receive buffers it read for the
-  // last time go back to their pool, and receives waiting for a buffer are posted.
+  // The compute action at plan step `timestep` finished: the data of the sends that completed
+  // is dropped (oldest first), the receive buffers the action read for the last time go back
+  // to their pool, and receives waiting for a buffer are posted.
   void after_compute(int timestep);
-  // Drops the data of the sends that completed, oldest first (a buffer they held may free).
-  void release_completed_sends();
   // Waits for every send of the step; throws if a posted receive was never used.
   void finish_step();
   void end_step();
