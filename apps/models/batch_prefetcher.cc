@@ -52,6 +52,13 @@ std::int64_t BatchPrefetcher::made() const {
   return made_;
 }
 
+bool BatchPrefetcher::wait_until_caught_up(std::chrono::milliseconds guard) const {
+  std::unique_lock<std::mutex> lock(mutex_);
+  return changed_.wait_for(lock, guard, [&] {
+    return closing_ || !worker_.joinable() || (making_ < 0 && (next_ < 0 || next_ > until_));
+  });
+}
+
 BatchPrefetcher::Made BatchPrefetcher::make(std::int64_t sequence) const {
   Made made;
   try {

@@ -11,6 +11,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -44,6 +45,10 @@ class BatchPrefetcher {
 
   // Microbatches made so far (by the background thread or on demand): for tests.
   std::int64_t made() const;
+  // Waits until the background thread has made every microbatch it may make ahead and waits
+  // to be asked for more (true), or `guard` passed (false): for tests, which then know what
+  // made() is without a clock.
+  bool wait_until_caught_up(std::chrono::milliseconds guard) const;
 
  private:
   struct Made {
@@ -66,7 +71,7 @@ class BatchPrefetcher {
   bool keep_inputs_, keep_targets_;
   int ahead_;
   mutable std::mutex mutex_;
-  std::condition_variable changed_;
+  mutable std::condition_variable changed_;
   std::map<std::int64_t, Made> ready_;  // by sequence: (step - 1) x microbatches + microbatch
   std::int64_t next_ = -1;              // the next the worker makes (-1: nothing asked yet)
   std::int64_t until_ = -1;             // the worker makes up to this one

@@ -1,11 +1,30 @@
 #include "compute_setup.h"
 
+#include <cerrno>
+#include <cstdlib>
+
 #include <nlohmann/json.hpp>
 
 #include "baton/error.h"
 #include "baton/plan/format.h"
 
 namespace baton_app {
+namespace {
+
+// OMP_NUM_THREADS as PyTorch reads it for its own default: a whole number from 1 to 4096, else
+// not set (0). torchrun sets it to 1 for several processes a machine; a person sets it to pin
+// a run's threads without editing the YAML.
+int omp_num_threads() {
+  const char* text = std::getenv("OMP_NUM_THREADS");
+  if (text == nullptr || *text == '\0') return 0;
+  char* end = nullptr;
+  errno = 0;
+  const long value = std::strtol(text, &end, 10);
+  if (errno != 0 || *end != '\0' || value < 1 || value > 4096) return 0;
+  return static_cast<int>(value);
+}
+
+}  // namespace
 
 std::string ComputeSetup::describe() const {
   return blas.name + ", " + std::to_string(threads) + (threads == 1 ? " thread" : " threads") +
@@ -30,6 +49,9 @@ ComputeSetup set_up_compute(const baton::Config& config, const WorldInfo& world)
   if (configured.as_int() > 0) {
     setup.threads = static_cast<int>(configured.as_int());
     setup.threads_origin = "run.threads";
+  } else if (const int omp = omp_num_threads(); omp > 0) {
+    setup.threads = omp;
+    setup.threads_origin = "OMP_NUM_THREADS";
   } else {
     const int cpus = baton::cpus_available();
     setup.threads = baton::default_threads_per_rank(world.local_world_size);

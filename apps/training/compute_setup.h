@@ -1,5 +1,6 @@
 // The compute a rank runs with, set before any tensor work: threads per rank (run.threads,
-// or the CPUs available shared out among the local ranks) and the BLAS LibTorch resolved to.
+// else OMP_NUM_THREADS as PyTorch reads it, else the CPUs available shared out among the
+// local ranks) and the BLAS LibTorch resolved to.
 #pragma once
 
 #include <string>
@@ -14,7 +15,7 @@ namespace baton_app {
 
 struct ComputeSetup {
   int threads = 1;
-  std::string threads_origin;  // "run.threads" or "2 CPUs / 2 local ranks"
+  std::string threads_origin;  // "run.threads", "OMP_NUM_THREADS" or "2 CPUs / 2 local ranks"
   baton::BlasInfo blas;
   std::string allocator;  // baton::apply_allocator_policy()'s description
   // "OpenBLAS 0.3.21 (openmp), 1 thread per rank (2 CPUs / 2 local ranks)"

@@ -232,7 +232,10 @@ void Progress::append_metrics(const Line& line) {
         {"rank", r},
         {"compute_s", time.compute},
         {"comm_s", time.comm},
-        {"idle_s", std::max(0.0, time.step - time.compute - time.comm)}};
+        {"idle_s", std::max(0.0, time.step - time.compute - time.comm)},
+        // The rank's own step time, which the bubble is computed from: idle_s alone cannot
+        // give it back where posting overlapped compute and idle shows as 0.
+        {"step_s", time.step}};
     if (world_.replicas > 1) {
       // Which replica, and how long it waited for the gradient all-reduces at the step's end.
       entry["replica"] = static_cast<int>(r) / world_.pipeline_ranks;

@@ -55,11 +55,9 @@ TEST(BatchPrefetcher, MakesOnlyAFewMicrobatchesAhead) {
   baton_models::BatchPrefetcher prefetcher(source, 8, true, true, 2);
   prefetcher.inputs(1, 0);
   prefetcher.targets(1, 0);
-  // The worker makes microbatches 1 and 2 and stops: far fewer than the step's 8.
-  for (int i = 0; i < 200 && prefetcher.made() < 3; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // The worker makes microbatches 1 and 2 and stops: far fewer than the step's 8. (Waited
+  // for as an event, the worker waiting to be asked; 60 s is a hang guard.)
+  ASSERT_TRUE(prefetcher.wait_until_caught_up(std::chrono::seconds(60)));
   EXPECT_EQ(prefetcher.made(), 3);
   EXPECT_EQ(source.rows_made.load(), 3);  // one row each: never the whole batch at once
 }

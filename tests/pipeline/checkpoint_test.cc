@@ -75,9 +75,12 @@ TEST(Checkpoint, KilledRankLeavesALoadableCheckpointAndResumeMatchesAnUninterrup
   ASSERT_EQ(full.exit_code, 0) << full.output;
   expect_like_torch(root + "/full", run_settings(root + "/a"));
 
-  // Rank 1 dies (SIGKILL) at the start of step 5: checkpoints of steps 2 and 4 exist.
-  const auto killed = baton_test::run_command("BATON_INJECT_FAILURE=rank=1,step=5,action=kill " +
-                                              command_line(run_settings(root + "/b"), ""));
+  // Rank 1 dies (SIGKILL) at its first forward of step 5, which waits for rank 0's step-5
+  // activation, so rank 0 has written step 4's manifest before (an order, not a race with
+  // the launcher's stop): checkpoints of steps 2 and 4 exist.
+  const auto killed =
+      baton_test::run_command("BATON_INJECT_FAILURE=rank=1,step=5,action=1F0,by=kill " +
+                              command_line(run_settings(root + "/b"), ""));
   EXPECT_NE(killed.exit_code, 0) << killed.output;
   EXPECT_THAT(killed.output, HasSubstr("launch: rank 1 failed first (killed by signal"));
   const std::string checkpoints = root + "/b/ckpt/checkpoints";

@@ -34,8 +34,8 @@ TEST(RunFolder, ASecondLaunchIntoABusyFolderIsRefusedNamingTheHolder) {
   const std::string first_log = root + "/first.log";
   baton_test::run_command("(" + launch_line(root, 1000000, "--set run.log_every=100000") + " > '" +
                           first_log + "' 2>&1 &)");
-  // Wait until it trains: its lock is taken before anything else.
-  for (int i = 0; i < 200; ++i) {
+  // Wait until it trains: its lock is taken before anything else (90 s: a hang guard).
+  for (int i = 0; i < 900; ++i) {
     if (baton_test::run_command("grep -q 'step 1/' '" + first_log + "'").exit_code == 0) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }

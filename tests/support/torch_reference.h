@@ -15,20 +15,18 @@ namespace baton_test {
 // launch's --set assignments; `config`, when given, the YAML file the run was launched with
 // (the reference reads it as baton does, its relative paths from `working_dir`);
 // `python_model`, when given, is the author's file defining make_model(): the reference
-// trains that class, under its own parameter names; `options` go to the script as they are
-// ("--final-atol 1e-4").
+// trains that class, under its own parameter names. The tolerances are the script's own, one
+// rule for every comparison (docs/testing.md, "Tolerances").
 inline CommandResult compare_dumps_with_torch(const std::string& dump_dir, int ranks,
                                               const std::vector<std::string>& settings,
                                               const std::string& python_model = "",
                                               const std::string& config = "",
-                                              const std::string& working_dir = "",
-                                              const std::string& options = "") {
+                                              const std::string& working_dir = "") {
   std::string command = std::string(BATON_PYTHON) + " '" + BATON_TORCH_REFERENCE + "' --dumps '" +
                         dump_dir + "' --ranks " + std::to_string(ranks);
   if (!working_dir.empty()) command = "cd '" + working_dir + "' && " + command;
   if (!python_model.empty()) command += " --python-model '" + python_model + "'";
   if (!config.empty()) command += " --config '" + config + "'";
-  if (!options.empty()) command += " " + options;
   for (const auto& setting : settings) command += " '" + setting + "'";
   return run_command(command);
 }

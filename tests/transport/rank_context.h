@@ -20,7 +20,7 @@
 namespace baton_test {
 
 // Timeout for waits that are expected to succeed: generous, far below the launcher's deadline.
-constexpr std::chrono::milliseconds kWait{20000};
+constexpr std::chrono::milliseconds kWait{60000};
 
 class ScenarioFailure : public std::runtime_error {
  public:

@@ -16,7 +16,7 @@ struct RankJob {
   std::string scenario;   // see scenarios.h
   int world_size = 2;
   std::string rendezvous = "file";  // "file" (fresh temp folder) or "tcp" (free loopback port)
-  std::chrono::milliseconds deadline{45000};
+  std::chrono::milliseconds deadline{100000};
 };
 
 struct RankOutcome {

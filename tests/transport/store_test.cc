@@ -356,7 +356,7 @@ TEST(TcpStore, AClientOfAnotherRunIsRefused) {
   TcpStoreOptions other;
   other.port = host.port();
   other.token = "run-b";
-  other.timeout = milliseconds(2000);
+  other.timeout = milliseconds(30000);  // a hang guard: refused at once
   const std::string error = store_error([&] { TcpStore client(other); });
   EXPECT_NE(error.find("this store belongs to another run"), std::string::npos) << error;
   host.set("still", bytes("served"));
@@ -437,10 +437,11 @@ TEST(TcpStore, ASilentConnectionDoesNotStallTheRun) {
   TcpStoreOptions client_options;
   client_options.port = host.port();
   client_options.token = "x";
-  client_options.timeout = milliseconds(2000);
+  // Hang guards: a stalled store fails the test at 30 s, a working one answers at once.
+  client_options.timeout = milliseconds(30000);
   TcpStore client(client_options);
   client.set("k", bytes("v"));
-  EXPECT_EQ(text(host.get("k", milliseconds(500))), "v");
+  EXPECT_EQ(text(host.get("k", milliseconds(30000))), "v");
 }
 
 // A stray process with the run's environment (the issue: a third `baton run` with RANK=1
@@ -452,7 +453,7 @@ TEST(RendezvousStore, ASecondProcessClaimingARankIsRefused) {
   options.port = host.port();
   options.rank = 1;
   options.world_size = 2;
-  options.timeout = milliseconds(2000);
+  options.timeout = milliseconds(30000);  // a hang guard: the second claim is refused at once
   options.token = "token";
   options.run_id = "r";
   auto first = make_rendezvous_store(options);

@@ -25,7 +25,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-constexpr milliseconds kWait{20000};  // for waits that must succeed
+constexpr milliseconds kWait{60000};  // for waits that must succeed: a hang guard
 
 at::Tensor random_bytes(std::size_t bytes, std::uint64_t seed) {
   at::Generator generator = at::detail::createCPUGenerator(seed);
@@ -296,11 +296,11 @@ TEST_P(UcxTransportTest, PingPongWithoutPollingLosesNoWakeUp) {
   constexpr int kRounds = 300;
   for (int i = 0; i < kRounds; ++i) {
     auto recv = (*group)[1].irecv(ball, 0, 1);
-    (*group)[0].isend(at::full({2}, i, at::kLong), 1, 1)->wait(milliseconds(5000));
-    recv->wait(milliseconds(5000));
+    (*group)[0].isend(at::full({2}, i, at::kLong), 1, 1)->wait(kWait);
+    recv->wait(kWait);
     auto back = (*group)[0].irecv(ball, 1, 2);
-    (*group)[1].isend(ball.clone(), 0, 2)->wait(milliseconds(5000));
-    back->wait(milliseconds(5000));
+    (*group)[1].isend(ball.clone(), 0, 2)->wait(kWait);
+    back->wait(kWait);
     ASSERT_EQ(ball[0].item<std::int64_t>(), i);
   }
 }
@@ -313,8 +313,8 @@ TEST_P(UcxTransportTest, WaitingCallersPollWhileTheProgressThreadStandsAside) {
   for (int i = 0; i < 300; ++i) {
     auto recv = (*group)[1].irecv(ball, 0, 1);
     auto send = (*group)[0].isend(at::full({256}, i, at::kLong), 1, 1);
-    recv->wait(milliseconds(5000));
-    send->wait(milliseconds(5000));
+    recv->wait(kWait);
+    send->wait(kWait);
     ASSERT_EQ(ball[255].item<std::int64_t>(), i);
   }
   // A wait whose operation never completes polls for its budget, then sleeps until its
