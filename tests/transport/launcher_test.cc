@@ -28,9 +28,10 @@ TEST(RankLauncher, KillsARankThatHangsPastTheDeadline) {
   RankJob job;
   job.transport = "gloo";
   job.scenario = "harness_hang";
-  // Rank 0 connects and returns in well under a second; the deadline is far above that, so
-  // only the rank that hangs can reach it (the test sleeps this long, on no CPU).
-  job.deadline = std::chrono::milliseconds(30000);
+  // Rank 0 connects and returns in about a second; the deadline is ten times that, so only
+  // the rank that hangs reaches it (the test waits this long, on no CPU, holding one of
+  // CTest's slots).
+  job.deadline = std::chrono::milliseconds(10000);
   const JobResult result = run_ranks(job);
   EXPECT_FALSE(result.all_succeeded());
   ASSERT_EQ(result.ranks.size(), 2u);

@@ -27,19 +27,25 @@ std::vector<int> every_rank(const RankContext& ctx) {
 
 // Small integers, different on every rank and at every position, so that sums are exact in
 // any dtype and a transport that drops, repeats or misplaces a chunk cannot pass.
+// (Computed in int32, whose values fit every dtype here: the 64 MiB case makes and checks
+// 16 Mi elements on every rank, and int64 temporaries doubled the memory each pass touched.)
 at::Tensor contribution(std::int64_t numel, at::ScalarType dtype, int rank) {
-  return at::arange(numel, at::kLong)
+  return at::arange(numel, at::kInt)
       .remainder(13)
       .add(3 * rank + 1)
       .to(dtype)
       .to(scenario_device());
 }
 
+// The group's sum in one pass: every member adds position % 13 and its own 3 rank + 1.
 at::Tensor expected_sum(std::int64_t numel, at::ScalarType dtype, const std::vector<int>& group) {
-  at::Tensor sum = at::zeros({numel}, at::kLong);
-  for (const int rank : group)
-    sum.add_(at::arange(numel, at::kLong).remainder(13).add(3 * rank + 1));
-  return sum.to(dtype);
+  std::int64_t offsets = 0;
+  for (const int rank : group) offsets += 3 * rank + 1;
+  return at::arange(numel, at::kInt)
+      .remainder(13)
+      .mul(static_cast<std::int64_t>(group.size()))
+      .add(offsets)
+      .to(dtype);
 }
 
 void check_sum(const at::Tensor& got, const std::vector<int>& group, const std::string& what) {
