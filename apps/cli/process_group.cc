@@ -108,6 +108,14 @@ std::size_t ProcessGroup::spawn(const std::string& name, const std::vector<std::
   return children_.size() - 1;
 }
 
+std::size_t ProcessGroup::adopt(const std::string& name, pid_t pid) {
+  Child child;
+  child.pid = pid;
+  child.outcome.name = name;
+  children_.push_back(child);
+  return children_.size() - 1;
+}
+
 bool ProcessGroup::reap(Child& child, bool block) {
   if (child.done) return true;
   int status = 0;

@@ -80,6 +80,8 @@ class ProcessGroup {
   std::size_t spawn(const std::string& name, const std::vector<std::string>& argv,
                     const ChildOutput& output, const std::vector<std::string>& environment);
 
+  // Takes on a child this process started itself (fork()), as if spawn had started it.
+  std::size_t adopt(const std::string& name, pid_t pid);
   // True while process `index` has not exited (it is reaped if it just did).
   bool running(std::size_t index);
 
