@@ -2,6 +2,8 @@
 // launcher names the rank, and --resume finishes the run with exactly the losses and
 // parameters of an uninterrupted one; `baton export` gives Python the full model's
 // state dict under its own parameter names.
+#include <ATen/ops/allclose.h>
+#include <ATen/ops/equal.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -106,7 +108,7 @@ TEST(Checkpoint, KilledRankLeavesALoadableCheckpointAndResumeMatchesAnUninterrup
       if (key.rfind("param.", 0) != 0) continue;
       ++params;
       ASSERT_TRUE(actual.count(key)) << key;
-      EXPECT_TRUE(torch::equal(actual.at(key), value)) << key << " differs after --resume";
+      EXPECT_TRUE(at::equal(actual.at(key), value)) << key << " differs after --resume";
     }
     EXPECT_GT(params, 0);
   }
@@ -142,8 +144,8 @@ void PrintTo(const Layout& layout, std::ostream* out) {
 class CheckpointLayouts : public testing::TestWithParam<Layout> {};
 
 // name -> tensor over every rank file of a dump folder, for the "param." entries.
-std::map<std::string, torch::Tensor> parameters_in(const std::string& dir, int ranks) {
-  std::map<std::string, torch::Tensor> merged;
+std::map<std::string, at::Tensor> parameters_in(const std::string& dir, int ranks) {
+  std::map<std::string, at::Tensor> merged;
   for (int rank = 0; rank < ranks; ++rank) {
     for (const auto& [key, value] :
          baton_test::read_dump(dir + "/rank" + std::to_string(rank) + ".pt")) {
@@ -193,7 +195,7 @@ TEST_P(CheckpointLayouts, ResumesOnAnotherLayoutLikeAnUninterruptedRun) {
          baton_test::read_dump(root + "/resumed/rank" + std::to_string(rank) + ".pt")) {
       if (key.rfind("param.", 0) != 0) continue;
       ASSERT_TRUE(reference.count(key)) << key;
-      EXPECT_TRUE(torch::allclose(value, reference.at(key), 1e-5, 1e-6))
+      EXPECT_TRUE(at::allclose(value, reference.at(key), 1e-5, 1e-6))
           << "rank " << rank << ": " << key << " differs";
       ++compared;
     }

@@ -164,7 +164,7 @@ TEST(RunOutputs, TraceOfEveryRankMetricsWithBubbleAndTimes) {
   ASSERT_EQ(losses.size(), 3u) << metrics;
   const auto& last_stage = result.dumps[1];
   ASSERT_TRUE(last_stage.count("loss")) << "rank 1 holds the last stage";
-  const torch::Tensor dumped = last_stage.at("loss");
+  const at::Tensor dumped = last_stage.at("loss");
   ASSERT_EQ(dumped.numel(), 3);
   for (int step = 0; step < 3; ++step) {
     EXPECT_DOUBLE_EQ(losses[step], dumped[step].item<double>()) << "step " << step + 1;

@@ -2,8 +2,10 @@
 // (rank<r>.pt, see TrainOptions::dump_dir) read back.
 #pragma once
 
-#include <torch/serialize.h>
-#include <torch/torch.h>
+// Only what reading the dumps needs: <torch/torch.h> here made every test file that launches
+// runs compile all of LibTorch's C++ API (~3x the time).
+#include <ATen/core/Tensor.h>
+#include <torch/csrc/jit/serialization/pickle.h>
 
 #include <fstream>
 #include <iterator>
@@ -17,17 +19,17 @@ namespace baton_test {
 
 struct LaunchResult {
   CommandResult command;
-  std::string dump_dir;                                     // rank<r>.pt
-  std::vector<std::map<std::string, torch::Tensor>> dumps;  // per rank
+  std::string dump_dir;                                  // rank<r>.pt
+  std::vector<std::map<std::string, at::Tensor>> dumps;  // per rank
 };
 
-inline std::map<std::string, torch::Tensor> read_dump(const std::string& path) {
+inline std::map<std::string, at::Tensor> read_dump(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
-  std::map<std::string, torch::Tensor> entries;
+  std::map<std::string, at::Tensor> entries;
   if (!file) return entries;
   const std::vector<char> bytes((std::istreambuf_iterator<char>(file)),
                                 std::istreambuf_iterator<char>());
-  const auto dict = torch::pickle_load(bytes).toGenericDict();
+  const auto dict = torch::jit::pickle_load(bytes).toGenericDict();
   for (const auto& entry : dict) entries[entry.key().toStringRef()] = entry.value().toTensor();
   return entries;
 }
