@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -169,6 +170,31 @@ TEST(RunOutputs, TraceOfEveryRankMetricsWithBubbleAndTimes) {
   for (int step = 0; step < 3; ++step) {
     EXPECT_DOUBLE_EQ(losses[step], dumped[step].item<double>()) << "step " << step + 1;
   }
+}
+
+// Threads a rank computes with: run.threads when set, else OMP_NUM_THREADS as PyTorch takes
+// it (torchrun sets 1; scripts/test-portability sets 1 and 2), else the CPUs shared out among
+// the local ranks. The first line says which, and the metrics header records it.
+TEST(RunOutputs, ThreadsComeFromRunThreadsThenOmpNumThreads) {
+  const char* before = std::getenv("OMP_NUM_THREADS");
+  const std::string saved = before != nullptr ? before : "";
+  setenv("OMP_NUM_THREADS", "2", 1);
+  const auto from_omp = baton_test::launch(
+      BATON_BINARY, 2, small_mlp_run(2, {"run.steps=1", "trace.enabled=false"}), "threads-omp");
+  const auto from_config = baton_test::launch(
+      BATON_BINARY, 2, small_mlp_run(2, {"run.steps=1", "trace.enabled=false", "run.threads=1"}),
+      "threads-config");
+  if (before != nullptr) {
+    setenv("OMP_NUM_THREADS", saved.c_str(), 1);
+  } else {
+    unsetenv("OMP_NUM_THREADS");
+  }
+  ASSERT_EQ(from_omp.command.exit_code, 0) << from_omp.command.output;
+  EXPECT_THAT(from_omp.command.output, HasSubstr("2 threads per rank (OMP_NUM_THREADS)"));
+  EXPECT_THAT(read_text(from_omp.dump_dir + "/runs/baton/metrics.jsonl"),
+              HasSubstr("\"threads\":2,\"threads_origin\":\"OMP_NUM_THREADS\""));
+  ASSERT_EQ(from_config.command.exit_code, 0) << from_config.command.output;
+  EXPECT_THAT(from_config.command.output, HasSubstr("1 thread per rank (run.threads)"));
 }
 
 // A transport that matches receives by tag (Gloo) moves a message only once its receive is

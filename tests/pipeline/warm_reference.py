@@ -67,11 +67,17 @@ def ask(path, arguments):
         connection.connect(path)
     except OSError:
         return None
-    with connection:
-        request = {"argv": arguments, "cwd": os.getcwd(), "env": dict(os.environ)}
-        connection.sendall(json.dumps(request).encode() + b"\n")
-        connection.shutdown(socket.SHUT_WR)
-        reply = receive_all(connection)
+    # A server may close at its idle timeout with this connection still in its backlog: the
+    # connection is then reset, and the request goes to a new server (the reference only
+    # reads, so asking again is safe).
+    try:
+        with connection:
+            request = {"argv": arguments, "cwd": os.getcwd(), "env": dict(os.environ)}
+            connection.sendall(json.dumps(request).encode() + b"\n")
+            connection.shutdown(socket.SHUT_WR)
+            reply = receive_all(connection)
+    except OSError:
+        return None
     try:
         answer = json.loads(reply.decode())
         return answer["output"], int(answer["status"])
@@ -156,10 +162,21 @@ def serve(path, key):
         listener.listen(16)
     listener.settimeout(IDLE_S)
     children = set()
+    closing = False
     while True:
         try:
             connection, _ = listener.accept()
         except socket.timeout:
+            # Idle: no new client finds this server from now on, and one that connected just
+            # before is still served (drained without waiting).
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                pass
+            listener.setblocking(False)
+            closing = True
+            continue
+        except BlockingIOError:
             break
         pid = os.fork()
         if pid == 0:
@@ -173,10 +190,6 @@ def serve(path, key):
         for child in list(children):
             if os.waitpid(child, os.WNOHANG)[0]:
                 children.discard(child)
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
     return 0
 
 
