@@ -544,12 +544,14 @@ class Tolerance:
     """
 
     def __init__(self, s, params, rtol, atol):
-        self.s, self.rtol, self.atol = s, rtol, atol
+        self.rtol, self.atol = rtol, atol
         self.name = s["optimizer.name"]
         self.lr = float(s["optimizer.lr"])
         self.decay = float(s["optimizer.weight_decay"])
         self.momentum = float(s["optimizer.momentum"])
         self.drift = {n: torch.zeros_like(p, dtype=torch.double) for n, p in params.items()}
+        # Per element, what each step's uncertainty leaves for the next: SGD's momentum buffer's
+        # uncertainty, or Adam's largest nu so far.
         self.carried = {n: torch.zeros_like(p, dtype=torch.double) for n, p in params.items()}
         self.steps = 0
 

@@ -2,7 +2,7 @@
 
 usage: warm_reference.py ARGUMENT...          what torch_reference.py takes, same output and
                                                exit status
-       warm_reference.py --serve SOCKET KEY   the server (started by the first client)
+       warm_reference.py --serve SOCKET       the server (started by the first client)
 
 Every comparison in the suite runs the reference once, and `import torch` costs each run about
 a second of CPU (Debian's LibTorch loads ~290 shared libraries and registers its operators):
@@ -21,6 +21,7 @@ reference itself: slower, never different.
 import hashlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -85,10 +86,17 @@ def ask(path, arguments):
         return None  # the server went away mid-request: run it here
 
 
-def start_server(path, key):
+def remove(path):
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def start_server(path):
     # Detached from the test: its own session, no inherited descriptors (CTest waits for a
     # test's output pipe to close), output thrown away.
-    subprocess.Popen([sys.executable, os.path.abspath(__file__), "--serve", path, key],
+    subprocess.Popen([sys.executable, os.path.abspath(__file__), "--serve", path],
                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                      stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True,
                      cwd="/")
@@ -104,11 +112,10 @@ def run_here(arguments):
 def client(arguments):
     if os.environ.get("BATON_WARM_REFERENCE") == "off":
         return run_here(arguments)
-    key = server_key()
-    path = socket_path(key)
+    path = socket_path(server_key())
     answer = ask(path, arguments)
     if answer is None:
-        start_server(path, key)
+        start_server(path)
         deadline = time.monotonic() + 60
         while answer is None and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -144,7 +151,7 @@ def serve_one(connection, reference):
     connection.sendall(json.dumps({"output": output.getvalue(), "status": status}).encode())
 
 
-def serve(path, key):
+def serve(path):
     sys.path.insert(0, HERE)
     import torch_reference as reference  # torch is imported here, once
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -154,42 +161,31 @@ def serve(path, key):
         fcntl.flock(lock, fcntl.LOCK_EX)
         if ask_alive(path):
             return 0  # another client started one first
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
+        remove(path)
         listener.bind(path)
         listener.listen(16)
     listener.settimeout(IDLE_S)
-    children = set()
-    closing = False
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the children
     while True:
         try:
             connection, _ = listener.accept()
         except socket.timeout:
             # Idle: no new client finds this server from now on, and one that connected just
             # before is still served (drained without waiting).
-            try:
-                os.unlink(path)
-            except FileNotFoundError:
-                pass
+            remove(path)
             listener.setblocking(False)
-            closing = True
             continue
         except BlockingIOError:
             break
         pid = os.fork()
         if pid == 0:
             listener.close()
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             try:
                 serve_one(connection, reference)
             finally:
                 os._exit(0)
         connection.close()
-        children.add(pid)
-        for child in list(children):
-            if os.waitpid(child, os.WNOHANG)[0]:
-                children.discard(child)
     return 0
 
 
@@ -204,6 +200,6 @@ def ask_alive(path):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "--serve":
-        sys.exit(serve(sys.argv[2], sys.argv[3]))
+    if len(sys.argv) == 3 and sys.argv[1] == "--serve":
+        sys.exit(serve(sys.argv[2]))
     sys.exit(client(sys.argv[1:]))
