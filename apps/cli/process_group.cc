@@ -101,11 +101,7 @@ std::size_t ProcessGroup::spawn(const std::string& name, const std::vector<std::
 std::size_t ProcessGroup::spawn(const std::string& name, const std::vector<std::string>& argv,
                                 const ChildOutput& output,
                                 const std::vector<std::string>& environment) {
-  Child child;
-  child.pid = spawn_process(name, argv, output, environment);
-  child.outcome.name = name;
-  children_.push_back(child);
-  return children_.size() - 1;
+  return adopt(name, spawn_process(name, argv, output, environment));
 }
 
 std::size_t ProcessGroup::adopt(const std::string& name, pid_t pid) {
