@@ -3,6 +3,7 @@
 #include <torch/optim/optimizer.h>
 #include <torch/utils.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -21,6 +22,8 @@
 #include "step_seed.h"
 #include "stopwatch.h"
 #include "training/compute_setup.h"
+#include "training/gradient_clipping.h"
+#include "training/optimizer_factory.h"
 #include "training/rank_pipeline.h"
 
 #ifndef BATON_DATA_DIR
@@ -63,7 +66,8 @@ int run_unpipelined_rank(const UnpipelinedOptions& options) {
   for (int unit = 0; unit < model.chain->num_units(); ++unit) {
     for (const auto& named : model.chain->unit_parameters(unit)) params.push_back(named.second);
   }
-  auto optimizer = make_optimizer(config, params);
+  const OptimizerSettings recipe = read_optimizer_settings(config);
+  auto optimizer = make_optimizer(recipe, params);
   model.chain->set_training(true);
 
   std::vector<double> measured;
@@ -74,13 +78,32 @@ int run_unpipelined_rank(const UnpipelinedOptions& options) {
     clear_gradients(params);
     const auto inputs = baton::split_microbatches(batch.inputs, microbatches, 0);
     const auto targets = baton::split_microbatches({batch.targets}, microbatches, 0);
+    // The loss as the pipeline's last stage forms it: a built-in loss's sums over the whole
+    // batch's counted targets, a scripted loss's microbatch means averaged.
+    double divisor = microbatches;
+    if (model.count_targets) {
+      std::int64_t counted = 0;
+      for (int mb = 0; mb < microbatches; ++mb) counted += model.count_targets(targets[mb][0]);
+      divisor = static_cast<double>(std::max<std::int64_t>(counted, 1));
+    }
     double loss_sum = 0;
     for (int mb = 0; mb < microbatches; ++mb) {
       const auto outputs = baton::run_whole_chain(*model.chain, inputs[mb]);
       at::Tensor loss = model.loss(outputs, targets[mb][0]);
-      loss_sum += loss.item<double>();  // as the pipeline's last stage does
-      (loss / microbatches).backward();
+      loss_sum += loss.item<double>();
+      (loss / divisor).backward();
     }
+    // The recipe's work too, as the pipelined step does it: the norm, clipping, the rate.
+    if (recipe.clip_grad_norm > 0) {
+      double squares = 0;
+      for (const at::Tensor& param : params) {
+        if (!param.grad().defined()) continue;
+        const double norm = at::norm(param.grad()).item<double>();
+        squares += norm * norm;
+      }
+      clip_gradients(params, std::sqrt(squares), recipe.clip_grad_norm, step);
+    }
+    set_learning_rate(*optimizer, recipe.schedule.lr_at(step, recipe.lr, warmup + steps));
     optimizer->step();
     if (step > warmup) {
       measured.push_back(seconds_since(started));

@@ -10,5 +10,6 @@ void add_plan_command(CommandLine& command_line);
 void add_plugins_command(CommandLine& command_line);
 void add_config_command(CommandLine& command_line);
 void add_launch_command(CommandLine& command_line);
+void add_plot_command(CommandLine& command_line);
 
 }  // namespace baton_app

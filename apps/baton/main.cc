@@ -96,6 +96,7 @@ int dispatch(const std::vector<std::string>& args) {
   baton_app::add_plan_command(command_line);
   baton_app::add_plugins_command(command_line);
   baton_app::add_config_command(command_line);
+  baton_app::add_plot_command(command_line);
   command_line
       .add_command(root, "version",
                    "print versions (baton, plugin ABI, LibTorch), the BLAS LibTorch uses and "

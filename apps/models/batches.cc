@@ -165,6 +165,7 @@ class FileBatches : public BatchSource {
         rows_(rows) {}
 
   std::int64_t rows_per_step() const override { return batch_size_ / rows_.replicas; }
+  std::int64_t rows_held() const override { return targets_.size(0); }
 
   Batch rows(int step, std::int64_t first, std::int64_t count) const override {
     const std::int64_t global_first = rows_.first(batch_size_) + first;
@@ -246,14 +247,17 @@ void check_targets(const at::Tensor& targets, const BuiltModel& model, const std
         ", so cross entropy needs targets " + shape_text(wanted) +
         ": one class id per output position (the output without its last dimension)");
   }
-  const std::int64_t low = targets.numel() ? targets.min().item<std::int64_t>() : 0;
-  const std::int64_t high = targets.numel() ? targets.max().item<std::int64_t>() : 0;
+  // Padding (model.ignore_index) is no class id; the loss skips it.
+  const at::Tensor ids = targets.masked_select(targets.ne(model.ignore_index));
+  const std::int64_t low = ids.numel() ? ids.min().item<std::int64_t>() : 0;
+  const std::int64_t high = ids.numel() ? ids.max().item<std::int64_t>() : 0;
   if (low < 0 || high >= model.num_classes) {
-    throw baton::ConfigError(where + "holds class ids from " + std::to_string(low) + " to " +
-                             std::to_string(high) + " but the model scores " +
-                             std::to_string(model.num_classes) + " classes (ids 0 to " +
-                             std::to_string(model.num_classes - 1) +
-                             "); the targets belong to another model, or the output is too narrow");
+    throw baton::ConfigError(
+        where + "holds class ids from " + std::to_string(low) + " to " + std::to_string(high) +
+        " but the model scores " + std::to_string(model.num_classes) + " classes (ids 0 to " +
+        std::to_string(model.num_classes - 1) + "), with " + std::to_string(model.ignore_index) +
+        " for padding (model.ignore_index); the targets belong to another model, the output is "
+        "too narrow, or the padding value is not model.ignore_index");
   }
 }
 

@@ -38,6 +38,9 @@ class BatchSource {
   virtual Batch rows(int step, std::int64_t first, std::int64_t count) const = 0;
   // How many rows of every step's batch the replica trains on.
   virtual std::int64_t rows_per_step() const = 0;
+  // The rows a file source holds (each step's rows wrap around them); 0 for a source that
+  // draws its rows (synthetic, text).
+  virtual std::int64_t rows_held() const { return 0; }
   // The replica's whole batch of `step`.
   Batch batch(int step) const { return rows(step, 0, rows_per_step()); }
 };

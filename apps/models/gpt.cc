@@ -76,6 +76,16 @@ struct BlockImpl : torch::nn::Module {
 };
 TORCH_MODULE(Block);
 
+// The output head: a Linear whose weight may be another module's tensor (tied weights).
+struct HeadImpl : torch::nn::LinearImpl {
+  HeadImpl(std::int64_t width, std::int64_t vocab) : torch::nn::LinearImpl(width, vocab) {}
+  // One tensor under two names, as GPT-2's `lm_head.weight = wte.weight`.
+  void tie_weight_to(const torch::Tensor& shared) {
+    weight = shared;
+    parameters_["weight"] = shared;
+  }
+};
+
 }  // namespace
 
 BuiltModel build_gpt(const baton::ParamValues& params, std::uint64_t seed) {
@@ -99,7 +109,9 @@ BuiltModel build_gpt(const baton::ParamValues& params, std::uint64_t seed) {
   torch::nn::LayerNorm norm(torch::nn::LayerNormOptions({width}));
   root->register_module("norm", norm);
   units.push_back({"norm", torch::nn::AnyModule(norm)});
-  torch::nn::Linear head(width, vocab);
+  // Made as an untied head is (the same random draws), then its weight replaced.
+  auto head = std::make_shared<HeadImpl>(width, vocab);
+  if (params.get_bool("tie_embeddings")) head->tie_weight_to(embed->tokens->weight);
   root->register_module("head", head);
   units.push_back({"head", torch::nn::AnyModule(head)});
 

@@ -65,20 +65,33 @@ void check_loss_has_gradient(const BuiltModel& model, const at::Tensor& targets,
   }
 }
 
-at::Tensor mse_loss(const std::vector<at::Tensor>& outputs, const at::Tensor& targets) {
+at::Tensor summed_squared_error(const std::vector<at::Tensor>& outputs, const at::Tensor& targets) {
   const at::Tensor& output = outputs.at(0);
-  return at::mse_loss(output, targets.to(output.scalar_type()).reshape(output.sizes()));
+  return at::mse_loss(output, targets.to(output.scalar_type()).reshape(output.sizes()),
+                      at::Reduction::Sum);
 }
 
-void apply_configured_loss(const baton::ParamValue& setting, BuiltModel* model) {
+void apply_configured_loss(const baton::ParamValue& setting, const baton::ParamValue& ignore_index,
+                           BuiltModel* model) {
   const std::string& name = setting.as_string();
+  model->count_targets = nullptr;
   if (name == "cross_entropy") {
-    model->loss = cross_entropy_loss;
+    const std::int64_t ignored = ignore_index.as_int();
+    model->ignore_index = ignored;
+    model->loss = [ignored](const std::vector<at::Tensor>& outputs, const at::Tensor& targets) {
+      const at::Tensor& logits = outputs.at(0);
+      return at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}), targets.reshape({-1}),
+                                    {}, at::Reduction::Sum, ignored);
+    };
+    model->count_targets = [ignored](const at::Tensor& targets) {
+      return targets.ne(ignored).sum().item<std::int64_t>();
+    };
     model->value_targets = false;
     return;
   }
   if (name == "mse") {
-    model->loss = mse_loss;
+    model->loss = summed_squared_error;
+    model->count_targets = [](const at::Tensor& targets) { return targets.numel(); };
   } else if (std::ifstream(name).good()) {
     model->loss = scripted_loss(setting);
   } else {

@@ -1,6 +1,12 @@
 // The loss a run trains with (model.loss): cross entropy against class indices, mean squared
 // error against float values shaped like the output, or a TorchScript module saved from
 // Python whose forward(output, target) returns the loss.
+//
+// The built-in two are token means, as PyTorch computes them on the whole batch: a
+// microbatch's loss is the SUM over the targets it counts, and BuiltModel::count_targets
+// says how many (cross entropy: those not equal to model.ignore_index; mse: every element),
+// so the executor divides by the count of the whole global batch (ExecutorOptions::
+// count_targets). A scripted loss returns a mean: the microbatches' means are averaged.
 #pragma once
 
 #include "baton/params.h"
@@ -11,7 +17,8 @@ namespace baton_models {
 // Sets model->loss and whether its targets are values (model->value_targets; their shape is
 // learned from a sample of the data: output_probe.h). Throws ConfigError
 // naming model.loss's origin for an unknown name or a file that is not a loss module.
-void apply_configured_loss(const baton::ParamValue& loss, BuiltModel* model);
+void apply_configured_loss(const baton::ParamValue& loss, const baton::ParamValue& ignore_index,
+                           BuiltModel* model);
 
 // Throws ConfigError when the loss, applied to an output that requires a gradient and to
 // `targets` (a batch of them: the first row is used), returns a value without one: a scripted
@@ -19,7 +26,7 @@ void apply_configured_loss(const baton::ParamValue& loss, BuiltModel* model);
 void check_loss_has_gradient(const BuiltModel& model, const at::Tensor& targets,
                              const baton::ParamValue& setting);
 
-// Mean squared error between the first output and the targets (cast to its dtype).
-at::Tensor mse_loss(const std::vector<at::Tensor>& outputs, const at::Tensor& targets);
+// The sum of squared errors between the first output and the targets (cast to its dtype).
+at::Tensor summed_squared_error(const std::vector<at::Tensor>& outputs, const at::Tensor& targets);
 
 }  // namespace baton_models

@@ -12,6 +12,7 @@ ModelSettings read_model_settings(baton::Config& config) {
   settings.path = model.at("path");
   settings.stages = model.at("stages");
   settings.loss = model.at("loss");
+  settings.ignore_index = model.at("ignore_index");
   settings.params = config.plugin_params("model");
   return settings;
 }

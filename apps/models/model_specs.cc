@@ -26,6 +26,9 @@ const ParamSpec kGptParams[] = {
     {"d_model", ParamType::kInt, "128", "Embedding width."},
     {"heads", ParamType::kInt, "4", "Attention heads per block."},
     {"layers", ParamType::kInt, "4", "Decoder blocks."},
+    {"tie_embeddings", ParamType::kBool, "false",
+     "The head's weight is the token embedding's (GPT-2, nanoGPT): one tensor under both "
+     "names, kept identical on the ranks that hold each."},
 };
 
 const ParamSpec kIdentityParams[] = {

@@ -26,6 +26,11 @@ struct InputSpec {
 struct BuiltModel {
   std::shared_ptr<baton::UnitChain> chain;
   baton::LossFunction loss;
+  // Set for the built-in losses, which then return a microbatch's SUM (losses.h); null for a
+  // scripted loss, which returns a mean.
+  baton::TargetCount count_targets;
+  // cross_entropy: targets equal to it are padding, not class ids (model.ignore_index).
+  std::int64_t ignore_index = -100;
   // The first stage's arguments, in order. A user's model (TorchScript) takes the data in
   // the dtype it has (`keeps_data_dtype`); a built-in one converts it to its own.
   std::vector<InputSpec> inputs;

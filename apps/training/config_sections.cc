@@ -11,6 +11,7 @@
 #include "baton/config.h"
 #include "baton/error.h"
 #include "baton/suggest.h"
+#include "optimizer_settings.h"
 
 namespace baton_app {
 namespace {
@@ -179,15 +180,47 @@ void check_batch(const baton::Config& config) {
                            " equal microbatches; microbatch counts that divide it: " + workable);
 }
 
+// eval: where its data comes from follows data.source.
+void check_eval(const baton::Config& config) {
+  require_at_least(config, "eval", "every", 0, " (0: no evaluation)");
+  require_at_least(config, "eval", "batches", 1, "");
+  const baton::ParamValues& eval = config.section("eval");
+  const bool files = config.section("data").get_string("source") == "files";
+  const baton::ParamValue& inputs = eval.at("inputs");
+  const baton::ParamValue& targets = eval.at("targets");
+  if (!files && (!inputs.as_string_list().empty() || !targets.as_string().empty())) {
+    const baton::ParamValue& given = inputs.as_string_list().empty() ? targets : inputs;
+    throw baton::ConfigError(given.origin().description +
+                             ": eval.inputs and eval.targets are held-out files for "
+                             "data.source: files, but data.source is " +
+                             config.section("data").get_string("source") +
+                             "; with text give eval.tokens, or leave them out");
+  }
+  if (files && eval.get_int("every") > 0 &&
+      (inputs.as_string_list().empty() || targets.as_string().empty())) {
+    const baton::ParamValue& every = eval.at("every");
+    throw baton::ConfigError(every.origin().description +
+                             ": eval.every with data.source: files needs the held-out files: "
+                             "eval.inputs (one per forward argument, like data.inputs) and "
+                             "eval.targets");
+  }
+}
+
 void check_app_sections(const baton::Config& config) {
   require_at_least(config, "data", "batch_size", 1, "");
   require_at_least(config, "checkpoint", "every", 0, " (0: only at the end)");
   require_at_least(config, "trace", "steps", 0,
                    " (0 records none; trace.enabled: false turns the trace off)");
-  require_one_of(config, "optimizer", "name", {"sgd", "adam"});
+  require_one_of(config, "optimizer", "name", {"sgd", "adam", "adamw"});
   require_number(config, "optimizer", "lr", 0, true, HUGE_VAL);
   require_number(config, "optimizer", "momentum", 0, false, 1);
   require_number(config, "optimizer", "weight_decay", 0, false, HUGE_VAL);
+  require_one_of(config, "optimizer", "decay", {"all", "matrices"});
+  require_number(config, "optimizer", "eps", 0, true, 1);
+  require_number(config, "optimizer", "clip_grad_norm", 0, false, HUGE_VAL);
+  require_one_of(config, "lr_schedule", "name", {"constant", "linear", "cosine"});
+  require_number(config, "lr_schedule", "min_lr", 0, false, HUGE_VAL);
+  read_optimizer_settings(config);  // the rules between keys (betas, nesterov, the decay's end)
   require_one_of(config, "data", "source", {"synthetic", "files", "text"});
   require_one_of(config, "data", "token_format", {"auto", "bytes", "uint16", "int32", "npy"});
   require_one_of(config, "data", "prefetch", {"auto", "true", "false"});
@@ -206,6 +239,7 @@ void check_app_sections(const baton::Config& config) {
   check_stage_files(config);
   check_cuts(config);
   check_batch(config);
+  check_eval(config);
 }
 
 }  // namespace
@@ -229,6 +263,10 @@ void add_app_config_sections() {
                  {"loss", ParamType::kString, "cross_entropy",
                   "cross_entropy (class targets), mse (float targets shaped like the output), or a "
                   "TorchScript .pt file whose forward(output, target) returns the loss."},
+                 {"ignore_index", ParamType::kInt, "-100",
+                  "cross_entropy: a target equal to it is not counted (padding). The loss is "
+                  "the mean over the counted targets of the whole batch, as PyTorch's "
+                  "cross_entropy(ignore_index=...) on it, however they fall into microbatches."},
              },
              true},
             {"data",
@@ -256,10 +294,56 @@ void add_app_config_sections() {
             {"optimizer",
              "The optimizer each rank runs on its stages after the plan.",
              {
-                 {"name", ParamType::kString, "adam", "sgd or adam."},
-                 {"lr", ParamType::kFloat, "0.001", "Learning rate."},
+                 {"name", ParamType::kString, "adam",
+                  "sgd, adam or adamw (Adam with decoupled weight decay, torch.optim.AdamW)."},
+                 {"lr", ParamType::kFloat, "0.001",
+                  "Learning rate; lr_schedule shapes it over the steps."},
                  {"momentum", ParamType::kFloat, "0", "Momentum (sgd)."},
-                 {"weight_decay", ParamType::kFloat, "0", "Weight decay."},
+                 {"nesterov", ParamType::kBool, "false", "Nesterov momentum (sgd, momentum > 0)."},
+                 {"betas", ParamType::kStringList, "[0.9, 0.999]",
+                  "Adam's averaging coefficients (adam, adamw), e.g. [0.9, 0.95]."},
+                 {"eps", ParamType::kFloat, "1e-08", "Added to Adam's denominator (adam, adamw)."},
+                 {"weight_decay", ParamType::kFloat, "0",
+                  "Weight decay: L2 added to the gradient (sgd, adam), decoupled (adamw)."},
+                 {"decay", ParamType::kString, "all",
+                  "Which parameters weight_decay applies to: all, or matrices (parameters of 2 "
+                  "or more dimensions; biases, norms and other 1-dim ones get none, nanoGPT's "
+                  "groups)."},
+                 {"clip_grad_norm", ParamType::kFloat, "0",
+                  "Clip the gradient to this L2 norm, taken over the whole model (every stage "
+                  "on every rank, a tied tensor once), as torch.nn.utils.clip_grad_norm_; 0: "
+                  "off."},
+             },
+             false},
+            {"lr_schedule",
+             "How the learning rate changes over the steps: a linear warm-up from 0, then a "
+             "decay to min_lr (docs/configuration.md).",
+             {
+                 {"name", ParamType::kString, "constant",
+                  "constant (optimizer.lr after the warm-up), linear or cosine (decay from "
+                  "optimizer.lr to min_lr)."},
+                 {"warmup_steps", ParamType::kInt, "0",
+                  "Steps whose rate rises linearly to optimizer.lr: lr * step / warmup_steps."},
+                 {"min_lr", ParamType::kFloat, "0", "Where the decay ends."},
+                 {"decay_steps", ParamType::kInt, "0",
+                  "The step the decay reaches min_lr and stays (0: run.steps)."},
+             },
+             false},
+            {"eval",
+             "A held-out loss during training: a forward-only pass through the pipeline "
+             "(docs/configuration.md).",
+             {
+                 {"every", ParamType::kInt, "0",
+                  "Evaluate after every N steps and after the last (0: never)."},
+                 {"inputs", ParamType::kStringList, "[]",
+                  "Held-out input files, one per forward argument (data.source: files); "
+                  "every row is evaluated once."},
+                 {"targets", ParamType::kString, "", "Held-out target file (data.source: files)."},
+                 {"tokens", ParamType::kString, "",
+                  "Held-out token file (data.source: text); empty: data.tokens."},
+                 {"batches", ParamType::kInt, "4",
+                  "Batches of data.batch_size rows evaluated (data.source: text or synthetic), "
+                  "drawn as training draws them with seed run.seed + 1."},
              },
              false},
             {"checkpoint",

@@ -2,6 +2,8 @@
 
 #include <torch/serialize.h>
 
+#include <cmath>
+
 #include "baton/files.h"
 
 namespace baton_app {
@@ -18,11 +20,29 @@ void EquivalenceDump::record_gradients(const NamedTensors& params) {
   }
 }
 
+void EquivalenceDump::record_step(double lr, double grad_norm) {
+  if (dir_.empty()) return;
+  lrs_.push_back(lr);
+  if (!std::isnan(grad_norm)) grad_norms_.push_back(grad_norm);
+}
+
+void EquivalenceDump::record_eval(int step, double loss) {
+  if (dir_.empty()) return;
+  eval_steps_.push_back(step);
+  eval_losses_.push_back(loss);
+}
+
 void EquivalenceDump::write(const NamedTensors& params, const std::vector<double>& losses,
                             std::int64_t buffers_after_first_step, std::int64_t buffers_at_end) {
   if (dir_.empty()) return;
   for (const auto& [name, param] : params) dump_.insert("param." + name, param.detach().clone());
   if (!losses.empty()) dump_.insert("loss", at::tensor(losses, at::kDouble));
+  if (!lrs_.empty()) dump_.insert("lr", at::tensor(lrs_, at::kDouble));
+  if (!grad_norms_.empty()) dump_.insert("grad_norm", at::tensor(grad_norms_, at::kDouble));
+  if (!eval_losses_.empty()) {
+    dump_.insert("eval_loss", at::tensor(eval_losses_, at::kDouble));
+    dump_.insert("eval_steps", at::tensor(eval_steps_, at::kLong));
+  }
   // Receive buffers are allocated once, at setup: the count must not move after step 1.
   dump_.insert("recv_buffer_allocations",
                at::tensor({buffers_after_first_step, buffers_at_end}, at::kLong));

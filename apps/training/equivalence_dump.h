@@ -2,8 +2,9 @@
 // writes <dump_dir>/rank<r>.pt (a dict readable by torch.load and torch::pickle_load) with
 // the parameters a run starts from ("initial.<name>"), the gradients of its first step
 // ("grad.<name>"), its losses ("loss", on the last stage's rank), its final parameters
-// ("param.<name>") and the receive-buffer allocations after step 1 and at the end. Does
-// nothing without a dump folder.
+// ("param.<name>"), every step's learning rate ("lr") and, where measured, the gradient's
+// norm before clipping ("grad_norm"), and the receive-buffer allocations after step 1 and at
+// the end. Does nothing without a dump folder.
 #pragma once
 
 #include <ATen/core/Dict.h>
@@ -24,6 +25,10 @@ class EquivalenceDump {
 
   void record_initial(const NamedTensors& params);
   void record_gradients(const NamedTensors& params);
+  // One step's rate and norm (NAN: not measured).
+  void record_step(double lr, double grad_norm);
+  // The held-out loss after `step` ("eval_loss", "eval_steps").
+  void record_eval(int step, double loss);
   void write(const NamedTensors& params, const std::vector<double>& losses,
              std::int64_t buffers_after_first_step, std::int64_t buffers_at_end);
 
@@ -31,6 +36,10 @@ class EquivalenceDump {
   std::string dir_;
   int rank_;
   c10::Dict<std::string, at::Tensor> dump_;
+  std::vector<double> lrs_;
+  std::vector<double> grad_norms_;
+  std::vector<double> eval_losses_;
+  std::vector<std::int64_t> eval_steps_;
 };
 
 }  // namespace baton_app

@@ -1,6 +1,7 @@
 #include "optimizer_state.h"
 
 #include <torch/optim/adam.h>
+#include <torch/optim/adamw.h>
 #include <torch/optim/sgd.h>
 
 #include <c10/util/string_utils.h>
@@ -36,6 +37,12 @@ void add_optimizer_state_by_name(const torch::optim::Optimizer& optimizer,
       put(out, name, "exp_avg", adam->exp_avg());
       put(out, name, "exp_avg_sq", adam->exp_avg_sq());
       put(out, name, "max_exp_avg_sq", adam->max_exp_avg_sq());
+    } else if (const auto* adamw =
+                   dynamic_cast<const torch::optim::AdamWParamState*>(found->second.get())) {
+      put(out, name, "step", at::scalar_tensor(adamw->step(), at::kLong));
+      put(out, name, "exp_avg", adamw->exp_avg());
+      put(out, name, "exp_avg_sq", adamw->exp_avg_sq());
+      put(out, name, "max_exp_avg_sq", adamw->max_exp_avg_sq());
     } else if (const auto* sgd =
                    dynamic_cast<const torch::optim::SGDParamState*>(found->second.get())) {
       put(out, name, "momentum_buffer", sgd->momentum_buffer());
@@ -59,20 +66,31 @@ void restore_optimizer_state_by_name(torch::optim::Optimizer& optimizer,
       return value.defined() ? value.clone() : value;
     };
     std::unique_ptr<torch::optim::OptimizerParamState> state;
-    if (optimizer_name == "adam") {
+    if (optimizer_name == "adam" || optimizer_name == "adamw") {
       const at::Tensor step = field("step", false);
       const at::Tensor exp_avg = field("exp_avg", true);
       if (!step.defined() || !exp_avg.defined()) continue;  // never stepped
-      auto adam = std::make_unique<torch::optim::AdamParamState>();
-      adam->step(step.item<std::int64_t>());
-      adam->exp_avg(exp_avg);
-      adam->exp_avg_sq(field("exp_avg_sq", true));
-      adam->max_exp_avg_sq(field("max_exp_avg_sq", true));
-      if (!adam->exp_avg_sq().defined()) {
+      const at::Tensor exp_avg_sq = field("exp_avg_sq", true);
+      if (!exp_avg_sq.defined()) {
         throw baton::ConfigError("--resume: parameter '" + name + "' in '" + where +
                                  "' has Adam's exp_avg but no exp_avg_sq (damaged checkpoint)");
       }
-      state = std::move(adam);
+      // The same fields in two classes: torch::optim looks the state up by its own type.
+      if (optimizer_name == "adam") {
+        auto adam = std::make_unique<torch::optim::AdamParamState>();
+        adam->step(step.item<std::int64_t>());
+        adam->exp_avg(exp_avg);
+        adam->exp_avg_sq(exp_avg_sq);
+        adam->max_exp_avg_sq(field("max_exp_avg_sq", true));
+        state = std::move(adam);
+      } else {
+        auto adamw = std::make_unique<torch::optim::AdamWParamState>();
+        adamw->step(step.item<std::int64_t>());
+        adamw->exp_avg(exp_avg);
+        adamw->exp_avg_sq(exp_avg_sq);
+        adamw->max_exp_avg_sq(field("max_exp_avg_sq", true));
+        state = std::move(adamw);
+      }
     } else if (optimizer_name == "sgd") {
       const at::Tensor buffer = field("momentum_buffer", true);
       if (!buffer.defined()) continue;  // no momentum, or never stepped
@@ -81,7 +99,7 @@ void restore_optimizer_state_by_name(torch::optim::Optimizer& optimizer,
       state = std::move(sgd);
     } else {
       throw baton::ConfigError(
-          "--resume onto another layout knows the state of sgd and adam, "
+          "--resume onto another layout knows the state of sgd, adam and adamw, "
           "not of '" +
           optimizer_name + "'");
     }

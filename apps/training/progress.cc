@@ -17,6 +17,7 @@
 #include "baton/files.h"
 #include "baton/store.h"
 #include "baton/store_keys.h"
+#include "run_curves.h"
 
 namespace baton_app {
 namespace {
@@ -99,39 +100,51 @@ std::vector<std::uint8_t> Progress::wait_for_key(const std::string& key) {
   }
 }
 
-std::vector<Progress::RankTime> Progress::gather_on_rank0(const Report& report, double* loss) {
+std::vector<Progress::RankTime> Progress::gather_on_rank0(const Report& report, double* loss,
+                                                          double* counted_targets,
+                                                          double* eval_loss) {
   const std::string prefix = baton::store_keys::progress_prefix(report.step);
   if (world_.rank != 0) {
     if (store_) {
-      store_->set(prefix + std::to_string(world_.rank),
-                  encode({report.compute, report.comm, report.executor_seconds,
-                          report.exposed_reduce, report.loss}));
+      store_->set(
+          prefix + std::to_string(world_.rank),
+          encode({report.compute, report.comm, report.executor_seconds, report.exposed_reduce,
+                  report.loss, report.counted_targets, report.eval_loss}));
     }
     return {};
   }
   *loss = report.loss;
+  *counted_targets = report.counted_targets;
+  *eval_loss = report.eval_loss;
   std::vector<RankTime> times(static_cast<std::size_t>(world_.world_size));
   times[0] = {report.compute, report.comm, report.executor_seconds, report.exposed_reduce};
   for (int rank = 1; rank < world_.world_size && store_; ++rank) {
     const auto values = decode(wait_for_key(prefix + std::to_string(rank)));
     // Read once: a long run's per-step keys must not pile up in the store.
     store_->remove(prefix + std::to_string(rank));
-    if (values.size() != 5) continue;
+    if (values.size() != 7) continue;
     times[static_cast<std::size_t>(rank)] = {values[0], values[1], values[2], values[3]};
     if (std::isnan(*loss)) *loss = values[4];
+    if (std::isnan(*counted_targets)) *counted_targets = values[5];
+    if (std::isnan(*eval_loss)) *eval_loss = values[6];
   }
   return times;
 }
 
 void Progress::step_done(int step, const baton::StepResult& result, double seconds,
-                         std::int64_t samples, std::int64_t tokens) {
+                         std::int64_t samples, std::int64_t tokens, double lr, double eval_loss) {
   // The loss slot is NaN unless this rank computed the loss (it holds the last stage).
-  const double loss = last_stage_here_ && result.has_loss ? result.loss : NAN;
+  const bool holds_loss = last_stage_here_ && result.has_loss;
+  const double loss = holds_loss ? result.loss : NAN;
+  const double counted =
+      holds_loss && result.counted_targets > 0 ? static_cast<double>(result.counted_targets) : NAN;
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     if (failure_) std::rethrow_exception(failure_);
     queue_.push_back({step, result.compute_seconds, result.comm_seconds, result.step_seconds,
-                      result.exposed_reduce_seconds, loss, seconds, samples, tokens});
+                      result.exposed_reduce_seconds, loss, seconds, samples, tokens, lr,
+                      result.has_grad_norm ? result.grad_norm : NAN, counted,
+                      last_stage_here_ ? eval_loss : NAN});
   }
   wake_.notify_one();
 }
@@ -158,7 +171,9 @@ void Progress::work() {
 
 void Progress::handle(const Report& report) {
   double loss = NAN;
-  std::vector<RankTime> times = gather_on_rank0(report, &loss);
+  double counted_targets = NAN;
+  double eval_loss = NAN;
+  std::vector<RankTime> times = gather_on_rank0(report, &loss, &counted_targets, &eval_loss);
   if (world_.rank != 0) return;
   const int step = report.step;
   const double seconds = report.seconds;
@@ -171,22 +186,35 @@ void Progress::handle(const Report& report) {
   const double bubble =
       slowest > 0 ? std::max(0.0, 1.0 - compute / (slowest * static_cast<double>(times.size())))
                   : 0.0;
-  lines_.push_back({step, loss, seconds, report.samples / std::max(seconds, 1e-9),
+  lines_.push_back({step, loss, report.lr, report.grad_norm, counted_targets, eval_loss, seconds,
+                    report.samples / std::max(seconds, 1e-9),
                     report.tokens / std::max(seconds, 1e-9), bubble, std::move(times)});
   append_metrics(lines_.back());
   const double eta = elapsed_ / static_cast<double>(lines_.size()) * (steps_ - step);
-  char text[160];
+  char text[224];
   const Line& line = lines_.back();
   const double rate = line.tokens_per_second > 0 ? line.tokens_per_second : line.samples_per_second;
-  std::snprintf(text, sizeof(text), "step %d/%d  loss %.4f  %.1f %s/s  bubble %.0f%%  eta %s", step,
-                steps_, loss, rate, line.tokens_per_second > 0 ? "tokens" : "samples", 100 * bubble,
-                format_duration(eta).c_str());
+  // The recipe's figures: the step's lr, and the gradient's norm where it is measured.
+  char recipe[96] = "";
+  if (std::isfinite(line.lr)) std::snprintf(recipe, sizeof(recipe), "  lr %.3g", line.lr);
+  if (std::isfinite(line.grad_norm)) {
+    const std::size_t used = std::strlen(recipe);
+    std::snprintf(recipe + used, sizeof(recipe) - used, "  grad norm %.3g", line.grad_norm);
+  }
+  if (std::isfinite(line.eval_loss)) {
+    const std::size_t used = std::strlen(recipe);
+    std::snprintf(recipe + used, sizeof(recipe) - used, "  eval loss %.4f", line.eval_loss);
+  }
+  std::snprintf(text, sizeof(text), "step %d/%d  loss %.4f%s  %.1f %s/s  bubble %.0f%%  eta %s",
+                step, steps_, loss, recipe, rate, line.tokens_per_second > 0 ? "tokens" : "samples",
+                100 * bubble, format_duration(eta).c_str());
   if (terminal_) {
     const int width = 24;
     const int filled = width * step / steps_;
     std::cout << "\r[" << std::string(filled, '#') << std::string(width - filled, '.') << "] "
               << text << std::flush;
-  } else if (step % log_every_ == 0 || step == steps_ || step == 1) {
+  } else if (step % log_every_ == 0 || step == steps_ || step == 1 ||
+             std::isfinite(line.eval_loss)) {
     std::cout << text << std::endl;
   }
 }
@@ -209,6 +237,13 @@ void Progress::finish(const std::string& trace_path) {
     std::cout << "done: " << lines_.size() << (lines_.size() == 1 ? " step" : " steps") << " in "
               << format_duration(elapsed_) << ", loss " << lines_.front().loss << " -> "
               << lines_.back().loss << "; metrics: " << metrics_path_ << std::endl;
+  }
+  // The run read from its curves; a figure that cannot be drawn does not fail the run.
+  try {
+    const std::string run_dir = metrics_path_.substr(0, metrics_path_.find_last_of('/'));
+    std::cout << "curves: " << write_run_curves(run_dir) << std::endl;
+  } catch (const std::exception& error) {
+    std::cerr << "warning: no curves.svg: " << error.what() << std::endl;
   }
   if (!trace_path.empty()) {
     std::cout << "trace: " << trace_path << " (open in https://ui.perfetto.dev), picture: "
@@ -245,6 +280,12 @@ void Progress::append_metrics(const Line& line) {
   }
   nlohmann::ordered_json record = {{"step", line.step}};
   record["loss"] = std::isfinite(line.loss) ? nlohmann::ordered_json(line.loss) : nullptr;
+  if (std::isfinite(line.lr)) record["lr"] = line.lr;
+  if (std::isfinite(line.grad_norm)) record["grad_norm"] = line.grad_norm;
+  if (std::isfinite(line.eval_loss)) record["eval_loss"] = line.eval_loss;
+  if (std::isfinite(line.counted_targets)) {
+    record["counted_targets"] = static_cast<std::int64_t>(line.counted_targets);
+  }
   record["step_time_s"] = line.seconds;
   record["samples_per_s"] = line.samples_per_second;
   if (line.tokens_per_second > 0) record["tokens_per_s"] = line.tokens_per_second;

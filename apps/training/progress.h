@@ -9,6 +9,7 @@
 #pragma once
 
 #include <atomic>
+#include <cmath>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -42,10 +43,12 @@ class Progress {
   Progress& operator=(const Progress&) = delete;
   // A resumed run: keeps the metrics of steps 1..`step` already on disk.
   void resume_after(int step);
-  // `tokens`: tokens in the batch for language models (shown as tokens/s), 0 otherwise.
-  // Returns at once; a failure of earlier background work (the store) is rethrown here.
+  // `tokens`: tokens in the batch for language models (shown as tokens/s), 0 otherwise;
+  // `lr`: the learning rate the step's update used (NAN: not shown); `eval_loss`: the
+  // held-out loss after the step, on the last stage's rank (NAN: none). Returns at once; a
+  // failure of earlier background work (the store) is rethrown here.
   void step_done(int step, const baton::StepResult& result, double seconds, std::int64_t samples,
-                 std::int64_t tokens = 0);
+                 std::int64_t tokens = 0, double lr = NAN, double eval_loss = NAN);
   // Waits for the background work, then prints the summary. `trace_path`: where the run's
   // trace went (printed; empty: none). Rethrows a background failure.
   void finish(const std::string& trace_path = "");
@@ -61,10 +64,14 @@ class Progress {
     double compute, comm, executor_seconds, exposed_reduce, loss;  // loss: NAN unless here
     double seconds;
     std::int64_t samples, tokens;
+    double lr, grad_norm;    // NAN: none
+    double counted_targets;  // the targets the loss counted (token-mean losses); NAN: none
+    double eval_loss;        // NAN: none
   };
   struct Line {
     int step;
     double loss;
+    double lr, grad_norm, counted_targets, eval_loss;  // NAN: none
     double seconds;
     double samples_per_second;
     double tokens_per_second;  // 0: not a language model
@@ -73,7 +80,8 @@ class Progress {
   };
   // Every other rank sends rank 0 one message per step: its times, and the loss when it
   // holds the last stage. On rank 0: every rank's times, and the loss in `loss` (NAN: none).
-  std::vector<RankTime> gather_on_rank0(const Report& report, double* loss);
+  std::vector<RankTime> gather_on_rank0(const Report& report, double* loss, double* counted_targets,
+                                        double* eval_loss);
   std::vector<std::uint8_t> wait_for_key(const std::string& key);
   void handle(const Report& report);
   void work();

@@ -1,9 +1,7 @@
 #include "rank_pipeline.h"
 
 #include <ATen/Parallel.h>
-#include <torch/optim/adam.h>
 #include <torch/optim/optimizer.h>
-#include <torch/optim/sgd.h>
 
 #include <utility>
 
@@ -13,6 +11,7 @@
 #include "baton/runtime/compute_environment.h"
 #include "losses.h"
 #include "model_catalog.h"
+#include "optimizer_factory.h"
 
 namespace baton_app {
 
@@ -37,25 +36,6 @@ RankPlan plan_rank(baton::Config& config, const WorldInfo& world) {
 }
 
 RankPipeline::~RankPipeline() = default;
-
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const baton::Config& config,
-                                                        const std::vector<at::Tensor>& params) {
-  const baton::ParamValues& section = config.section("optimizer");
-  const std::string name = section.get_string("name");
-  if (name == "sgd") {
-    return std::make_unique<torch::optim::SGD>(
-        params, torch::optim::SGDOptions(section.get_float("lr"))
-                    .momentum(section.get_float("momentum"))
-                    .weight_decay(section.get_float("weight_decay")));
-  }
-  if (name == "adam") {
-    return std::make_unique<torch::optim::Adam>(
-        params, torch::optim::AdamOptions(section.get_float("lr"))
-                    .weight_decay(section.get_float("weight_decay")));
-  }
-  throw baton::ConfigError(section.at("name").origin().description +
-                           ": optimizer.name must be sgd or adam, got '" + name + "'");
-}
 
 void clear_gradients(const std::vector<at::Tensor>& params) {
   for (const at::Tensor& param : params) {
@@ -108,10 +88,25 @@ std::unique_ptr<RankPipeline> build_rank_pipeline(baton::Config& config, RankPla
   executor_options.receives_match_by_tag =
       (baton::plugin_capabilities(pipeline->plan.plugins.transport->descriptor()) &
        baton::kCapabilityReceivesMatchByTag) != 0;
+  pipeline->optimizer_settings = read_optimizer_settings(config);
+  executor_options.measure_gradient_norm = pipeline->optimizer_settings.clip_grad_norm > 0;
+  executor_options.count_targets = pipeline->model.count_targets;
+  executor_options.tied_parameters = pipeline->local.ties;
+  if (world.rank == 0) {
+    for (const baton::TiedParameter& tie : pipeline->local.ties) {
+      std::string text;
+      for (std::size_t i = 0; i < tie.names.size(); ++i) {
+        text += (i ? " = " : "") + tie.names[i] + " (stage " + std::to_string(tie.stages[i]) + ")";
+      }
+      BATON_LOG_INFO("model", "tied: " << text
+                                       << "; each holder keeps a copy, their gradients summed "
+                                          "every step");
+    }
+  }
   pipeline->executor = std::make_unique<baton::PipelineExecutor>(
       world.pipeline_rank, pipeline->plan.plan(), pipeline->local.stages, pipeline->transport,
       make_validators(config, pipeline->plan.loader), pipeline->model.loss, executor_options);
-  pipeline->optimizer = make_optimizer(config, pipeline->local.params);
+  pipeline->optimizer = make_optimizer(pipeline->optimizer_settings, pipeline->local.params);
   for (auto& stage : pipeline->local.stages) stage->set_training(true);
   return pipeline;
 }

@@ -21,6 +21,7 @@
 #include "baton/runtime/executor.h"
 #include "failure_record.h"
 #include "models.h"
+#include "optimizer_settings.h"
 #include "rank_setup.h"
 #include "run_settings.h"
 #include "world_env.h"
@@ -49,10 +50,6 @@ RankPlan plan_rank(baton::Config& config, const WorldInfo& world);
 // buffer — a memset and an addition of every gradient saved per step.
 void clear_gradients(const std::vector<at::Tensor>& params);
 
-// The optimizer a run configures (optimizer.name, lr, momentum, weight_decay) over `params`.
-std::unique_ptr<torch::optim::Optimizer> make_optimizer(const baton::Config& config,
-                                                        const std::vector<at::Tensor>& params);
-
 struct RankPipelineOptions {
   std::string data_dir;  // the shipped data (the quickstart text)
   bool resume = false;   // stages load the newest checkpoint's parameters
@@ -75,6 +72,7 @@ struct RankPipeline {
   LocalStages local;
   std::shared_ptr<baton::Transport> transport;
   std::unique_ptr<baton::PipelineExecutor> executor;  // set up by the caller (executor->setup)
+  OptimizerSettings optimizer_settings;               // optimizer and lr_schedule, read once
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   ~RankPipeline();
 };

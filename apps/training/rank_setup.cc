@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <map>
+#include <set>
 
 #include "baton/error.h"
 #include "baton/log.h"
@@ -106,6 +108,27 @@ std::shared_ptr<baton::Store> meet_the_other_ranks(const baton::Config& config,
   return store;
 }
 
+std::vector<baton::TiedParameter> find_tied_parameters(const baton::UnitChain& chain,
+                                                       const std::vector<int>& bounds) {
+  std::vector<baton::TiedParameter> groups;
+  std::map<const void*, std::size_t> group_of;  // tensor -> its group, in order of appearance
+  for (std::size_t s = 0; s + 1 < bounds.size(); ++s) {
+    for (int unit = bounds[s]; unit < bounds[s + 1]; ++unit) {
+      for (const auto& [name, tensor] : chain.unit_parameters(unit)) {
+        const auto [found, added] = group_of.emplace(tensor.unsafeGetTensorImpl(), groups.size());
+        if (added) groups.emplace_back();
+        groups[found->second].names.push_back(name);
+        groups[found->second].stages.push_back(static_cast<int>(s));
+      }
+    }
+  }
+  std::vector<baton::TiedParameter> ties;
+  for (auto& group : groups) {
+    if (group.names.size() > 1) ties.push_back(std::move(group));
+  }
+  return ties;
+}
+
 LocalStages cut_into_stages(const baton::Config& config, baton_models::BuiltModel& model,
                             const baton::ConfiguredPlan& configured, const WorldInfo& world,
                             const std::shared_ptr<baton::Store>& store, const RunSettings& settings,
@@ -136,13 +159,19 @@ LocalStages cut_into_stages(const baton::Config& config, baton_models::BuiltMode
     local.stage_names.push_back(model.chain->unit_name(first) +
                                 (last > first ? " .. " + model.chain->unit_name(last) : ""));
   }
+  local.ties = find_tied_parameters(*model.chain, local.bounds);
   const baton::Plan& plan = configured.plan.lowered;
+  // A tensor two local stages share (a tie on this rank) is one parameter to the optimizer,
+  // though it keeps both names.
+  std::set<const void*> seen;
   for (int s = 0; s < shape.num_stages(); ++s) {
     if (plan.stage_to_rank[s] != world.pipeline_rank) continue;
     local.stages.push_back(
         baton::make_chain_stage(model.chain, s, local.bounds[s], local.bounds[s + 1]));
     for (const auto& named : local.stages.back()->named_parameters()) {
-      local.params.push_back(named.second);
+      if (seen.insert(named.second.unsafeGetTensorImpl()).second) {
+        local.params.push_back(named.second);
+      }
       local.named_params.push_back(named);
     }
     for (auto& named : local.stages.back()->named_buffers()) {

@@ -38,7 +38,14 @@ struct LocalStages {
   std::vector<at::Tensor> params;
   std::vector<std::pair<std::string, at::Tensor>> named_params;
   std::vector<std::pair<std::string, at::Tensor>> named_buffers;  // of the model's state dict
+  // Tensors the model holds under several names (tied weights), with each name's stage.
+  std::vector<baton::TiedParameter> ties;
 };
+
+// The model's tied parameters: tensors that units hold under several names, with the stage
+// (of `bounds`) holding each name, in the chain's order.
+std::vector<baton::TiedParameter> find_tied_parameters(const baton::UnitChain& chain,
+                                                       const std::vector<int>& bounds);
 
 LocalStages cut_into_stages(const baton::Config& config, baton_models::BuiltModel& model,
                             const baton::ConfiguredPlan& configured, const WorldInfo& world,

@@ -21,9 +21,12 @@
 #include "checkpoint.h"
 #include "compute_setup.h"
 #include "equivalence_dump.h"
+#include "evaluation.h"
 #include "failure_record.h"
+#include "gradient_clipping.h"
 #include "heartbeat.h"
 #include "injected_failure.h"
+#include "optimizer_factory.h"
 #include "progress.h"
 #include "rank_pipeline.h"
 #include "rank_setup.h"
@@ -163,6 +166,7 @@ struct RankRun {
   InjectedSignal signal_at_step;
   std::string schedule_name;
   int microbatches;
+  const baton::Config& config;
 };
 
 // The run's checkpoints: replica 0 writes them (the replicas hold the same parameters); every
@@ -216,6 +220,7 @@ void run_steps(RankRun& run, const TrainOptions& options) {
   const auto progress = make_progress(run);
   progress->resume_after(first_step - 1);
   EquivalenceDump dump(options.dump_dir, world.rank);
+  Evaluation evaluation(run.config, pipeline, world, settings.timeout, options.data_dir);
   // The parameters the first step starts from, so that a reference outside baton can start
   // from the same point (tests/pipeline/torch_reference.py).
   dump.record_initial(pipeline.local.named_params);
@@ -282,7 +287,25 @@ void run_steps(RankRun& run, const TrainOptions& options) {
         buffers_after_first_step = executor.recv_buffers().allocations();
         dump.record_gradients(pipeline.local.named_params);
       }
+      // The norm and the clipping before the update, as the unpipelined loop runs them; the
+      // rate the schedule gives this step.
+      if (result.has_grad_norm) {
+        clip_gradients(pipeline.local.params, result.grad_norm,
+                       pipeline.optimizer_settings.clip_grad_norm, step);
+      }
+      const double lr = pipeline.optimizer_settings.schedule.lr_at(
+          step, pipeline.optimizer_settings.lr, settings.steps);
+      set_learning_rate(*pipeline.optimizer, lr);
+      dump.record_step(lr, result.has_grad_norm ? result.grad_norm : NAN);
       pipeline.optimizer->step();
+      if (result.has_loss && pipeline.model.count_targets && result.counted_targets == 0) {
+        throw baton::Error("step " + std::to_string(step) +
+                           ": no target of the batch is counted by the loss (every one equals "
+                           "model.ignore_index " +
+                           std::to_string(pipeline.model.ignore_index) +
+                           "): the mean over its counted targets is undefined; the data's "
+                           "targets are all padding");
+      }
       if (result.has_loss) {
         losses.push_back(result.loss);
         // Training on from a nan or inf loss changes nothing useful and hides the cause.
@@ -298,13 +321,18 @@ void run_steps(RankRun& run, const TrainOptions& options) {
         }
       }
       const double seconds = seconds_since(started);
-      progress->step_done(step, result, seconds, samples_per_step, tokens_per_step);
+      // After the update, as a training loop evaluates; not counted in the step's time.
+      const double eval_loss = evaluation.due(step, settings.steps) ? evaluation.run() : NAN;
+      if (std::isfinite(eval_loss)) dump.record_eval(step, eval_loss);
+      progress->step_done(step, result, seconds, samples_per_step, tokens_per_step, lr, eval_loss);
       if (options.on_step) {
         options.on_step(step, std::chrono::duration<double>(started.time_since_epoch()).count(),
                         seconds, result);
       }
       if (step % baton::kTrimEverySteps == 0) baton::release_free_heap_pages();
       if (checkpointer->due(step, settings.steps)) {
+        // Tied weights' copies are one tensor in the model: a checkpoint must not record two.
+        executor.check_tied_copies();
         const std::string written = checkpointer->save(step, run.schedule_name);
         if (world.rank == 0)
           BATON_LOG_INFO("checkpoint", "step " << step << " written to " << written);
@@ -357,7 +385,8 @@ void train(baton::Config& config, const TrainOptions& options) {
   const std::unique_ptr<RankPipeline> pipeline = build_rank_pipeline(
       config, std::move(rank_plan), world, start.store, settings, std::move(pipeline_options));
   const FailureRecord::OnUnwind record_before_disconnecting(&failures);
-  RankRun run{start, *pipeline, *trace, failures, signal_at_step, schedule_name, microbatches};
+  RankRun run{start,          *pipeline,     *trace,       failures,
+              signal_at_step, schedule_name, microbatches, config};
   run_steps(run, options);
 }
 

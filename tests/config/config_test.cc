@@ -91,7 +91,7 @@ TEST(Config, OverrideOfAnUnknownSectionListsTheSections) {
   std::string message = config_error_of([] { load("", {"train.steps=5"}); });
   EXPECT_THAT(message, HasSubstr("--set train.steps=5: unknown section 'train'"));
   EXPECT_THAT(message, HasSubstr("sections: run, world, schedule, transport, validation, plugins, "
-                                 "model, data, optimizer, checkpoint, trace"));
+                                 "model, data, optimizer, lr_schedule, eval, checkpoint, trace"));
   message = config_error_of([] { load("", {"steps=5"}); });
   EXPECT_THAT(message, HasSubstr("'steps' is not section.key (for example run.steps)"));
 }
@@ -319,9 +319,9 @@ namespace {
 TEST(ConfigSections, TheCoreKeepsItsOwnAndAProgramAddsTheRest) {
   std::vector<std::string> names;
   for (const auto& section : baton::config_sections()) names.emplace_back(section.name);
-  const std::vector<std::string> expected = {"run",        "world",      "schedule", "transport",
-                                             "validation", "plugins",    "model",    "data",
-                                             "optimizer",  "checkpoint", "trace"};
+  const std::vector<std::string> expected = {
+      "run",  "world",     "schedule",    "transport", "validation", "plugins", "model",
+      "data", "optimizer", "lr_schedule", "eval",      "checkpoint", "trace"};
   EXPECT_EQ(names, expected);
   // A section declared twice would make keys ambiguous.
   EXPECT_THAT(baton_test::error_of<baton::Error>([&] {
@@ -345,7 +345,7 @@ TEST(ConfigChecks, ValuesThatFailedOnlyAtLaunchAreRefusedWhenRead) {
       {"world.timeout_s=-5", "world.timeout_s must be a number of seconds above 0"},
       {"world.timeout_s=nan", "world.timeout_s must be a number of seconds above 0"},
       {"optimizer.lr=nan", "optimizer.lr must be a finite number above 0, got nan"},
-      {"optimizer.name=lbfgs", "optimizer.name must be one of sgd, adam, got 'lbfgs'"},
+      {"optimizer.name=lbfgs", "optimizer.name must be one of sgd, adam, adamw, got 'lbfgs'"},
       {"data.source=nosuch", "data.source must be one of synthetic, files, text, got 'nosuch'"},
       {"model.cuts=[-1]", "must be increasing and at least 1; -1 is not"},
       {"model.cuts=[3, 2]", "must be increasing and at least 1; 2 is not"},

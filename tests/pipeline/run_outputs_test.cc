@@ -95,6 +95,9 @@ TEST(RunOutputs, TraceOfEveryRankMetricsWithBubbleAndTimes) {
   const std::string run = root + "/outputs";
   EXPECT_THAT(result.command.output, HasSubstr("trace: " + run + "/trace.json"));
   EXPECT_THAT(result.command.output, testing::ContainsRegex("bubble [0-9]+%"));
+  // The run's curves, drawn from its metrics at the end.
+  EXPECT_THAT(result.command.output, HasSubstr("curves: " + run + "/curves.svg"));
+  EXPECT_THAT(read_text(run + "/curves.svg"), HasSubstr("outputs: loss"));
   EXPECT_FALSE(std::filesystem::exists(run + "/checkpoints"));
 
   const std::string trace = read_text(run + "/trace.json");

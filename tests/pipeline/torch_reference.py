@@ -47,6 +47,7 @@ import torch.nn.functional as F
 DEFAULTS = {
     "model.name": "gpt",
     "model.loss": "cross_entropy",
+    "model.ignore_index": -100,
     "data.source": "text",
     "data.batch_size": 16,
     "data.token_format": "auto",
@@ -57,6 +58,20 @@ DEFAULTS = {
     "optimizer.lr": 0.001,
     "optimizer.momentum": 0.0,
     "optimizer.weight_decay": 0.0,
+    "optimizer.nesterov": False,
+    "optimizer.betas": [0.9, 0.999],
+    "optimizer.eps": 1e-8,
+    "optimizer.decay": "all",
+    "optimizer.clip_grad_norm": 0.0,
+    "lr_schedule.name": "constant",
+    "lr_schedule.warmup_steps": 0,
+    "lr_schedule.min_lr": 0.0,
+    "lr_schedule.decay_steps": 0,
+    "eval.every": 0,
+    "eval.inputs": [],
+    "eval.targets": "",
+    "eval.tokens": "",
+    "eval.batches": 4,
     "run.steps": 20,
     "run.seed": 0,
     "world.data_parallel": 1,
@@ -65,13 +80,31 @@ DEFAULTS = {
 # Each built-in model's documented model.params defaults (docs/configuration.md, "model").
 MODEL_DEFAULTS = {
     "mlp": {"in_features": 64, "hidden": 256, "layers": 8, "out_features": 10, "head": True},
-    "gpt": {"vocab_size": 256, "seq_len": 64, "d_model": 128, "heads": 4, "layers": 4},
+    "gpt": {"vocab_size": 256, "seq_len": 64, "d_model": 128, "heads": 4, "layers": 4,
+            "tie_embeddings": False},
     "identity": {"width": 1024, "units": 4},
 }
 
 
 class Unsupported(Exception):
     pass
+
+
+def parameters_by_name(model):
+    """Every name the model holds a parameter under: a tied tensor under each of its names, as
+    state_dict() lists them (named_parameters() gives each tensor once, under its first)."""
+    named = dict(model.named_parameters())
+    try:
+        names_of = {}
+        for name, value in model.state_dict(keep_vars=True).items():
+            names_of.setdefault(id(value), []).append(name)
+    except TypeError:  # a TorchScript module: its parameters are its own, never shared
+        return named
+    for param in list(named.values()):
+        if len(names_of.get(id(param), [])) > 1:  # tied: every name it has
+            for name in names_of[id(param)]:
+                named[name] = param
+    return named
 
 
 def parse_value(text):
@@ -236,6 +269,8 @@ class Gpt(nn.Module):
             [Block(width, s["model.params.heads"]) for _ in range(s["model.params.layers"])])
         self.norm = nn.LayerNorm(width)
         self.head = nn.Linear(width, vocab)
+        if s["model.params.tie_embeddings"]:
+            self.head.weight = self.embed.tokens.weight  # GPT-2's lm_head.weight = wte.weight
 
     def forward(self, ids):
         x = self.embed(ids)
@@ -453,7 +488,8 @@ SCRIPTED_LOSSES = {}
 
 def loss_of(s, output, targets):
     if s["model.loss"] == "cross_entropy":
-        return F.cross_entropy(output.reshape(-1, output.shape[-1]), targets.reshape(-1))
+        return F.cross_entropy(output.reshape(-1, output.shape[-1]), targets.reshape(-1),
+                               ignore_index=int(s["model.ignore_index"]))
     if s["model.loss"] == "mse":
         return F.mse_loss(output, targets)
     if str(s["model.loss"]).endswith(".pt"):
@@ -462,15 +498,49 @@ def loss_of(s, output, targets):
     raise Unsupported("model.loss " + str(s["model.loss"]))
 
 
+def parameter_groups(s, params):
+    """optimizer.decay: one group, or nanoGPT's two: matrices decay, 1-dim parameters none."""
+    decay = float(s["optimizer.weight_decay"])
+    if s["optimizer.decay"] == "all":
+        return [{"params": params, "weight_decay": decay}]
+    if s["optimizer.decay"] == "matrices":
+        return [{"params": [p for p in params if p.dim() >= 2], "weight_decay": decay},
+                {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
+    raise Unsupported("optimizer.decay " + str(s["optimizer.decay"]))
+
+
 def optimizer_for(s, params):
     name = s["optimizer.name"]
+    groups = parameter_groups(s, params)
+    lr = float(s["optimizer.lr"])
     if name == "sgd":
-        return torch.optim.SGD(params, lr=s["optimizer.lr"], momentum=s["optimizer.momentum"],
-                               weight_decay=s["optimizer.weight_decay"])
+        return torch.optim.SGD(groups, lr=lr, momentum=s["optimizer.momentum"],
+                               nesterov=s["optimizer.nesterov"])
+    betas = tuple(float(b) for b in s["optimizer.betas"])
     if name == "adam":
-        return torch.optim.Adam(params, lr=s["optimizer.lr"],
-                                weight_decay=s["optimizer.weight_decay"])
+        return torch.optim.Adam(groups, lr=lr, betas=betas, eps=float(s["optimizer.eps"]))
+    if name == "adamw":
+        return torch.optim.AdamW(groups, lr=lr, betas=betas, eps=float(s["optimizer.eps"]))
     raise Unsupported("optimizer.name " + str(name))
+
+
+def learning_rate(s, step):
+    """lr_schedule at training step `step` (from 1), as docs/configuration.md writes it."""
+    lr, name = float(s["optimizer.lr"]), s["lr_schedule.name"]
+    warmup, low = int(s["lr_schedule.warmup_steps"]), float(s["lr_schedule.min_lr"])
+    end = int(s["lr_schedule.decay_steps"]) or int(s["run.steps"])
+    if warmup > 0 and step <= warmup:
+        return lr * step / warmup
+    if name == "constant":
+        return lr
+    if step > end:
+        return low
+    progress = (step - warmup) / (end - warmup)
+    if name == "linear":
+        return lr + (low - lr) * progress
+    if name == "cosine":
+        return low + 0.5 * (lr - low) * (1 + math.cos(math.pi * progress))
+    raise Unsupported("lr_schedule.name " + str(name))
 
 
 # --- what the ranks dumped -------------------------------------------------------------------
@@ -546,9 +616,9 @@ class Tolerance:
     def __init__(self, s, params, rtol, atol):
         self.rtol, self.atol = rtol, atol
         self.name = s["optimizer.name"]
-        self.lr = float(s["optimizer.lr"])
-        self.decay = float(s["optimizer.weight_decay"])
         self.momentum = float(s["optimizer.momentum"])
+        self.beta1, self.beta2 = (float(b) for b in s["optimizer.betas"])
+        self.eps = float(s["optimizer.eps"])
         self.drift = {n: torch.zeros_like(p, dtype=torch.double) for n, p in params.items()}
         # Per element, what each step's uncertainty leaves for the next: SGD's momentum buffer's
         # uncertainty, or Adam's largest nu so far.
@@ -561,21 +631,30 @@ class Tolerance:
         scale = g.max().item() if g.numel() else 0.0
         return self.rtol * g + max(self.atol, self.rtol * scale)
 
-    def after_step(self, params, grads, optimizer):
-        """Adds what this step's update may have moved each parameter (grads: this step's,
-        before the update; params: after it)."""
+    def after_step(self, params, grads, optimizer, clipped):
+        """Adds what this step's update may have moved each parameter (grads: this step's, as
+        the update used them — clipped where `clipped`; params: after the update). Clipping
+        scales every gradient by a factor computed from the norm, itself a sum known to rtol:
+        the factor's own uncertainty adds rtol |g|."""
         self.steps += 1
         t = self.steps
+        group_of = {id(p): group for group in optimizer.param_groups for p in group["params"]}
         for name, param in params.items():
             if name not in grads:
                 continue  # no gradient, no update, in PyTorch as in baton
-            nu = self.gradient(grads[name]) + self.decay * self.drift[name]
+            group = group_of[id(param)]
+            lr, decay = group["lr"], group["weight_decay"]
+            nu = self.gradient(grads[name])
+            if clipped:
+                nu = nu + self.rtol * grads[name].double().abs()
+            if self.name != "adamw":  # L2 decay: the parameter's own drift enters the gradient
+                nu = nu + decay * self.drift[name]
             if self.name == "sgd":
                 carried = self.carried[name] * self.momentum + nu if self.momentum else nu
                 self.carried[name] = carried
-                self.drift[name] += self.lr * carried
-            else:  # adam
-                beta1, beta2, eps = 0.9, 0.999, 1e-8
+                self.drift[name] += lr * carried
+            else:  # adam, adamw (whose decoupled decay only shrinks a drift)
+                beta1, beta2, eps = self.beta1, self.beta2, self.eps
                 worst = torch.maximum(self.carried[name], nu)  # the largest nu so far
                 self.carried[name] = worst
                 series = sum((beta1 * beta1 / beta2) ** k for k in range(t))
@@ -583,7 +662,7 @@ class Tolerance:
                          * math.sqrt((1 - beta2 ** t) / (1 - beta2)))
                 v_hat = optimizer.state[param]["exp_avg_sq"].double() / (1 - beta2 ** t)
                 spread = (1 + bound) * worst / ((v_hat.sqrt() - worst).clamp(min=0) + eps)
-                self.drift[name] += self.lr * spread.clamp(max=2 * bound)
+                self.drift[name] += lr * spread.clamp(max=2 * bound)
 
     def final(self, name, expected):
         return self.rtol * expected.double().abs() + self.atol + self.drift[name]
@@ -623,6 +702,75 @@ def check_pipeline(report, label, dumps, expected_names, losses, first_grads, pa
         report.fail("%sthe ranks dumped parameters the model does not have: %s" % (label, extra))
 
 
+class HeldOut:
+    """The eval section's rows, as docs/configuration.md describes them: every row of the
+    eval files, or eval.batches batches drawn as training draws them with seed run.seed + 1
+    (from eval.tokens when given)."""
+
+    def __init__(self, s, model):
+        held = dict(s)
+        held["run.seed"] = s["run.seed"] + 1
+        if s["data.source"] == "files":
+            held["data.inputs"], held["data.targets"] = s["eval.inputs"], s["eval.targets"]
+            held["data.batch_size"] = len(read_tensor(s["eval.targets"]))
+            steps = [1]
+        else:
+            if s["eval.tokens"]:
+                held["data.tokens"] = s["eval.tokens"]
+            steps = range(1, s["eval.batches"] + 1)
+        batches = Batches(held, model)
+        parts = [batches.batch(step) for step in steps]
+        self.inputs = tuple(torch.cat([p[0][i] for p in parts]) for i in range(len(parts[0][0])))
+        self.targets = torch.cat([p[1] for p in parts])
+
+    def loss(self, s, model):
+        """The loss over all held-out rows at once, the model in eval mode, no gradient."""
+        was_training = model.training
+        model.eval()
+        with torch.no_grad():
+            output = model(*self.inputs)
+            value = loss_of(s, output[0] if isinstance(output, tuple) else output,
+                            self.targets).item()
+        model.train(was_training)
+        return value
+
+
+def check_step_figures(report, label, dumps, lrs, norms, tolerance, evals):
+    """Every rank's learning rate of every step (exact: the same formula in double), and,
+    with clipping, the gradient's norm before it (a sum of squares: rtol)."""
+    for rank, dump in enumerate(dumps):
+        if "lr" not in dump:
+            report.fail("%srank %d dumped no learning rates" % (label, rank))
+        else:
+            expected = torch.tensor(lrs, dtype=torch.double)
+            compare(report, "%srank %d's lr of steps 1..%d" % (label, rank, len(lrs)),
+                    dump["lr"], expected, 1e-12 * expected.abs() + 1e-15)
+        if not norms:
+            if "grad_norm" in dump:
+                report.fail("%srank %d measured a gradient norm without clipping" % (label, rank))
+        elif "grad_norm" not in dump:
+            report.fail("%srank %d dumped no gradient norms" % (label, rank))
+        else:
+            expected = torch.tensor(norms, dtype=torch.double)
+            compare(report, "%srank %d's grad_norm of steps 1..%d" % (label, rank, len(norms)),
+                    dump["grad_norm"], expected, tolerance.rtol * expected.abs())
+    # The held-out loss, on the rank of the last stage (a loss: rtol), after the steps due.
+    holder = [dump for dump in dumps if "loss" in dump]
+    if evals and holder:
+        if "eval_loss" not in holder[0]:
+            report.fail("%sthe last stage's rank dumped no eval loss" % label)
+        else:
+            steps = [step for step, _ in evals]
+            if holder[0]["eval_steps"].tolist() != steps:
+                report.fail("%sevaluated after steps %s, expected %s"
+                            % (label, holder[0]["eval_steps"].tolist(), steps))
+            expected = torch.tensor([loss for _, loss in evals], dtype=torch.double)
+            compare(report, "%seval losses after steps %s" % (label, steps),
+                    holder[0]["eval_loss"], expected, tolerance.rtol * expected.abs())
+    elif holder and "eval_loss" in holder[0]:
+        report.fail("%san eval loss was dumped without eval.every" % label)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--dumps", required=True)
@@ -658,7 +806,8 @@ def main():
     try:
         model = build_model(s, args.python_model)
         initial = gather(dumps[:width], "initial.", report)
-        expected_names = sorted(name for name, _ in model.named_parameters())
+        named = parameters_by_name(model)
+        expected_names = sorted(named)
         if sorted(initial) != expected_names:
             report.fail("the ranks hold parameters %s; the model has %s" %
                         (sorted(initial), expected_names))
@@ -667,11 +816,14 @@ def main():
                 for name, param in model.named_parameters():
                     param.copy_(initial[name])
         model.train()
-        params = dict(model.named_parameters())
-        optimizer = optimizer_for(s, list(params.values()))
+        params = named
+        optimizer = optimizer_for(s, list(model.parameters()))
         tolerance = Tolerance(s, params, args.rtol, args.atol)
         batches = Batches(s, model)
-        losses, first_grads = [], {}
+        losses, first_grads, lrs, norms, evals = [], {}, [], [], []
+        clip = float(s["optimizer.clip_grad_norm"])
+        every = int(s["eval.every"])
+        held_out = HeldOut(s, model) if every > 0 else None
         for step in range(1, s["run.steps"] + 1):
             inputs, targets = batches.batch(step)
             optimizer.zero_grad(set_to_none=True)
@@ -679,11 +831,18 @@ def main():
             loss = loss_of(s, output[0] if isinstance(output, tuple) else output, targets)
             loss.backward()
             losses.append(loss.item())
-            grads = {n: p.grad.clone() for n, p in params.items() if p.grad is not None}
             if step == 1:
-                first_grads = grads
+                first_grads = {n: p.grad.clone() for n, p in params.items() if p.grad is not None}
+            if clip > 0:
+                norms.append(nn.utils.clip_grad_norm_(list(model.parameters()), clip).item())
+            grads = {n: p.grad.clone() for n, p in params.items() if p.grad is not None}
+            lrs.append(learning_rate(s, step))
+            for group in optimizer.param_groups:
+                group["lr"] = lrs[-1]
             optimizer.step()
-            tolerance.after_step(params, grads, optimizer)
+            tolerance.after_step(params, grads, optimizer, clip > 0)
+            if held_out and (step % every == 0 or step == s["run.steps"]):
+                evals.append((step, held_out.loss(s, model)))
     except Unsupported as error:
         print("torch_reference.py does not implement " + str(error))
         return 2
@@ -697,6 +856,7 @@ def main():
                     report.fail("%sinitial.%s differs from replica 0's" % (label, name))
         check_pipeline(report, label, group, expected_names, losses, first_grads, params,
                        tolerance)
+        check_step_figures(report, label, group, lrs, norms, tolerance, evals)
 
     print("torch reference: %d parameters, %d steps, losses %s"
           % (len(expected_names), len(losses), " ".join("%.6f" % l for l in losses)))

@@ -15,4 +15,5 @@ set(BATON_PLAN_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/compile.cc
   ${CMAKE_CURRENT_LIST_DIR}/balanced_cuts.cc
   ${CMAKE_CURRENT_LIST_DIR}/gradient_reduction.cc
+  ${CMAKE_CURRENT_LIST_DIR}/forward_only.cc
 )

@@ -8,11 +8,13 @@
 #include "baton/step_error.h"
 #include "baton/wait_notice.h"
 #include "fault_injection.h"
+#include "gradient_norm.h"
 #include "gradient_reducer.h"
 #include "metadata_handshake.h"
 #include "stage_compute.h"
 #include "step_comms.h"
 #include "step_spans.h"
+#include "tied_gradients.h"
 
 namespace baton {
 namespace {
@@ -76,13 +78,15 @@ struct PipelineExecutor::Impl {
               options.receives_match_by_tag, options.timeout, spans),
         compute(
             rank, plan, place_stages(rank, plan, std::move(stages)), std::move(validators),
-            std::move(loss), options.scale_loss_by_microbatches,
+            std::move(loss), options.scale_loss_by_microbatches, options.count_targets,
             [this](const Action& receive) -> const std::vector<at::Tensor>& {
               return await_receive(receive);
             },
             [this](int stage, std::size_t param) { reducer.gradient_final(stage, param); }),
         reducer(rank, plan.num_ranks, options.replica, options.replicas, options.bucket_bytes,
                 options.timeout, spans),
+        norm(rank, plan.num_ranks, options.replica, options.timeout),
+        ties(rank, plan.num_ranks, options.replica, options.replicas, options.timeout),
         faults(options.fault) {}
 
   int rank;
@@ -92,10 +96,32 @@ struct PipelineExecutor::Impl {
   StepComms comms;
   StageCompute compute;
   GradientReducer reducer;
+  GradientNorm norm;
+  TiedGradients ties;
   FaultInjection faults;
   bool ready = false;
   int training_step = 0;
-  double waited_in_action = 0.0;  // seconds the current compute action waited for its data
+  std::int64_t counted_targets = 0;  // this step's, over the global batch (token-mean losses)
+  double waited_in_action = 0.0;     // seconds the current compute action waited for its data
+
+  // Token-mean losses: the count of the whole global batch's targets, and the scale of each
+  // microbatch's sum that makes the replicas' average of gradients their mean over it.
+  void divide_by_targets() {
+    counted_targets = compute.counted_targets();
+    if (reducer.active()) {
+      try {
+        counted_targets = reducer.sum_over_replicas(counted_targets);
+      } catch (const std::exception& error) {
+        throw step_error(
+            0, std::string("summing the counted targets across the replicas: ") + error.what());
+      }
+    }
+    // No counted target: nothing to learn from (the caller says whether that is an error).
+    // The replicas average their gradients, so each scales its sums by their number.
+    const double replicas = reducer.active() ? static_cast<double>(options.replicas) : 1.0;
+    compute.set_loss_scale(counted_targets > 0 ? replicas / static_cast<double>(counted_targets)
+                                               : 0.0);
+  }
 
   StepError step_error(int timestep, const std::string& cause) const {
     return annotate_step_error(plan, rank, training_step, timestep, cause, options.replica,
@@ -243,7 +269,16 @@ void PipelineExecutor::setup(const StepData& first_step) {
     impl.compute.set_metas(index, std::move(metas.inputs), std::move(metas.outputs));
   }
   impl.comms.allocate_buffers(impl.compute.input_metas(), impl.compute.output_metas());
-  impl.reducer.join(impl.comms.transport(), impl.plan, impl.compute.stages());
+  impl.ties.join(impl.comms.transport(), impl.plan, impl.compute.stages(),
+                 impl.options.tied_parameters);
+  impl.reducer.join(impl.comms.transport(), impl.plan, impl.compute.stages(),
+                    impl.ties.synchronised_names());
+  if (impl.options.measure_gradient_norm) {
+    std::set<std::string> counted_elsewhere = impl.options.norm_counted_elsewhere;
+    counted_elsewhere.insert(impl.ties.counted_elsewhere().begin(),
+                             impl.ties.counted_elsewhere().end());
+    impl.norm.join(impl.comms.transport(), impl.compute.stages(), counted_elsewhere);
+  }
   const std::size_t stages = impl.compute.stages().size();
   const RecvBuffers& buffers = impl.comms.buffers();
   BATON_LOG_INFO("runtime", "stage shapes agreed with the neighbours of "
@@ -270,8 +305,16 @@ StepResult PipelineExecutor::run_step(const StepData& data) {
   impl.compute.begin_step(data);
   impl.comms.begin_step(impl.training_step);
   impl.reducer.begin_step();
+  if (impl.compute.holds_last_stage() && impl.compute.counts_targets()) impl.divide_by_targets();
   impl.spans.start(impl.training_step);
   impl.run_plan();
+  try {
+    impl.ties.synchronise();
+  } catch (const std::exception& error) {
+    const int last = static_cast<int>(impl.plan.rank_steps.at(impl.rank).size()) - 1;
+    throw impl.step_error(last > 0 ? last : 0,
+                          std::string("summing the gradients of tied parameters: ") + error.what());
+  }
 
   StepResult& result = impl.result;
   result.step_seconds = impl.spans.now();
@@ -281,11 +324,8 @@ StepResult PipelineExecutor::run_step(const StepData& data) {
   result.microbatch_losses = impl.compute.microbatch_losses();
   if (impl.compute.holds_last_stage()) {
     result.has_loss = true;
-    double total = 0;
-    for (double loss : result.microbatch_losses) total += loss;
-    result.loss = impl.options.scale_loss_by_microbatches
-                      ? total / static_cast<double>(result.microbatch_losses.size())
-                      : total;
+    result.loss = impl.compute.step_loss();
+    result.counted_targets = impl.counted_targets;
     if (impl.reducer.active()) {
       try {
         result.loss = impl.reducer.average_loss(result.loss);
@@ -297,9 +337,24 @@ StepResult PipelineExecutor::run_step(const StepData& data) {
       }
     }
   }
+  if (impl.options.measure_gradient_norm) {
+    try {
+      result.grad_norm = impl.norm.measure();
+      result.has_grad_norm = true;
+    } catch (const std::exception& error) {
+      const int last = static_cast<int>(impl.plan.rank_steps.at(impl.rank).size()) - 1;
+      throw impl.step_error(
+          last > 0 ? last : 0,
+          std::string("summing the gradient's norm over the pipeline: ") + error.what());
+    }
+  }
   impl.compute.end_step();
   impl.comms.end_step();
   return result;
+}
+
+void PipelineExecutor::check_tied_copies() {
+  impl_->ties.check_copies();
 }
 
 const RecvBuffers& PipelineExecutor::recv_buffers() const {

@@ -51,7 +51,9 @@ GradientReducer::GradientReducer(int pipeline_rank, int pipeline_ranks, int repl
 GradientReducer::~GradientReducer() = default;
 
 void GradientReducer::join(Transport* transport, const Plan& plan,
-                           const std::map<int, std::shared_ptr<Stage>>& stages) {
+                           const std::map<int, std::shared_ptr<Stage>>& stages,
+                           const std::set<std::string>& left_out) {
+  left_out_ = left_out;
   if (replicas_ <= 1 || !reduces_gradients(plan)) return;
   auto* reducer = dynamic_cast<AllReduceTransport*>(transport);
   if (reducer == nullptr) {
@@ -79,7 +81,7 @@ void GradientReducer::join(Transport* transport, const Plan& plan,
     std::size_t index = 0;
     for (const auto& named : entry.second->named_parameters()) {
       const at::Tensor& param = named.second;
-      if (param.requires_grad()) {
+      if (param.requires_grad() && left_out_.count(named.first) == 0) {
         if (!param.is_leaf()) {
           throw Error("data parallelism: parameter '" + named.first + "' of stage " +
                       std::to_string(stage) +
@@ -124,6 +126,10 @@ void GradientReducer::allocate_buckets(const std::map<int, std::shared_ptr<Stage
     slots.resize(named.size());
     std::int64_t bytes = 0;
     for (std::size_t k = named.size(); k-- > 0;) {
+      if (left_out_.count(named[k].first) > 0) {
+        slots[k] = Slot{kLeftOut, 0};
+        continue;
+      }
       const at::Tensor& param = named[k].second;
       const std::int64_t param_bytes =
           param.numel() * static_cast<std::int64_t>(param.element_size());
@@ -202,6 +208,7 @@ void GradientReducer::after_compute() {
 void GradientReducer::gradient_final(int stage, std::size_t param_index) {
   if (!listening_.count(stage)) return;
   const Slot& slot = slots_.at(stage).at(param_index);
+  if (slot.bucket == kLeftOut) return;
   Bucket& bucket = buckets_.at(stage)[slot.bucket];
   if (bucket.started || bucket.copied[slot.index]) return;
   copy_gradient(bucket, slot.index);
@@ -323,6 +330,12 @@ double GradientReducer::average_loss(double loss) {
   at::Tensor sum = at::full({1}, loss, at::kDouble);
   transport_->iallreduce(group_, {sum})->wait(timeout_);
   return sum.item<double>() / replicas_;
+}
+
+std::int64_t GradientReducer::sum_over_replicas(std::int64_t count) {
+  at::Tensor sum = at::full({1}, count, at::kLong);
+  transport_->iallreduce(group_, {sum})->wait(timeout_);
+  return sum.item<std::int64_t>();
 }
 
 }  // namespace baton

@@ -55,9 +55,12 @@ class GradientReducer {
   bool active() const { return transport_ != nullptr; }
 
   // Set up (every rank of the replicas' group calls it): joins the group and allocates the
-  // buckets of `stages`. Does nothing with one replica or a plan without REDUCE_GRAD.
+  // buckets of `stages`, but for the parameters named in `left_out` (tied weights, which
+  // TiedGradients averages with their other copies). Does nothing with one replica or a plan
+  // without REDUCE_GRAD.
   void join(Transport* transport, const Plan& plan,
-            const std::map<int, std::shared_ptr<Stage>>& stages);
+            const std::map<int, std::shared_ptr<Stage>>& stages,
+            const std::set<std::string>& left_out = {});
 
   void begin_step();
   // Around the compute action at plan step `timestep`: the stages whose last backward of the
@@ -77,6 +80,8 @@ class GradientReducer {
   double finish();
   // The mean of `loss` over the replicas (each replica's is a mean already).
   double average_loss(double loss);
+  // The sum of `count` over the replicas (token-mean losses: the targets counted).
+  std::int64_t sum_over_replicas(std::int64_t count);
 
  private:
   // Some of a stage's gradients, of one dtype, gathered in one preallocated flat tensor that
@@ -93,7 +98,9 @@ class GradientReducer {
     std::size_t copied_count = 0;
     bool started = false;
   };
-  // Where a stage's parameter (by its index in named_parameters()) sits.
+  // Where a stage's parameter (by its index in named_parameters()) sits; `bucket` kLeftOut:
+  // in none.
+  static constexpr std::size_t kLeftOut = static_cast<std::size_t>(-1);
   struct Slot {
     std::size_t bucket;
     std::size_t index;
@@ -126,6 +133,7 @@ class GradientReducer {
   std::int64_t bucket_bytes_;
   std::chrono::milliseconds timeout_;
   StepSpans& spans_;
+  std::set<std::string> left_out_;
   AllReduceTransport* transport_ = nullptr;  // set by join() when there is work
   int group_ = -1;
   std::map<int, std::vector<Bucket>> buckets_;        // by stage, in the order they start

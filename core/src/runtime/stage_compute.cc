@@ -12,14 +12,15 @@ namespace baton {
 
 StageCompute::StageCompute(int rank, const Plan& plan, std::map<int, std::shared_ptr<Stage>> stages,
                            std::vector<std::shared_ptr<Validator>> validators, LossFunction loss,
-                           bool scale_loss_by_microbatches, AwaitReceive await_receive,
-                           GradientFinal gradient_final)
+                           bool scale_loss_by_microbatches, TargetCount count_targets,
+                           AwaitReceive await_receive, GradientFinal gradient_final)
     : rank_(rank),
       plan_(plan),
       stages_(std::move(stages)),
       validators_(std::move(validators)),
       loss_function_(std::move(loss)),
       scale_loss_by_microbatches_(scale_loss_by_microbatches),
+      count_targets_(std::move(count_targets)),
       await_receive_(std::move(await_receive)),
       gradient_final_(std::move(gradient_final)) {}
 
@@ -57,6 +58,24 @@ void StageCompute::begin_step(StepData data) {
                 std::to_string(rank_) + " holds");
   }
   data_ = std::move(data);
+  targets_.clear();
+  counted_targets_ = 0;
+  scaled_loss_sum_ = 0.0;
+  if (holds_last_stage() && count_targets_) {
+    // All at once: the divisor of the first microbatch's loss is the count over all of them.
+    for (int mb = 0; mb < plan_.num_microbatches; ++mb) {
+      targets_.push_back(data_.targets(mb));
+      counted_targets_ += count_targets_(targets_.back());
+    }
+  }
+}
+
+double StageCompute::step_loss() const {
+  if (count_targets_) return scaled_loss_sum_;
+  double total = 0;
+  for (double loss : microbatch_losses_) total += loss;
+  return scale_loss_by_microbatches_ ? total / static_cast<double>(microbatch_losses_.size())
+                                     : total;
 }
 
 void StageCompute::end_step() {
@@ -145,10 +164,21 @@ void StageCompute::forward(int s, int mb) {
   st.outputs = stage(s).forward(inputs);
   check_all(st.outputs, output_metas_.at(s), s, mb, TensorRole::kForwardOutput);
   if (s == last_stage()) {
-    at::Tensor loss = loss_function_(st.outputs, data_.targets(mb));
-    microbatch_losses_.push_back(loss.item<double>());
-    if (scale_loss_by_microbatches_) loss = loss / plan_.num_microbatches;
-    st.loss = loss;
+    if (count_targets_) {
+      // A sum over the microbatch's counted targets, scaled to the global batch's mean.
+      const at::Tensor& targets = targets_.at(static_cast<std::size_t>(mb));
+      at::Tensor sum = loss_function_(st.outputs, targets);
+      const double summed = sum.item<double>();
+      const std::int64_t counted = count_targets_(targets);
+      microbatch_losses_.push_back(counted > 0 ? summed / static_cast<double>(counted) : 0.0);
+      scaled_loss_sum_ += summed * loss_scale_;
+      st.loss = sum * loss_scale_;
+    } else {
+      at::Tensor loss = loss_function_(st.outputs, data_.targets(mb));
+      microbatch_losses_.push_back(loss.item<double>());
+      if (scale_loss_by_microbatches_) loss = loss / plan_.num_microbatches;
+      st.loss = loss;
+    }
   }
   st.forward_done = true;
   peak_activations_ = std::max(peak_activations_, ++live_activations_);

@@ -8,6 +8,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -34,8 +35,8 @@ class StageCompute {
 
   StageCompute(int rank, const Plan& plan, std::map<int, std::shared_ptr<Stage>> stages,
                std::vector<std::shared_ptr<Validator>> validators, LossFunction loss,
-               bool scale_loss_by_microbatches, AwaitReceive await_receive,
-               GradientFinal gradient_final);
+               bool scale_loss_by_microbatches, TargetCount count_targets,
+               AwaitReceive await_receive, GradientFinal gradient_final);
 
   const std::map<int, std::shared_ptr<Stage>>& stages() const { return stages_; }
   bool holds(int stage) const { return stages_.count(stage) > 0; }
@@ -50,8 +51,18 @@ class StageCompute {
   const std::map<int, std::vector<TensorMeta>>& input_metas() const { return input_metas_; }
   const std::map<int, std::vector<TensorMeta>>& output_metas() const { return output_metas_; }
 
-  // A new step, whose inputs (first stage) and targets (last) come from `data`.
+  // A new step, whose inputs (first stage) and targets (last) come from `data`. With a
+  // target count (token-mean losses), the last stage's rank takes every microbatch's targets
+  // here and counts them (counted_targets()); the executor then sets the divisor.
   void begin_step(StepData data);
+  bool counts_targets() const { return static_cast<bool>(count_targets_); }
+  // This rank's microbatches' counted targets, this step.
+  std::int64_t counted_targets() const { return counted_targets_; }
+  // Token-mean losses: each microbatch's summed loss is multiplied by `scale` (the replicas
+  // over the targets counted in the global batch) before its backward.
+  void set_loss_scale(double scale) { loss_scale_ = scale; }
+  // The step's loss: the mean over microbatches, or with a target count their scaled sums.
+  double step_loss() const;
   // Runs F, B, I, W or OVERLAP_F_B.
   void run(const Action& action);
   // The tensors a SEND_F or SEND_B action sends (an input that got no gradient sends zeros).
@@ -103,6 +114,7 @@ class StageCompute {
   std::vector<std::shared_ptr<Validator>> validators_;
   LossFunction loss_function_;
   bool scale_loss_by_microbatches_;
+  TargetCount count_targets_;
   AwaitReceive await_receive_;
   GradientFinal gradient_final_;
   std::map<int, std::vector<TensorMeta>> input_metas_;
@@ -111,7 +123,12 @@ class StageCompute {
   // Per step.
   std::map<std::pair<int, int>, MicrobatchState> states_;
   StepData data_;
-  std::vector<double> microbatch_losses_;  // unscaled
+  std::vector<double> microbatch_losses_;  // unscaled (means)
+  // Token-mean losses: the step's targets, taken at its start, their count, and the scale.
+  std::vector<at::Tensor> targets_;
+  std::int64_t counted_targets_ = 0;
+  double loss_scale_ = 1.0;
+  double scaled_loss_sum_ = 0.0;
   int live_activations_ = 0;  // stage-microbatches between their F and the end of their backward
   int peak_activations_ = 0;
 };

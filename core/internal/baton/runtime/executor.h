@@ -19,6 +19,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,18 @@ namespace baton {
 // Loss of the last stage for one microbatch: (stage outputs, targets) -> scalar.
 using LossFunction =
     std::function<at::Tensor(const std::vector<at::Tensor>& outputs, const at::Tensor& targets)>;
+
+// Token-mean losses: how many targets of a microbatch the loss counts (cross entropy: those
+// not equal to its ignore_index). See ExecutorOptions::count_targets.
+using TargetCount = std::function<std::int64_t(const at::Tensor& targets)>;
+
+// A tensor the model holds under several names (tied weights: a GPT's head and its token
+// embedding), and the stage of the plan that holds each name. See
+// ExecutorOptions::tied_parameters.
+struct TiedParameter {
+  std::vector<std::string> names;  // full-model names, as the stages' named_parameters() say
+  std::vector<int> stages;         // the stage holding names[i]
+};
 
 // A step's data, one microbatch at a time, asked for when the plan reaches it: the inputs at
 // the first stage's forward, the targets at the last stage's loss. A rank then holds no more
@@ -68,6 +81,15 @@ struct ExecutorOptions {
   // gradient equals the gradient of the mean loss over the whole batch (what the
   // unpipelined model computes). Turn off to get the sum.
   bool scale_loss_by_microbatches = true;
+  // Token-mean losses, as PyTorch's cross_entropy(ignore_index=...) on the whole batch: when
+  // set, `loss` returns the SUM over a microbatch's counted targets, and the step's loss and
+  // gradients are that sum over every microbatch of every replica divided by the number of
+  // targets counted in all of them (the last stage's rank takes the step's targets at its
+  // start; with replicas, one all-reduce of the count among the last stage's replicas). Then
+  // microbatches may count different numbers of targets and the result is still exact
+  // (scale_loss_by_microbatches is ignored). A step with no counted target has loss 0, no
+  // gradient, and StepResult::counted_targets 0.
+  TargetCount count_targets;
   // Batch dimension of every input and of the targets, where a whole batch is given (the
   // overloads of setup() and run_step() that split one).
   int split_dim = 0;
@@ -91,6 +113,19 @@ struct ExecutorOptions {
   int replica = 0;
   int replicas = 1;
   std::int64_t bucket_bytes = std::int64_t{25} << 20;
+  // Measure the L2 norm of the whole model's gradient at the end of each step
+  // (StepResult::grad_norm, for clipping it): this rank's stages' gradients, after the
+  // replicas' average, with the other ranks of the pipeline by an all-reduce (the transport
+  // must be an AllReduceTransport when the pipeline has several ranks). Parameters named in
+  // `norm_counted_elsewhere` are left out: another rank counts their copy (tied weights).
+  bool measure_gradient_norm = false;
+  std::set<std::string> norm_counted_elsewhere;
+  // Tied weights: every rank holding one of a tie's names keeps its own copy, and at the end
+  // of each step every copy's gradient becomes the sum over the holders (the tensor's whole
+  // gradient), averaged over the replicas, by one all-reduce per tie among the ranks that
+  // hold it — so every copy takes the same update and stays identical. The gradient norm
+  // counts each tie once. The same list, in the same order, on every rank.
+  std::vector<TiedParameter> tied_parameters;
 };
 
 struct StepResult {
@@ -109,6 +144,13 @@ struct StepResult {
   // Data parallelism: seconds the step waited at its end for the gradient all-reduces (the
   // part not hidden behind the rank's other work).
   double exposed_reduce_seconds = 0.0;
+  // ExecutorOptions::measure_gradient_norm: the whole model's gradient norm, the same on
+  // every rank of the pipeline.
+  bool has_grad_norm = false;
+  double grad_norm = 0.0;
+  // ExecutorOptions::count_targets: the targets the loss counted over the whole global batch
+  // (every microbatch of every replica); 0: not counted.
+  std::int64_t counted_targets = 0;
 };
 
 class BATON_API PipelineExecutor {
@@ -133,6 +175,11 @@ class BATON_API PipelineExecutor {
   StepResult run_step(const StepData& data);
   // The same from this replica's whole batch (split along ExecutorOptions::split_dim).
   StepResult run_step(const std::vector<at::Tensor>& inputs, const at::Tensor& targets);
+
+  // Tied weights: every holder's copy has the same bytes (a checksum of each, compared among
+  // the holders); every rank holding a copy calls it at the same step. Throws Error naming the
+  // tensor otherwise.
+  void check_tied_copies();
 
   const RecvBuffers& recv_buffers() const;
   const std::vector<TensorMeta>& input_metas(int stage) const;

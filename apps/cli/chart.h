@@ -1,4 +1,5 @@
-// Line charts as SVG, written by the benches themselves (docs/PERFORMANCE.md shows them):
+// Line charts as SVG, written by the benches (docs/PERFORMANCE.md shows them) and for a run's
+// curves (run_curves.h):
 // one series per schedule, x on a log-2 axis (microbatches) or linear from 0, y linear from 0;
 // a series may be points alone (a scatter).
 #pragma once

@@ -1,0 +1,33 @@
+#include "gradient_clipping.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <string>
+
+#include "baton/error.h"
+
+namespace baton_app {
+
+double clip_gradients(const std::vector<at::Tensor>& params, double norm, double max_norm,
+                      int step) {
+  if (!std::isfinite(norm)) {
+    throw baton::Error("step " + std::to_string(step) + ": the gradient's norm is " +
+                       std::to_string(norm) +
+                       " (optimizer.clip_grad_norm): some gradient holds a nan or inf — "
+                       "training diverged (try a smaller optimizer.lr or a warm-up, "
+                       "lr_schedule.warmup_steps), or the batch holds non-finite values; the "
+                       "run stops instead of training on it");
+  }
+  // clip_grad_norm_'s factor, computed the way it computes it (in the gradients' float32).
+  const double factor =
+      static_cast<double>(static_cast<float>(max_norm) / (static_cast<float>(norm) + 1e-6f));
+  if (factor >= 1.0) return 1.0;
+  for (const at::Tensor& param : params) {
+    at::Tensor grad = param.mutable_grad();
+    if (grad.defined()) grad.mul_(factor);
+  }
+  return factor;
+}
+
+}  // namespace baton_app

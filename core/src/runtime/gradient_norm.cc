@@ -1,0 +1,68 @@
+#include "gradient_norm.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+
+#include "baton/all_reduce.h"
+#include "baton/error.h"
+#include "baton/wait_notice.h"
+
+namespace baton {
+
+GradientNorm::GradientNorm(int pipeline_rank, int pipeline_ranks, int replica,
+                           std::chrono::milliseconds timeout)
+    : pipeline_rank_(pipeline_rank),
+      pipeline_ranks_(pipeline_ranks),
+      replica_(replica),
+      timeout_(timeout) {}
+
+GradientNorm::~GradientNorm() = default;
+
+void GradientNorm::join(Transport* transport, const std::map<int, std::shared_ptr<Stage>>& stages,
+                        const std::set<std::string>& counted_elsewhere) {
+  // A tensor two local stages share (a tie within this rank) is counted once.
+  std::set<const void*> seen;
+  for (const auto& entry : stages) {
+    for (const auto& [name, param] : entry.second->named_parameters()) {
+      if (counted_elsewhere.count(name) > 0) continue;
+      if (seen.insert(param.unsafeGetTensorImpl()).second) counted_.push_back(param);
+    }
+  }
+  if (pipeline_ranks_ <= 1) return;
+  auto* reducer = dynamic_cast<AllReduceTransport*>(transport);
+  if (reducer == nullptr) {
+    throw Error(
+        "optimizer.clip_grad_norm needs the norm of the whole model's gradient, summed over "
+        "the pipeline's " +
+        std::to_string(pipeline_ranks_) +
+        " ranks, but the transport cannot all-reduce (it is no baton::AllReduceTransport); use "
+        "gloo, ucx or nccl, or turn clipping off");
+  }
+  std::vector<int> group;
+  for (int rank = 0; rank < pipeline_ranks_; ++rank) {
+    group.push_back(replica_ * pipeline_ranks_ + rank);
+  }
+  const WaitNotice notice("runtime", "the other ranks of pipeline rank " +
+                                         std::to_string(pipeline_rank_) + "'s pipeline to join " +
+                                         format_group(group) + " (the gradient's norm)");
+  group_ = reducer->join_group(group);
+  transport_ = reducer;
+}
+
+double GradientNorm::measure() {
+  // Each tensor's norm in its own dtype, as clip_grad_norm_ takes them (no copy of a
+  // gradient); their squares added in double, in whatever order the layout gives.
+  double squares = 0.0;
+  for (const at::Tensor& param : counted_) {
+    const at::Tensor& grad = param.grad();
+    if (!grad.defined()) continue;
+    const double norm = at::norm(grad).item<double>();
+    squares += norm * norm;
+  }
+  at::Tensor sum = at::full({1}, squares, at::kDouble);
+  if (transport_ != nullptr) transport_->iallreduce(group_, {sum})->wait(timeout_);
+  return std::sqrt(sum.item<double>());
+}
+
+}  // namespace baton

@@ -1,0 +1,52 @@
+// Internal: the L2 norm of the whole model's gradient, for clipping it as
+// torch.nn.utils.clip_grad_norm_ does on the unpipelined model. The model is spread over the
+// pipeline's ranks, so each rank sums the squares of its own stages' gradients (after the
+// replicas' average: every replica then holds the same), the pipeline's ranks add their sums
+// with one all-reduce of a single double, and every rank takes the square root — so every
+// rank clips by the same factor. A tensor held by several ranks (a tied weight's copies) is
+// counted by one of them only.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "baton/stage.h"
+#include "baton/transport.h"
+
+namespace baton {
+
+class AllReduceTransport;
+
+class GradientNorm {
+ public:
+  // This rank is `pipeline_rank` of `pipeline_ranks` in replica `replica`; its pipeline's
+  // ranks are replica x pipeline_ranks + 0 .. pipeline_ranks - 1 on the transport.
+  GradientNorm(int pipeline_rank, int pipeline_ranks, int replica,
+               std::chrono::milliseconds timeout);
+  ~GradientNorm();
+
+  // Set up (every rank of the pipeline calls it, after the replicas' group): joins the
+  // pipeline's group when it has several ranks and notes the gradients to count: every
+  // parameter of `stages` but those named in `counted_elsewhere`.
+  void join(Transport* transport, const std::map<int, std::shared_ptr<Stage>>& stages,
+            const std::set<std::string>& counted_elsewhere);
+
+  // The norm of this step's gradients over the whole pipeline (a parameter without a
+  // gradient counts 0). Throws TransportError when the all-reduce fails.
+  double measure();
+
+ private:
+  int pipeline_rank_;
+  int pipeline_ranks_;
+  int replica_;
+  std::chrono::milliseconds timeout_;
+  AllReduceTransport* transport_ = nullptr;  // null: the pipeline is this rank alone
+  int group_ = -1;
+  std::vector<at::Tensor> counted_;
+};
+
+}  // namespace baton
