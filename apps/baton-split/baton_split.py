@@ -57,6 +57,8 @@ def load_model_file(path):
     spec = importlib.util.spec_from_file_location("baton_split_model", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules["baton_split_model"] = module
+    # The file's own folder first on the import path: a model file imports its siblings.
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     spec.loader.exec_module(module)
     for name in ("make_model", "example_inputs"):
         if not callable(getattr(module, name, None)):
@@ -320,26 +322,28 @@ def assign_stages(graph_module, cut_indices):
 
 
 def check_tied(graph_module, model, stage_of, cut_names):
-    """A tensor used by two stages would be two tensors after the split: refused."""
+    """Tied weights (one tensor under several names, GPT-2's head and embedding) are recorded:
+    each stage file holds its copy under its own name, and baton makes the copies one tensor
+    again, summing their gradients across the ranks that hold them. A tensor with one name
+    used by two stages would be two tensors after the split: refused. Returns the ties, each
+    a list of the model's names."""
     by_tensor, uses = parameter_owners(graph_module, model)
     def stage_label(s):
         return "stage %d (%s)" % (s, "start" if s == 0 else "from " + cut_names[s - 1])
+    ties = []
     for key, nodes in uses.items():
         names = by_tensor[key]
         stages = sorted({stage_of[n] for n in nodes})
         if len(names) > 1:
-            raise SplitError(
-                "'%s' and '%s' are one tensor (tied weights, used by %s); stages hold their own "
-                "parameters, so a split would untie them and train something else than your "
-                "model. Untie them in make_model() (e.g. clone the weight) if that is what you "
-                "want, or train the model unpipelined" %
-                (names[0], names[1], " and ".join(stage_label(s) for s in stages)))
+            ties.append(sorted(names))
+            continue
         if len(stages) > 1:
             raise SplitError(
                 "'%s' is used by %s: a parameter or buffer belongs to one stage. Choose split "
                 "points that keep its uses together (a module called twice, or a weight used "
                 "in two places, must not straddle a cut)"
                 % (names[0], " and ".join(stage_label(s) for s in stages)))
+    return ties
 
 
 def build_stages(graph_module, stage_of, num_stages):
@@ -572,7 +576,7 @@ def main(argv=None):
         cut_names = [name for _, name in cuts]
         num_stages = len(cuts) + 1
         stage_of = assign_stages(graph_module, cut_indices)
-        check_tied(graph_module, model, stage_of, cut_names)
+        ties = check_tied(graph_module, model, stage_of, cut_names)
         stage_modules, crossing = build_stages(graph_module, stage_of, num_stages)
         shapes = check_crossing_values(graph_module, inputs, crossing, cut_names,
                                        args.model_file)
@@ -588,6 +592,8 @@ def main(argv=None):
     maps, paths = {}, []
     for i, (stage, module) in enumerate(zip(scripted, stage_modules)):
         names = name_map(module, model)
+        if ties:
+            names["ties"] = ties
         path = os.path.join(args.out, "stage-%d.pt" % i)
         stage.train()
         write_atomically(path, lambda p, s=stage, n=names: torch.jit.save(
@@ -614,6 +620,9 @@ def main(argv=None):
         start = "the inputs" if i == 0 else cut_names[i - 1]
         passes = ", passes %s" % ", ".join(shapes[i]) if i < len(shapes) else ""
         print("  stage-%d.pt: from %s, %d parameters%s" % (i, start, count, passes))
+    for tie in ties:
+        print("  tied: %s (one tensor: each stage holding a name keeps a copy, baton sums "
+              "their gradients)" % " = ".join(tie))
     print("wrote %s/stage-0..%d.pt, names.json and model.yaml:\n\n%s"
           % (args.out, num_stages - 1, yaml))
     return 0

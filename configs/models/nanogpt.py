@@ -67,14 +67,16 @@ class Block(nn.Module):
 
 
 class GPT(nn.Module):
-    def __init__(self, vocab=VOCAB, context=CONTEXT, width=WIDTH, heads=HEADS, layers=LAYERS):
+    def __init__(self, vocab=VOCAB, context=CONTEXT, width=WIDTH, heads=HEADS, layers=LAYERS,
+                 tie=False):
         super().__init__()
         self.wte = nn.Embedding(vocab, width)
         self.wpe = nn.Embedding(context, width)
         self.h = nn.ModuleList([Block(width, heads, context) for _ in range(layers)])
         self.ln_f = nn.LayerNorm(width)
-        # Not tied to wte: a weight used by the first and the last stage cannot be split.
         self.lm_head = nn.Linear(width, vocab, bias=False)
+        if tie:  # nanoGPT's weight tying (nanogpt_tied.py)
+            self.wte.weight = self.lm_head.weight
 
     def forward(self, idx):
         b, t = idx.size()

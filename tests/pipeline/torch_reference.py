@@ -94,6 +94,8 @@ def parameters_by_name(model):
     """Every name the model holds a parameter under: a tied tensor under each of its names, as
     state_dict() lists them (named_parameters() gives each tensor once, under its first)."""
     named = dict(model.named_parameters())
+    if isinstance(model, StageFiles):  # names each copy of a tie by the files' own map
+        return named
     try:
         names_of = {}
         for name, value in model.state_dict(keep_vars=True).items():
@@ -292,11 +294,39 @@ class StageFiles(nn.Module):
             self.add_module("stage%d" % index, stage)
             names = json.loads(extra["baton/names.json"]) if extra["baton/names.json"] else {}
             self.maps.append(names.get("parameters", {}))
+            ties = [tuple(tie) for tie in names.get("ties", [])]
+            self.ties = sorted(set(getattr(self, "ties", []) + ties))
+        self.retie()
+
+    def retie(self):
+        """The model's tied weights (the files' "ties": one tensor under several names, each
+        file holding its copy) made one tensor again, as in the model the files came from."""
+        for tie in self.ties:
+            shared = None
+            for index, stage in enumerate(self.children()):
+                for own, original in self.maps[index].items():
+                    if original not in tie:
+                        continue
+                    *path, attribute = own.split(".")
+                    holder = stage
+                    for part in path:
+                        holder = getattr(holder, part)
+                    if shared is None:
+                        shared = getattr(holder, attribute)
+                    else:
+                        setattr(holder, attribute, shared)
 
     def named_parameters(self, *args, **kwargs):
         for index, stage in enumerate(self.children()):
             for name, param in stage.named_parameters():
                 yield self.maps[index].get(name, name), param
+
+    def parameters(self, *args, **kwargs):
+        seen = set()
+        for _, param in self.named_parameters():
+            if id(param) not in seen:
+                seen.add(id(param))
+                yield param
 
     def forward(self, *inputs):
         values = inputs
@@ -307,6 +337,7 @@ class StageFiles(nn.Module):
 
 
 def load_python_model(path):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))  # its sibling modules
     spec = importlib.util.spec_from_file_location("reference_model", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

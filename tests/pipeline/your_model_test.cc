@@ -24,6 +24,11 @@ const std::string kSource = BATON_SOURCE_DIR;
 const std::string kNanoGpt = kSource + "/configs/models/nanogpt.py";
 const std::string kModels = kSource + "/tests/pipeline/your_models";
 
+std::vector<std::string> plus(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
 class YourModel : public testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -65,6 +70,26 @@ class YourModel : public testing::Test {
             "run.seed=5",          "world.timeout_s=60", "trace.enabled=false"};
   }
 
+  // nanoGPT's stage files on the shipped text, 4 microbatches of 2 rows.
+  static std::vector<std::string> nanogpt_run(const std::string& stages,
+                                              const std::string& schedule, int stages_per_rank) {
+    return {"model.name=torchscript",
+            "model.stages=" + stages,
+            "model.params.inputs=[\"int64[32]<256\"]",
+            "data.source=text",
+            "data.batch_size=8",
+            "schedule.microbatches=4",
+            "schedule.name=" + schedule,
+            "schedule.stages_per_rank=" + std::to_string(stages_per_rank)};
+  }
+
+  // `baton export` of a launch's checkpoints into <its dump folder>/exported.pt.
+  static baton_test::CommandResult export_run(const baton_test::LaunchResult& result) {
+    return baton_test::run_command(kBaton + " export '" + result.dump_dir +
+                                   "/runs/baton/checkpoints' --out '" + result.dump_dir +
+                                   "/exported.pt'");
+  }
+
   static std::string* dir_;
   static baton_test::CommandResult* made_;
 };
@@ -72,9 +97,50 @@ class YourModel : public testing::Test {
 std::string* YourModel::dir_ = nullptr;
 baton_test::CommandResult* YourModel::made_ = nullptr;
 
-std::vector<std::string> plus(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
+// nanoGPT with its head tied to its embedding (configs/models/nanogpt_tied.py, which imports
+// nanogpt.py from beside itself), cut by baton-split — which records the tie — and trained
+// with the recipe: the copies on the first and last stage (two ranks; or one rank, under a V
+// schedule) take the summed gradient and stay one tensor, equal to the author's class trained
+// in plain PyTorch, and the export loads into it with strict=True, both names present.
+TEST_F(YourModel, ATiedNanoGptCutByBatonSplitTrainsWithTheRecipeLikeTheAuthorsClass) {
+  const std::string tied = kSource + "/configs/models/nanogpt_tied.py";
+  const std::string two = file("nanogpt-tied-2"), four = file("nanogpt-tied-4");
+  const auto split_two = split(tied, "--stages 2", two);
+  ASSERT_EQ(split_two.exit_code, 0) << split_two.output;
+  EXPECT_THAT(split_two.output, HasSubstr("tied: lm_head.weight = wte.weight"));
+  const auto split_four = split(tied, "--split-at h.1 --split-at h.2 --split-at h.3", four);
+  ASSERT_EQ(split_four.exit_code, 0) << split_four.output;
+  struct Case {
+    std::string name, schedule, stages;
+    int ranks, stages_per_rank;
+  };
+  for (const Case& c : std::vector<Case>{{"1f1b", "1f1b", stage_list(two, 2), 2, 1},
+                                         {"zbv", "zbv", stage_list(four, 4), 2, 2}}) {
+    const auto settings = plus(
+        common(4),
+        plus(nanogpt_run(c.stages, c.schedule, c.stages_per_rank),
+             {"optimizer.name=adamw", "optimizer.betas=[0.9, 0.95]", "optimizer.weight_decay=0.1",
+              "optimizer.decay=matrices", "optimizer.clip_grad_norm=0.5", "lr_schedule.name=cosine",
+              "lr_schedule.warmup_steps=2", "lr_schedule.min_lr=0.0003"}));
+    const auto result = baton_test::launch(kBaton, c.ranks, settings, "nanogpt-tied-" + c.name);
+    ASSERT_EQ(result.command.exit_code, 0) << c.name << "\n" << result.command.output;
+    const auto reference = baton_test::compare_with_torch(result, c.ranks, settings, tied);
+    EXPECT_EQ(reference.exit_code, 0) << c.name << "\n" << reference.output;
+    if (c.name != "1f1b") continue;
+    const std::string exported = result.dump_dir + "/exported.pt";
+    const auto exporting = export_run(result);
+    ASSERT_EQ(exporting.exit_code, 0) << exporting.output;
+    const auto loading = baton_test::run_command(
+        kPython + " -c \"import sys, torch\nsys.path.insert(0, '" + kSource +
+        "/configs/models')\nimport nanogpt_tied\nmodel = nanogpt_tied.make_model()\n"
+        "state = torch.load('" +
+        exported +
+        "')\nmodel.load_state_dict(state, strict=True)\n"
+        "print('tied names', 'wte.weight' in state, 'lm_head.weight' in state, "
+        "model.wte.weight is model.lm_head.weight)\"");
+    ASSERT_EQ(loading.exit_code, 0) << loading.output;
+    EXPECT_THAT(loading.output, HasSubstr("tied names True True True"));
+  }
 }
 
 TEST_F(YourModel, ATokenInputLanguageModelScriptedAsOneFileTrainsLikePyTorch) {
@@ -117,13 +183,11 @@ TEST_F(YourModel, ANanoGptCutByBatonSplitTrainsLikeTheAuthorsClassOnEverySchedul
   for (const Case& c : cases) {
     // SGD: attention's key bias has a gradient of exactly zero in exact arithmetic, which
     // Adam would blow up from rounding noise (in PyTorch as in baton) to full-size steps.
-    const auto settings = plus(
-        common(), {"optimizer.name=sgd", "optimizer.lr=0.1", "optimizer.momentum=0.9",
-                   "model.name=torchscript", "model.stages=" + c.stages,
-                   "model.params.inputs=[\"int64[32]<256\"]", "data.source=text",
-                   "data.batch_size=8", "schedule.microbatches=4", "schedule.name=" + c.schedule,
-                   "schedule.stages_per_rank=" + std::to_string(c.stages_per_rank),
-                   "world.data_parallel=" + std::to_string(c.replicas), "checkpoint.every=0"});
+    const auto settings =
+        plus(common(),
+             plus(nanogpt_run(c.stages, c.schedule, c.stages_per_rank),
+                  {"optimizer.name=sgd", "optimizer.lr=0.1", "optimizer.momentum=0.9",
+                   "world.data_parallel=" + std::to_string(c.replicas), "checkpoint.every=0"}));
     const auto result = baton_test::launch(kBaton, c.ranks, settings, "nanogpt-" + c.name);
     ASSERT_EQ(result.command.exit_code, 0) << c.name << "\n" << result.command.output;
     // The reference trains make_model() itself: the run kept its class's parameter names.
@@ -134,9 +198,7 @@ TEST_F(YourModel, ANanoGptCutByBatonSplitTrainsLikeTheAuthorsClassOnEverySchedul
     // The weights back: the export loads into the author's class with strict=True, buffers
     // included, and equals the trained parameters the ranks dumped.
     const std::string exported = result.dump_dir + "/exported.pt";
-    const auto exporting =
-        baton_test::run_command(kBaton + " export '" + result.dump_dir +
-                                "/runs/baton/checkpoints' --out '" + exported + "'");
+    const auto exporting = export_run(result);
     ASSERT_EQ(exporting.exit_code, 0) << exporting.output;
     EXPECT_THAT(exporting.output, HasSubstr("exported 53 parameters and 4 buffers from 2 ranks"));
     const auto loading = baton_test::run_command(
@@ -316,11 +378,10 @@ TEST_F(YourModel, BatonSplitRefusesWhatItCannotSplitSayingWhy) {
                                             "(`if x.sum() > 0:`): TraceError"));
   EXPECT_THAT(untraceable.output, HasSubstr("write the stage modules by hand"));
 
-  const auto tied = split(kModels + "/tied.py", "--stages 2", file("x"));
-  EXPECT_EQ(tied.exit_code, 1) << tied.output;
-  EXPECT_THAT(tied.output, HasSubstr("'wte.weight' and 'lm_head.weight' are one tensor (tied "
-                                     "weights, used by stage 0 (start) and stage 1 (from "
-                                     "lm_head))"));
+  // Tied weights are no refusal any more: the split records them.
+  const auto tied = split(kModels + "/tied.py", "--stages 2", file("tied"));
+  EXPECT_EQ(tied.exit_code, 0) << tied.output;
+  EXPECT_THAT(tied.output, HasSubstr("tied: lm_head.weight = wte.weight"));
   // Nothing half-written is left behind.
   EXPECT_NE(baton_test::run_command("test -e '" + file("x") + "/stage-0.pt'").exit_code, 0);
 }

@@ -2,9 +2,11 @@
 
 #include <torch/script.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "baton/error.h"
 #include "script_outputs.h"
@@ -23,7 +25,31 @@ struct StageFile {
   bool has_map = false;
   NameMap parameter_names;  // own -> original
   NameMap buffer_names;
+  // Tied weights: groups of original names that are one tensor in the model (baton-split
+  // writes them; each stage file holding one keeps its own copy).
+  std::vector<std::vector<std::string>> ties;
 };
+
+std::vector<std::vector<std::string>> read_ties(const nlohmann::json& map,
+                                                const std::string& path) {
+  std::vector<std::vector<std::string>> ties;
+  if (!map.contains("ties")) return ties;
+  const auto& entries = map.at("ties");
+  const std::string rule = std::string("stage file '") + path + "': " + kStageNamesFile +
+                           ": \"ties\" must be a list of lists of the original model's names, "
+                           "each list one tensor";
+  if (!entries.is_array()) throw ConfigError(rule);
+  for (const auto& group : entries) {
+    if (!group.is_array() || group.size() < 2) throw ConfigError(rule);
+    std::vector<std::string> names;
+    for (const auto& name : group) {
+      if (!name.is_string()) throw ConfigError(rule);
+      names.push_back(name.get<std::string>());
+    }
+    ties.push_back(std::move(names));
+  }
+  return ties;
+}
 
 NameMap read_section(const nlohmann::json& map, const char* section, const std::string& path) {
   NameMap names;
@@ -84,6 +110,7 @@ StageFile load_stage_file(const std::string& path) {
   file.has_map = true;
   file.parameter_names = read_section(map, "parameters", path);
   file.buffer_names = read_section(map, "buffers", path);
+  file.ties = read_ties(map, path);
   for (const auto& param : file.module.named_parameters(/*recurse=*/true)) {
     if (!file.parameter_names.count(param.name)) {
       throw ConfigError("stage file '" + path + "': parameter '" + param.name +
@@ -115,6 +142,44 @@ class StageFilesChain : public UnitChain {
   }
 
   int num_units() const override { return static_cast<int>(files_.size()); }
+
+  // Makes each tie's copies one tensor, as in the model: the first holder's, put in place of
+  // the others' (every rank loads every stage file, so every rank holds the model whole;
+  // the trainer then finds the tie as one tensor under several names).
+  void retie() {
+    std::set<std::vector<std::string>> ties;
+    for (const auto& file : files_) ties.insert(file.ties.begin(), file.ties.end());
+    for (const auto& names : ties) {
+      at::Tensor shared;
+      std::string shared_where;
+      for (auto& file : files_) {
+        for (const auto& [own, original] : file.parameter_names) {
+          if (std::find(names.begin(), names.end(), original) == names.end()) continue;
+          // The attribute behind the stage's own name: "lm_head.weight" -> lm_head's weight.
+          torch::jit::Module holder = file.module;
+          std::string attribute = own;
+          for (auto dot = attribute.find('.'); dot != std::string::npos;
+               dot = attribute.find('.')) {
+            holder = holder.attr(attribute.substr(0, dot)).toModule();
+            attribute = attribute.substr(dot + 1);
+          }
+          const at::Tensor copy = holder.attr(attribute).toTensor();
+          if (!shared.defined()) {
+            shared = copy;
+            shared_where = "'" + original + "' in '" + file.path + "'";
+            continue;
+          }
+          if (!copy.sizes().equals(shared.sizes()) || !at::equal(copy, shared)) {
+            throw ConfigError("tied weights: '" + original + "' in '" + file.path +
+                              "' differs from " + shared_where +
+                              ", which the stage files say are one tensor; write the files "
+                              "again with baton-split from one model");
+          }
+          holder.register_parameter(attribute, shared, /*is_buffer=*/false);
+        }
+      }
+    }
+  }
 
   std::string unit_name(int unit) const override {
     const std::string& path = files_.at(static_cast<std::size_t>(unit)).path;
@@ -163,7 +228,9 @@ std::shared_ptr<UnitChain> load_stage_files_chain(const std::vector<std::string>
   if (paths.empty()) throw ConfigError("model.stages lists no stage files");
   std::vector<StageFile> files;
   for (const std::string& path : paths) files.push_back(load_stage_file(path));
-  return std::make_shared<StageFilesChain>(std::move(files));
+  auto chain = std::make_shared<StageFilesChain>(std::move(files));
+  chain->retie();
+  return chain;
 }
 
 }  // namespace baton
