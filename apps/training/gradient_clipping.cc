@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "baton/error.h"
 
@@ -23,10 +24,11 @@ double clip_gradients(const std::vector<at::Tensor>& params, double norm, double
   const double factor =
       static_cast<double>(static_cast<float>(max_norm) / (static_cast<float>(norm) + 1e-6f));
   if (factor >= 1.0) return 1.0;
+  std::vector<at::Tensor> grads;
   for (const at::Tensor& param : params) {
-    at::Tensor grad = param.mutable_grad();
-    if (grad.defined()) grad.mul_(factor);
+    if (param.grad().defined()) grads.push_back(param.grad());
   }
+  at::_foreach_mul_(grads, factor);
   return factor;
 }
 

@@ -3,6 +3,8 @@
 #include <ATen/ATen.h>
 
 #include <cmath>
+#include <set>
+#include <vector>
 
 #include "baton/all_reduce.h"
 #include "baton/error.h"
@@ -52,13 +54,14 @@ void GradientNorm::join(Transport* transport, const std::map<int, std::shared_pt
 
 double GradientNorm::measure() {
   // Each tensor's norm in its own dtype, as clip_grad_norm_ takes them (no copy of a
-  // gradient); their squares added in double, in whatever order the layout gives.
-  double squares = 0.0;
+  // gradient, one kernel launch for all); their squares added in double.
+  std::vector<at::Tensor> grads;
   for (const at::Tensor& param : counted_) {
-    const at::Tensor& grad = param.grad();
-    if (!grad.defined()) continue;
-    const double norm = at::norm(grad).item<double>();
-    squares += norm * norm;
+    if (param.grad().defined()) grads.push_back(param.grad());
+  }
+  double squares = 0.0;
+  if (!grads.empty()) {
+    squares = at::stack(at::_foreach_norm(grads, 2)).to(at::kDouble).pow(2).sum().item<double>();
   }
   at::Tensor sum = at::full({1}, squares, at::kDouble);
   if (transport_ != nullptr) transport_->iallreduce(group_, {sum})->wait(timeout_);
