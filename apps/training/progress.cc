@@ -273,7 +273,7 @@ void Progress::append_metrics(const Line& line) {
         {"step_s", time.step}};
     if (world_.replicas > 1) {
       // Which replica, and how long it waited for the gradient all-reduces at the step's end.
-      entry["replica"] = static_cast<int>(r) / world_.pipeline_ranks;
+      entry["replica"] = world_.topology().replica_of(static_cast<int>(r));
       entry["exposed_reduce_s"] = time.exposed_reduce;
     }
     ranks.push_back(std::move(entry));

@@ -48,8 +48,8 @@ namespace {
 std::vector<int> pipeline_neighbours(const baton::Plan& plan, const WorldInfo& world) {
   const int rank = world.pipeline_rank;
   std::vector<int> neighbours;
-  for (int replica = 0; replica < world.replicas; ++replica) {
-    if (replica != world.replica) neighbours.push_back(replica * world.pipeline_ranks + rank);
+  for (const int replica : world.topology().replicas_of(rank)) {
+    if (replica != world.rank) neighbours.push_back(replica);
   }
   const int stages = static_cast<int>(plan.stage_to_rank.size());
   for (int stage = 0; stage < stages; ++stage) {
@@ -92,8 +92,8 @@ std::string describe_layout(const WorldInfo& world) {
                      std::to_string(world.pipeline_ranks) + " + pipeline rank):";
   for (int replica = 0; replica < world.replicas; ++replica) {
     text += " replica " + std::to_string(replica) + " = ranks " +
-            std::to_string(replica * world.pipeline_ranks) + ".." +
-            std::to_string((replica + 1) * world.pipeline_ranks - 1) +
+            std::to_string(world.topology().rank(replica, 0)) + ".." +
+            std::to_string(world.topology().rank(replica, world.pipeline_ranks - 1)) +
             (replica + 1 < world.replicas ? ";" : "");
   }
   return text;

@@ -51,8 +51,8 @@ WorldInfo with_data_parallel(WorldInfo world, int replicas) {
   }
   world.replicas = replicas;
   world.pipeline_ranks = world.world_size / replicas;
-  world.replica = world.rank / world.pipeline_ranks;
-  world.pipeline_rank = world.rank % world.pipeline_ranks;
+  world.replica = world.topology().replica_of(world.rank);
+  world.pipeline_rank = world.topology().pipeline_rank_of(world.rank);
   return world;
 }
 

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include "baton/topology.h"
+
 namespace baton_app {
 
 struct WorldInfo {
@@ -26,9 +28,10 @@ struct WorldInfo {
   int pipeline_ranks = 1;
   int pipeline_rank = 0;
 
+  baton::Topology topology() const { return {replicas, pipeline_ranks}; }
   // The transport rank of `pipeline_rank` in this rank's replica.
   int rank_in_replica(int pipeline_rank_in) const {
-    return replica * pipeline_ranks + pipeline_rank_in;
+    return topology().rank(replica, pipeline_rank_in);
   }
 };
 

@@ -6,6 +6,7 @@
 #include "baton/log.h"
 #include "baton/runtime/microbatch.h"
 #include "baton/step_error.h"
+#include "baton/topology.h"
 #include "baton/wait_notice.h"
 #include "fault_injection.h"
 #include "gradient_norm.h"
@@ -74,7 +75,8 @@ struct PipelineExecutor::Impl {
         plan(std::move(plan_)),
         options(std::move(options_)),
         spans(options.observers),
-        comms(rank, plan, options.replica * plan.num_ranks, std::move(transport),
+        topology{options.replicas, plan.num_ranks},
+        comms(rank, plan, topology.rank(options.replica, 0), std::move(transport),
               options.receives_match_by_tag, options.timeout, spans),
         compute(
             rank, plan, place_stages(rank, plan, std::move(stages)), std::move(validators),
@@ -85,14 +87,15 @@ struct PipelineExecutor::Impl {
             [this](int stage, std::size_t param) { reducer.gradient_final(stage, param); }),
         reducer(rank, plan.num_ranks, options.replica, options.replicas, options.bucket_bytes,
                 options.timeout, spans),
-        norm(rank, plan.num_ranks, options.replica, options.timeout),
-        ties(rank, plan.num_ranks, options.replica, options.replicas, options.timeout),
+        norm(topology, options.replica, rank, options.timeout),
+        ties(topology, options.replica, rank, options.timeout),
         faults(options.fault) {}
 
   int rank;
   Plan plan;
   ExecutorOptions options;
   StepSpans spans;
+  Topology topology;  // this rank's place among the replicas' ranks
   StepComms comms;
   StageCompute compute;
   GradientReducer reducer;

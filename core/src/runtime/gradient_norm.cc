@@ -12,12 +12,9 @@
 
 namespace baton {
 
-GradientNorm::GradientNorm(int pipeline_rank, int pipeline_ranks, int replica,
+GradientNorm::GradientNorm(const Topology& topology, int replica, int pipeline_rank,
                            std::chrono::milliseconds timeout)
-    : pipeline_rank_(pipeline_rank),
-      pipeline_ranks_(pipeline_ranks),
-      replica_(replica),
-      timeout_(timeout) {}
+    : topology_(topology), replica_(replica), pipeline_rank_(pipeline_rank), timeout_(timeout) {}
 
 GradientNorm::~GradientNorm() = default;
 
@@ -31,20 +28,17 @@ void GradientNorm::join(Transport* transport, const std::map<int, std::shared_pt
       if (seen.insert(param.unsafeGetTensorImpl()).second) counted_.push_back(param);
     }
   }
-  if (pipeline_ranks_ <= 1) return;
+  if (topology_.pipeline_ranks <= 1) return;
   auto* reducer = dynamic_cast<AllReduceTransport*>(transport);
   if (reducer == nullptr) {
     throw Error(
         "optimizer.clip_grad_norm needs the norm of the whole model's gradient, summed over "
         "the pipeline's " +
-        std::to_string(pipeline_ranks_) +
+        std::to_string(topology_.pipeline_ranks) +
         " ranks, but the transport cannot all-reduce (it is no baton::AllReduceTransport); use "
         "gloo, ucx or nccl, or turn clipping off");
   }
-  std::vector<int> group;
-  for (int rank = 0; rank < pipeline_ranks_; ++rank) {
-    group.push_back(replica_ * pipeline_ranks_ + rank);
-  }
+  const std::vector<int> group = topology_.pipeline_of(replica_);
   const WaitNotice notice("runtime", "the other ranks of pipeline rank " +
                                          std::to_string(pipeline_rank_) + "'s pipeline to join " +
                                          format_group(group) + " (the gradient's norm)");

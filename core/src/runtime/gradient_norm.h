@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "baton/stage.h"
+#include "baton/topology.h"
 #include "baton/transport.h"
 
 namespace baton {
@@ -23,9 +24,8 @@ class AllReduceTransport;
 
 class GradientNorm {
  public:
-  // This rank is `pipeline_rank` of `pipeline_ranks` in replica `replica`; its pipeline's
-  // ranks are replica x pipeline_ranks + 0 .. pipeline_ranks - 1 on the transport.
-  GradientNorm(int pipeline_rank, int pipeline_ranks, int replica,
+  // This rank is `pipeline_rank` of replica `replica` in `topology`.
+  GradientNorm(const Topology& topology, int replica, int pipeline_rank,
                std::chrono::milliseconds timeout);
   ~GradientNorm();
 
@@ -40,9 +40,9 @@ class GradientNorm {
   double measure();
 
  private:
-  int pipeline_rank_;
-  int pipeline_ranks_;
+  Topology topology_;
   int replica_;
+  int pipeline_rank_;
   std::chrono::milliseconds timeout_;
   AllReduceTransport* transport_ = nullptr;  // null: the pipeline is this rank alone
   int group_ = -1;

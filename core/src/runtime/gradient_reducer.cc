@@ -10,6 +10,7 @@
 #include "baton/all_reduce.h"
 #include "baton/log.h"
 #include "baton/plan/gradient_reduction.h"
+#include "baton/topology.h"
 #include "baton/wait_notice.h"
 
 namespace baton {
@@ -62,10 +63,7 @@ void GradientReducer::join(Transport* transport, const Plan& plan,
                 "baton::AllReduceTransport); use gloo, ucx or nccl, or one replica");
   }
   // The replicas of this pipeline rank: one per replica, the same column of each.
-  std::vector<int> group;
-  for (int replica = 0; replica < replicas_; ++replica) {
-    group.push_back(replica * pipeline_ranks_ + pipeline_rank_);
-  }
+  const std::vector<int> group = Topology{replicas_, pipeline_ranks_}.replicas_of(pipeline_rank_);
   {
     const WaitNotice notice("runtime", "the other replicas of pipeline rank " +
                                            std::to_string(pipeline_rank_) + " to join group " +

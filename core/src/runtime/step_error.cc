@@ -1,6 +1,7 @@
 #include "baton/step_error.h"
 
 #include "baton/plan/format.h"
+#include "baton/topology.h"
 
 namespace baton {
 
@@ -22,17 +23,17 @@ StepError annotate_step_error(const Plan& plan, int rank, int training_step, int
     action = to_string(*plan.rank_steps[rank][timestep]);
   }
   const std::string schedule = plan.schedule_name.empty() ? "?" : plan.schedule_name;
-  const std::string who = replicas > 1 ? "rank " + std::to_string(replica * plan.num_ranks + rank) +
-                                             " (replica " + std::to_string(replica) + " of " +
-                                             std::to_string(replicas) + ", pipeline rank " +
-                                             std::to_string(rank) + ")"
-                                       : "rank " + std::to_string(rank);
+  const int world_rank = Topology{replicas, plan.num_ranks}.rank(replica, rank);
+  const std::string who = replicas > 1
+                              ? "rank " + std::to_string(world_rank) + " (replica " +
+                                    std::to_string(replica) + " of " + std::to_string(replicas) +
+                                    ", pipeline rank " + std::to_string(rank) + ")"
+                              : "rank " + std::to_string(rank);
   std::string message = who + ", training step " + std::to_string(training_step) + ", timestep " +
                         std::to_string(timestep) + " of schedule '" + schedule + "', action " +
                         action + ": " + cause + "\n\nplan (lowered, as this rank runs it):\n" +
                         format_plan_table(plan, {TableMarker{rank, timestep}});
-  return StepError(replica * plan.num_ranks + rank, training_step, timestep, action, cause,
-                   message);
+  return StepError(world_rank, training_step, timestep, action, cause, message);
 }
 
 }  // namespace baton

@@ -28,13 +28,9 @@ std::int64_t checksum(const at::Tensor& tensor) {
 
 }  // namespace
 
-TiedGradients::TiedGradients(int pipeline_rank, int pipeline_ranks, int replica, int replicas,
+TiedGradients::TiedGradients(const Topology& topology, int replica, int pipeline_rank,
                              std::chrono::milliseconds timeout)
-    : pipeline_rank_(pipeline_rank),
-      pipeline_ranks_(pipeline_ranks),
-      replica_(replica),
-      replicas_(replicas),
-      timeout_(timeout) {}
+    : topology_(topology), replica_(replica), pipeline_rank_(pipeline_rank), timeout_(timeout) {}
 
 TiedGradients::~TiedGradients() = default;
 
@@ -50,7 +46,7 @@ void TiedGradients::join(Transport* transport, const Plan& plan,
       joined_names += (joined_names.empty() ? "" : " = ") + name;
     }
     std::vector<int> holders;  // pipeline ranks
-    int lowest = pipeline_ranks_;
+    int lowest = topology_.pipeline_ranks;
     Copy copy;
     copy.names = joined_names;
     std::vector<std::string> local_names;
@@ -79,15 +75,10 @@ void TiedGradients::join(Transport* transport, const Plan& plan,
       local_names.push_back(tie.names[i]);
     }
     if (local_names.empty()) continue;  // this rank holds no copy
-    std::sort(holders.begin(), holders.end());
-    holders.erase(std::unique(holders.begin(), holders.end()), holders.end());
     if (pipeline_rank_ != lowest) {
       counted_elsewhere_.insert(local_names.begin(), local_names.end());
     }
-    for (int replica = 0; replica < replicas_; ++replica) {
-      for (const int rank : holders) copy.group.push_back(replica * pipeline_ranks_ + rank);
-    }
-    std::sort(copy.group.begin(), copy.group.end());
+    copy.group = topology_.in_every_replica(holders);
     if (copy.group.size() <= 1) continue;  // one copy, on one rank: autograd sums its uses
     synchronised_names_.insert(local_names.begin(), local_names.end());
     auto* reducer = dynamic_cast<AllReduceTransport*>(transport);
@@ -116,7 +107,7 @@ void TiedGradients::synchronise() {
       copy.tensor.mutable_grad() = grad;
     }
     transport_->iallreduce(copy.handle, {grad})->wait(timeout_);
-    if (replicas_ > 1) grad.div_(replicas_);
+    if (topology_.replicas > 1) grad.div_(topology_.replicas);
   }
 }
 
@@ -124,7 +115,7 @@ void TiedGradients::check_copies() {
   for (Copy& copy : copies_) {
     // Each member writes its checksum in its own slot; the sum then holds every member's.
     at::Tensor sums = at::zeros({static_cast<std::int64_t>(copy.group.size())}, at::kLong);
-    const int me = replica_ * pipeline_ranks_ + pipeline_rank_;
+    const int me = topology_.rank(replica_, pipeline_rank_);
     const auto position = std::find(copy.group.begin(), copy.group.end(), me) - copy.group.begin();
     sums[position] = checksum(copy.tensor);
     transport_->iallreduce(copy.handle, {sums})->wait(timeout_);

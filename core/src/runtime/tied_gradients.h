@@ -17,6 +17,7 @@
 #include "baton/plan/plan.h"
 #include "baton/runtime/executor.h"
 #include "baton/stage.h"
+#include "baton/topology.h"
 #include "baton/transport.h"
 
 namespace baton {
@@ -25,7 +26,8 @@ class AllReduceTransport;
 
 class TiedGradients {
  public:
-  TiedGradients(int pipeline_rank, int pipeline_ranks, int replica, int replicas,
+  // This rank is `pipeline_rank` of replica `replica` in `topology`.
+  TiedGradients(const Topology& topology, int replica, int pipeline_rank,
                 std::chrono::milliseconds timeout);
   ~TiedGradients();
 
@@ -59,10 +61,9 @@ class TiedGradients {
     int handle = -1;         // the joined group
   };
 
-  int pipeline_rank_;
-  int pipeline_ranks_;
+  Topology topology_;
   int replica_;
-  int replicas_;
+  int pipeline_rank_;
   std::chrono::milliseconds timeout_;
   AllReduceTransport* transport_ = nullptr;
   std::vector<Copy> copies_;
