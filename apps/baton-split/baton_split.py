@@ -5,9 +5,9 @@ usage: baton-split MODEL.py (--split-at NAME [--split-at NAME ...] | --stages N)
 
 MODEL.py defines make_model() (the nn.Module, with its weights) and example_inputs() (a tuple
 of tensors its forward takes). baton-split traces the model with torch.fx, cuts it before
-each named submodule (or into N stages of balanced parameter count), places every parameter
-and buffer in the stage that uses it, scripts each stage, checks that the stages chained
-together compute what the model's own forward computes, and writes
+each named submodule (or into N stages whose largest holds the fewest parameters it can),
+places every parameter and buffer in the stage that uses it, scripts each stage, checks that
+the stages chained together compute what the model's own forward computes, and writes
 
   DIR/stage-<i>.pt   one TorchScript module per stage, carrying the map from its parameter
                      and buffer names to the model's ("baton/names.json" inside the file)
@@ -20,6 +20,7 @@ arguments); the first takes the model's inputs. Parameter names are the model's 
 See docs/your-model.md.
 """
 import argparse
+import contextlib
 import difflib
 import importlib.util
 import json
@@ -51,6 +52,31 @@ def import_torch():
                  "python3-torch)" % sys.executable)
 
 
+@contextlib.contextmanager
+def errors_named(path, doing):
+    """A Python error raised by the user's file, as one message naming the file and the line
+    it came from (the innermost frame in a file of the model's folder), not a traceback."""
+    try:
+        yield
+    except SplitError:
+        raise
+    except Exception as error:  # the user's code: anything
+        folder = os.path.dirname(os.path.abspath(path))
+        where = ""
+        for frame in reversed(traceback.extract_tb(error.__traceback__)):
+            if os.path.dirname(os.path.abspath(frame.filename)) == folder:
+                where = " at %s:%d (`%s`)" % (os.path.basename(frame.filename), frame.lineno,
+                                              (frame.line or "").strip())
+                break
+        hint = ""
+        if isinstance(error, ModuleNotFoundError):
+            hint = ("; baton-split puts the model file's own folder (%s) on the import path, "
+                    "so a sibling module is found there, an installed one where Python finds "
+                    "packages" % folder)
+        raise SplitError("%s: %s failed%s: %s: %s%s"
+                         % (path, doing, where, type(error).__name__, error, hint)) from None
+
+
 def load_model_file(path):
     if not os.path.isfile(path):
         raise SplitError("%s: no such file" % path)
@@ -59,18 +85,21 @@ def load_model_file(path):
     sys.modules["baton_split_model"] = module
     # The file's own folder first on the import path: a model file imports its siblings.
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-    spec.loader.exec_module(module)
+    with errors_named(path, "loading it"):
+        spec.loader.exec_module(module)
     for name in ("make_model", "example_inputs"):
         if not callable(getattr(module, name, None)):
             raise SplitError("%s defines no %s(); it must define make_model() (the nn.Module, "
                              "with its weights) and example_inputs() (a tuple of tensors its "
                              "forward takes)" % (path, name))
     import torch
-    model = module.make_model()
+    with errors_named(path, "make_model()"):
+        model = module.make_model()
     if not isinstance(model, torch.nn.Module):
         raise SplitError("%s: make_model() returned a %s, not an nn.Module"
                          % (path, type(model).__name__))
-    inputs = module.example_inputs()
+    with errors_named(path, "example_inputs()"):
+        inputs = module.example_inputs()
     if isinstance(inputs, torch.Tensor):
         inputs = (inputs,)
     inputs = tuple(inputs)
@@ -267,18 +296,39 @@ def balanced_cuts(graph_module, model, stages):
                          "inside them" % (stages, len(units), ", ".join(u for _, u in units)))
     modules = dict(model.named_modules())
     counts = [sum(p.numel() for p in modules[u].parameters()) for _, u in units]
-    total = sum(counts)
-    cuts, running = [], 0
-    for i, count in enumerate(counts):
-        running += count
-        stage = len(cuts) + 1
-        units_left, stages_left = len(units) - (i + 1), stages - stage
-        if stage >= stages:
-            break
-        if units_left == stages_left or (running >= total * stage / stages and
-                                         units_left >= stages_left):
-            cuts.append(units[i + 1])
-    return cuts
+    return [units[i] for i in min_max_partition(counts, stages)]
+
+
+def min_max_partition(counts, stages):
+    """Where to cut `counts` (each unit's parameters, in order) into `stages` non-empty runs
+    so that the largest run is as small as it can be; among such cuts, the one whose runs'
+    squares sum least (the most even). Returns the index of each run's first unit after the
+    first. Exact (dynamic programming over the units, n^2 x stages)."""
+    n = len(counts)
+    prefix = [0]
+    for count in counts:
+        prefix.append(prefix[-1] + count)
+    worst = (float("inf"), float("inf"))
+    # best[k][i]: (largest run, sum of squares) of the first i units in k runs; start[k][i]:
+    # where the last of those runs starts.
+    best = [[worst] * (n + 1) for _ in range(stages + 1)]
+    start = [[0] * (n + 1) for _ in range(stages + 1)]
+    best[0][0] = (0, 0)
+    for k in range(1, stages + 1):
+        for i in range(k, n - (stages - k) + 1):
+            for j in range(k - 1, i):
+                if best[k - 1][j] == worst:
+                    continue
+                run = prefix[i] - prefix[j]
+                value = (max(best[k - 1][j][0], run), best[k - 1][j][1] + run * run)
+                if value < best[k][i]:
+                    best[k][i], start[k][i] = value, j
+    cuts, i = [], n
+    for k in range(stages, 0, -1):
+        i = start[k][i]
+        if k > 1:
+            cuts.append(i)
+    return sorted(cuts)
 
 
 def parameter_owners(graph_module, model):
@@ -528,15 +578,27 @@ def input_declarations(inputs, output):
     first = flat_tensors(output)
     if first and first[0].is_floating_point() and first[0].dim() >= 2:
         width = first[0].shape[-1]
-    for tensor in inputs:
+    notes = []
+    for index, tensor in enumerate(inputs):
         dtype = str(tensor.dtype).replace("torch.", "")
         text = "%s%s" % (dtype, list(tensor.shape[1:]))
         integer = not tensor.is_floating_point() and tensor.dtype != torch.bool
-        # Token ids are below the vocabulary, which a language model's output scores.
-        if integer and width is not None and tensor.numel() and int(tensor.max()) < width:
-            text += "<%d" % width
+        if integer and tensor.numel():
+            low, high = int(tensor.min()), int(tensor.max())
+            if low >= 0 and high <= 1:
+                # A mask (0 and 1 only, as tokenizers return one): synthetic data draws 0 or 1.
+                text += "<2"
+                notes.append("input %d holds only 0 and 1 in example_inputs(): declared <2, a "
+                             "mask" % index)
+            elif width is not None and low >= 0 and high < width:
+                # Token ids are below the vocabulary, which a language model's output scores.
+                text += "<%d" % width
+            else:
+                notes.append("input %d (%d to %d in example_inputs()) is left unbounded: "
+                             "synthetic data would draw it up to the model's output width; "
+                             "add <N to its declaration if it has a bound" % (index, low, high))
         declarations.append(text)
-    return declarations
+    return declarations, notes
 
 
 def main(argv=None):
@@ -551,8 +613,9 @@ def main(argv=None):
                      help="cut before this submodule (its name in named_modules(), e.g. "
                           "blocks.2); repeat for more stages")
     how.add_argument("--stages", type=int, metavar="N",
-                     help="cut into N stages of balanced parameter count, between the model's "
-                          "children (ModuleList items count one by one)")
+                     help="cut into N stages between the model's children (ModuleList items "
+                          "count one by one), the largest stage as small as it can be by "
+                          "parameters")
     parser.add_argument("--out", required=True, metavar="DIR", help="where the files go")
     parser.add_argument("--keep-whole", action="append", default=[], metavar="NAME",
                         help="do not trace into this submodule: it stays one piece, scripted "
@@ -602,7 +665,7 @@ def main(argv=None):
         paths.append(path)
     write_atomically(os.path.join(args.out, "names.json"),
                      lambda p: open(p, "w").write(json.dumps(maps, indent=1) + "\n"))
-    declarations = input_declarations(inputs, output)
+    declarations, input_notes = input_declarations(inputs, output)
     yaml = ("# From baton-split %s: paste into your config.\n"
             "model:\n  name: torchscript\n  stages: [%s]\n  params:\n    inputs: [%s]\n"
             % (" ".join(sys.argv[1:]) if argv is None else " ".join(argv),
@@ -620,6 +683,8 @@ def main(argv=None):
         start = "the inputs" if i == 0 else cut_names[i - 1]
         passes = ", passes %s" % ", ".join(shapes[i]) if i < len(shapes) else ""
         print("  stage-%d.pt: from %s, %d parameters%s" % (i, start, count, passes))
+    for note in input_notes:
+        print("  %s" % note)
     for tie in ties:
         print("  tied: %s (one tensor: each stage holding a name keeps a copy, baton sums "
               "their gradients)" % " = ".join(tie))

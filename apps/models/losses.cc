@@ -71,17 +71,19 @@ at::Tensor summed_squared_error(const std::vector<at::Tensor>& outputs, const at
                       at::Reduction::Sum);
 }
 
-void apply_configured_loss(const baton::ParamValue& setting, const baton::ParamValue& ignore_index,
-                           BuiltModel* model) {
+void apply_configured_loss(const ModelSettings& settings, BuiltModel* model) {
+  const baton::ParamValue& setting = settings.loss;
   const std::string& name = setting.as_string();
   model->count_targets = nullptr;
   if (name == "cross_entropy") {
-    const std::int64_t ignored = ignore_index.as_int();
+    const std::int64_t ignored = settings.ignore_index.as_int();
+    const double smoothing = settings.label_smoothing.as_float();
     model->ignore_index = ignored;
-    model->loss = [ignored](const std::vector<at::Tensor>& outputs, const at::Tensor& targets) {
+    model->loss = [ignored, smoothing](const std::vector<at::Tensor>& outputs,
+                                       const at::Tensor& targets) {
       const at::Tensor& logits = outputs.at(0);
       return at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}), targets.reshape({-1}),
-                                    {}, at::Reduction::Sum, ignored);
+                                    {}, at::Reduction::Sum, ignored, smoothing);
     };
     model->count_targets = [ignored](const at::Tensor& targets) {
       return targets.ne(ignored).sum().item<std::int64_t>();

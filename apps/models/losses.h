@@ -10,6 +10,7 @@
 #pragma once
 
 #include "baton/params.h"
+#include "model_settings.h"
 #include "models.h"
 
 namespace baton_models {
@@ -17,8 +18,7 @@ namespace baton_models {
 // Sets model->loss and whether its targets are values (model->value_targets; their shape is
 // learned from a sample of the data: output_probe.h). Throws ConfigError
 // naming model.loss's origin for an unknown name or a file that is not a loss module.
-void apply_configured_loss(const baton::ParamValue& loss, const baton::ParamValue& ignore_index,
-                           BuiltModel* model);
+void apply_configured_loss(const ModelSettings& settings, BuiltModel* model);
 
 // Throws ConfigError when the loss, applied to an output that requires a gradient and to
 // `targets` (a batch of them: the first row is used), returns a value without one: a scripted

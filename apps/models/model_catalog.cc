@@ -36,7 +36,7 @@ BuiltModel build_model(const ModelSettings& settings, std::uint64_t seed) {
     if (model.description.empty()) model.description = "model '" + name + "'";
   }
   if (!found) throw baton::Error("model '" + name + "' has no builder");
-  apply_configured_loss(settings.loss, settings.ignore_index, &model);
+  apply_configured_loss(settings, &model);
   return model;
 }
 

@@ -13,6 +13,7 @@ ModelSettings read_model_settings(baton::Config& config) {
   settings.stages = model.at("stages");
   settings.loss = model.at("loss");
   settings.ignore_index = model.at("ignore_index");
+  settings.label_smoothing = model.at("label_smoothing");
   settings.params = config.plugin_params("model");
   return settings;
 }

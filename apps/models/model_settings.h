@@ -11,12 +11,13 @@
 namespace baton_models {
 
 struct ModelSettings {
-  baton::ParamValue name;          // model.name
-  baton::ParamValue path;          // model.path (torchscript)
-  baton::ParamValue stages;        // model.stages (torchscript: one file per stage)
-  baton::ParamValue loss;          // model.loss
-  baton::ParamValue ignore_index;  // model.ignore_index (cross_entropy)
-  baton::ParamValues params;       // model.params, checked against the model's table, defaults in
+  baton::ParamValue name;             // model.name
+  baton::ParamValue path;             // model.path (torchscript)
+  baton::ParamValue stages;           // model.stages (torchscript: one file per stage)
+  baton::ParamValue loss;             // model.loss
+  baton::ParamValue ignore_index;     // model.ignore_index (cross_entropy)
+  baton::ParamValue label_smoothing;  // model.label_smoothing (cross_entropy)
+  baton::ParamValues params;  // model.params, checked against the model's table, defaults in
 };
 
 struct DataSettings {

@@ -220,6 +220,7 @@ void check_app_sections(const baton::Config& config) {
   require_number(config, "optimizer", "clip_grad_norm", 0, false, HUGE_VAL);
   require_one_of(config, "lr_schedule", "name", {"constant", "linear", "cosine"});
   require_number(config, "lr_schedule", "min_lr", 0, false, HUGE_VAL);
+  require_number(config, "model", "label_smoothing", 0, false, 1);
   read_optimizer_settings(config);  // the rules between keys (betas, nesterov, the decay's end)
   require_one_of(config, "data", "source", {"synthetic", "files", "text"});
   require_one_of(config, "data", "token_format", {"auto", "bytes", "uint16", "int32", "npy"});
@@ -229,6 +230,12 @@ void check_app_sections(const baton::Config& config) {
   const bool scripted =
       loss_name.size() > 3 && loss_name.compare(loss_name.size() - 3, 3, ".pt") == 0;
   if (!scripted) require_one_of(config, "model", "loss", {"cross_entropy", "mse"});
+  const baton::ParamValue& smoothing = config.section("model").at("label_smoothing");
+  if (smoothing.as_float() > 0 && loss_name != "cross_entropy") {
+    throw baton::ConfigError(smoothing.origin().description + ": model.label_smoothing " +
+                             smoothing.text() + " is cross entropy's; model.loss is '" + loss_name +
+                             "' (a scripted loss smooths its own targets)");
+  }
   std::error_code missing;
   if (scripted && !std::filesystem::is_regular_file(loss_name, missing)) {
     throw baton::ConfigError(loss.origin().description + ": model.loss: '" + loss_name +
@@ -263,6 +270,9 @@ void add_app_config_sections() {
                  {"loss", ParamType::kString, "cross_entropy",
                   "cross_entropy (class targets), mse (float targets shaped like the output), or a "
                   "TorchScript .pt file whose forward(output, target) returns the loss."},
+                 {"label_smoothing", ParamType::kFloat, "0",
+                  "cross_entropy: the targets' weight spread over every class, in [0, 1] (as "
+                  "PyTorch's cross_entropy(label_smoothing=...))."},
                  {"ignore_index", ParamType::kInt, "-100",
                   "cross_entropy: a target equal to it is not counted (padding). The loss is "
                   "the mean over the counted targets of the whole batch, as PyTorch's "

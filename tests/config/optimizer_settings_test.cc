@@ -1,5 +1,6 @@
-// The recipe's settings (sections optimizer and lr_schedule): the learning-rate schedule as
-// docs/configuration.md writes it, and each rule between keys refused where it is written.
+// The recipe's settings (sections optimizer, lr_schedule and eval, and the loss's): the
+// learning-rate schedule as docs/configuration.md writes it, and each rule between keys
+// refused where it is written.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -106,6 +107,9 @@ TEST(OptimizerSettings, RulesBetweenKeysAreRefusedWhereWritten) {
       {"lr_schedule.name=cosin", "did you mean 'cosine'?"},
       {"lr_schedule.warmup_steps=-2", "lr_schedule.warmup_steps -2: must be 0 or more"},
       {"lr_schedule.min_lr=0.5", "lr_schedule.min_lr 0.5: the decay ends above optimizer.lr"},
+      {"model.label_smoothing=1.5", "model.label_smoothing must be a finite number from 0 to 1"},
+      {"eval.every=-1", "eval.every must be at least 0"},
+      {"eval.inputs=[x.npy]", "eval.inputs and eval.targets are held-out files for"},
   };
   for (const auto& [assignment, expected] : cases) {
     const std::string message = error_of("optimizer: {lr: 0.01}\n", {assignment});
@@ -120,6 +124,8 @@ TEST(OptimizerSettings, RulesBetweenKeysAreRefusedWhereWritten) {
   EXPECT_THAT(error_of("optimizer: {name: adamw, momentum: 0.9}\n"), HasSubstr("only sgd has it"));
   EXPECT_THAT(error_of("run: {steps: 10}\nlr_schedule: {name: cosine, warmup_steps: 10}\n"),
               HasSubstr("leaves it no steps"));
+  EXPECT_THAT(error_of("model: {loss: mse, label_smoothing: 0.1}\n"),
+              HasSubstr("model.label_smoothing 0.1 is cross entropy's; model.loss is 'mse'"));
 }
 
 }  // namespace

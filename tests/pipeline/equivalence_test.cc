@@ -218,6 +218,11 @@ std::vector<Workload> workloads() {
        with(gpt, {"data.source=text", "data.tokens=" + text, "data.prefetch=true",
                   "schedule.name=interleaved_1f1b", "schedule.stages_per_rank=2",
                   "optimizer.name=adam", "optimizer.lr=0.001", "optimizer.weight_decay=0.01"})},
+      // Cross entropy with label smoothing, under AdamW and a warm-up.
+      {"GptOnTextLabelSmoothingAdamW",
+       with(gpt, {"data.source=text", "data.tokens=" + text, "schedule.name=1f1b",
+                  "model.label_smoothing=0.1", "optimizer.name=adamw", "optimizer.lr=0.001",
+                  "optimizer.weight_decay=0.1", "lr_schedule.warmup_steps=2"})},
       {"GptSyntheticZeroBubbleSgd",
        with(gpt, {"data.source=synthetic", "schedule.name=zero_bubble", "optimizer.name=sgd",
                   "optimizer.lr=0.1", "optimizer.momentum=0.5"})},

@@ -48,6 +48,7 @@ DEFAULTS = {
     "model.name": "gpt",
     "model.loss": "cross_entropy",
     "model.ignore_index": -100,
+    "model.label_smoothing": 0.0,
     "data.source": "text",
     "data.batch_size": 16,
     "data.token_format": "auto",
@@ -520,7 +521,8 @@ SCRIPTED_LOSSES = {}
 def loss_of(s, output, targets):
     if s["model.loss"] == "cross_entropy":
         return F.cross_entropy(output.reshape(-1, output.shape[-1]), targets.reshape(-1),
-                               ignore_index=int(s["model.ignore_index"]))
+                               ignore_index=int(s["model.ignore_index"]),
+                               label_smoothing=float(s["model.label_smoothing"]))
     if s["model.loss"] == "mse":
         return F.mse_loss(output, targets)
     if str(s["model.loss"]).endswith(".pt"):

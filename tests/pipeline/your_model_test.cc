@@ -143,6 +143,48 @@ TEST_F(YourModel, ATiedNanoGptCutByBatonSplitTrainsWithTheRecipeLikeTheAuthorsCl
   }
 }
 
+// A model written over several files imports its siblings (no PYTHONPATH); --stages N makes
+// the largest stage as small as it can be; a mask input is bounded by 2; and a Python error in the
+// user's file is one message naming the file, the line and the error, not a traceback — with the
+// import path said for a module that is not found.
+TEST_F(YourModel, AModelFileImportsItsSiblingsIsBalancedAndItsErrorsNameTheFileAndLine) {
+  const auto sibling = split(kModels + "/imports_sibling.py", "--stages 2", file("sibling"));
+  EXPECT_EQ(sibling.exit_code, 0) << sibling.output;
+  EXPECT_THAT(sibling.output, HasSubstr("2 stages of imports_sibling.py (288 parameters)"));
+
+  // --stages cuts where the largest stage is smallest (by parameters), and says each.
+  const auto uneven = split(kModels + "/uneven.py", "--stages 2", file("uneven"));
+  EXPECT_EQ(uneven.exit_code, 0) << uneven.output;
+  EXPECT_THAT(uneven.output, HasSubstr("stage-0.pt: from the inputs, 40 parameters"));
+  EXPECT_THAT(uneven.output, HasSubstr("stage-1.pt: from l3, 193 parameters"));
+
+  // Each integer input is bounded by what example_inputs() shows: token ids by the
+  // vocabulary, a 0/1 mask by 2 (synthetic data would otherwise draw mask values up to 49).
+  const auto masked = split(kModels + "/int_mask.py", "--stages 2", file("int-mask"));
+  EXPECT_EQ(masked.exit_code, 0) << masked.output;
+  EXPECT_THAT(masked.output, HasSubstr("inputs: [\"int64[6]<50\", \"int64[6]<2\"]"));
+  EXPECT_THAT(masked.output, HasSubstr("input 1 holds only 0 and 1 in example_inputs(): "
+                                       "declared <2, a mask"));
+
+  const auto failing = split(kModels + "/fails_to_load.py", "--stages 2", file("failing"));
+  EXPECT_EQ(failing.exit_code, 1) << failing.output;
+  EXPECT_THAT(failing.output,
+              HasSubstr("fails_to_load.py: make_model() failed at fails_to_load.py:7 "
+                        "(`return nn.Sequential(nn.Linear(4, 4), Activation())`): NameError: "
+                        "name 'Activation' is not defined"));
+  EXPECT_THAT(failing.output, Not(HasSubstr("Traceback")));
+
+  const std::string missing = file("missing_import.py");
+  baton_test::run_command("echo 'import no_such_module_here' > '" + missing + "'");
+  const auto unfound = split(missing, "--stages 2", file("unfound"));
+  EXPECT_EQ(unfound.exit_code, 1) << unfound.output;
+  EXPECT_THAT(unfound.output, HasSubstr("missing_import.py: loading it failed at "
+                                        "missing_import.py:1 (`import no_such_module_here`): "
+                                        "ModuleNotFoundError: No module named "
+                                        "'no_such_module_here'; baton-split puts the model "
+                                        "file's own folder"));
+}
+
 TEST_F(YourModel, ATokenInputLanguageModelScriptedAsOneFileTrainsLikePyTorch) {
   // int64 token ids reach the embedding as they are; targets [batch, seq] against
   // [batch, seq, vocab]; the classes are learned from the model's output on a real window.
