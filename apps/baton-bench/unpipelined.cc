@@ -95,13 +95,7 @@ int run_unpipelined_rank(const UnpipelinedOptions& options) {
     }
     // The recipe's work too, as the pipelined step does it: the norm, clipping, the rate.
     if (recipe.clip_grad_norm > 0) {
-      double squares = 0;
-      for (const at::Tensor& param : params) {
-        if (!param.grad().defined()) continue;
-        const double norm = at::norm(param.grad()).item<double>();
-        squares += norm * norm;
-      }
-      clip_gradients(params, std::sqrt(squares), recipe.clip_grad_norm, step);
+      clip_gradients(params, gradient_norm(params), recipe.clip_grad_norm, step);
     }
     set_learning_rate(*optimizer, recipe.schedule.lr_at(step, recipe.lr, warmup + steps));
     optimizer->step();

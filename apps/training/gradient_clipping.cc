@@ -10,6 +10,16 @@
 
 namespace baton_app {
 
+double gradient_norm(const std::vector<at::Tensor>& params) {
+  std::vector<at::Tensor> grads;
+  for (const at::Tensor& param : params) {
+    if (param.grad().defined()) grads.push_back(param.grad());
+  }
+  if (grads.empty()) return 0.0;
+  return std::sqrt(
+      at::stack(at::_foreach_norm(grads, 2)).to(at::kDouble).pow(2).sum().item<double>());
+}
+
 double clip_gradients(const std::vector<at::Tensor>& params, double norm, double max_norm,
                       int step) {
   if (!std::isfinite(norm)) {

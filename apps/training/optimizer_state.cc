@@ -23,6 +23,33 @@ void put(c10::Dict<std::string, at::Tensor>* out, const std::string& name, const
   if (value.defined()) out->insert("optim." + name + "." + field, value.detach().clone());
 }
 
+// Adam's and AdamW's states have the same fields in two classes (torch::optim looks a state
+// up by its own type).
+template <typename AdamState>
+bool put_adam_state(const torch::optim::OptimizerParamState& state, const std::string& name,
+                    c10::Dict<std::string, at::Tensor>* out) {
+  const auto* adam = dynamic_cast<const AdamState*>(&state);
+  if (adam == nullptr) return false;
+  put(out, name, "step", at::scalar_tensor(adam->step(), at::kLong));
+  put(out, name, "exp_avg", adam->exp_avg());
+  put(out, name, "exp_avg_sq", adam->exp_avg_sq());
+  put(out, name, "max_exp_avg_sq", adam->max_exp_avg_sq());
+  return true;
+}
+
+template <typename AdamState>
+std::unique_ptr<torch::optim::OptimizerParamState> adam_state(std::int64_t step,
+                                                              const at::Tensor& exp_avg,
+                                                              const at::Tensor& exp_avg_sq,
+                                                              const at::Tensor& max_exp_avg_sq) {
+  auto state = std::make_unique<AdamState>();
+  state->step(step);
+  state->exp_avg(exp_avg);
+  state->exp_avg_sq(exp_avg_sq);
+  state->max_exp_avg_sq(max_exp_avg_sq);
+  return state;
+}
+
 }  // namespace
 
 void add_optimizer_state_by_name(const torch::optim::Optimizer& optimizer,
@@ -32,19 +59,12 @@ void add_optimizer_state_by_name(const torch::optim::Optimizer& optimizer,
   for (const auto& [name, param] : named) {
     const auto found = states.find(state_key(param));
     if (found == states.end()) continue;
-    if (const auto* adam = dynamic_cast<const torch::optim::AdamParamState*>(found->second.get())) {
-      put(out, name, "step", at::scalar_tensor(adam->step(), at::kLong));
-      put(out, name, "exp_avg", adam->exp_avg());
-      put(out, name, "exp_avg_sq", adam->exp_avg_sq());
-      put(out, name, "max_exp_avg_sq", adam->max_exp_avg_sq());
-    } else if (const auto* adamw =
-                   dynamic_cast<const torch::optim::AdamWParamState*>(found->second.get())) {
-      put(out, name, "step", at::scalar_tensor(adamw->step(), at::kLong));
-      put(out, name, "exp_avg", adamw->exp_avg());
-      put(out, name, "exp_avg_sq", adamw->exp_avg_sq());
-      put(out, name, "max_exp_avg_sq", adamw->max_exp_avg_sq());
-    } else if (const auto* sgd =
-                   dynamic_cast<const torch::optim::SGDParamState*>(found->second.get())) {
+    const torch::optim::OptimizerParamState& state = *found->second;
+    if (put_adam_state<torch::optim::AdamParamState>(state, name, out) ||
+        put_adam_state<torch::optim::AdamWParamState>(state, name, out)) {
+      continue;
+    }
+    if (const auto* sgd = dynamic_cast<const torch::optim::SGDParamState*>(&state)) {
       put(out, name, "momentum_buffer", sgd->momentum_buffer());
     }
   }
@@ -75,22 +95,12 @@ void restore_optimizer_state_by_name(torch::optim::Optimizer& optimizer,
         throw baton::ConfigError("--resume: parameter '" + name + "' in '" + where +
                                  "' has Adam's exp_avg but no exp_avg_sq (damaged checkpoint)");
       }
-      // The same fields in two classes: torch::optim looks the state up by its own type.
-      if (optimizer_name == "adam") {
-        auto adam = std::make_unique<torch::optim::AdamParamState>();
-        adam->step(step.item<std::int64_t>());
-        adam->exp_avg(exp_avg);
-        adam->exp_avg_sq(exp_avg_sq);
-        adam->max_exp_avg_sq(field("max_exp_avg_sq", true));
-        state = std::move(adam);
-      } else {
-        auto adamw = std::make_unique<torch::optim::AdamWParamState>();
-        adamw->step(step.item<std::int64_t>());
-        adamw->exp_avg(exp_avg);
-        adamw->exp_avg_sq(exp_avg_sq);
-        adamw->max_exp_avg_sq(field("max_exp_avg_sq", true));
-        state = std::move(adamw);
-      }
+      const at::Tensor max_exp_avg_sq = field("max_exp_avg_sq", true);
+      state = optimizer_name == "adam"
+                  ? adam_state<torch::optim::AdamParamState>(step.item<std::int64_t>(), exp_avg,
+                                                             exp_avg_sq, max_exp_avg_sq)
+                  : adam_state<torch::optim::AdamWParamState>(step.item<std::int64_t>(), exp_avg,
+                                                              exp_avg_sq, max_exp_avg_sq);
     } else if (optimizer_name == "sgd") {
       const at::Tensor buffer = field("momentum_buffer", true);
       if (!buffer.defined()) continue;  // no momentum, or never stepped

@@ -59,13 +59,15 @@ void StageCompute::begin_step(StepData data) {
   }
   data_ = std::move(data);
   targets_.clear();
+  target_counts_.clear();
   counted_targets_ = 0;
   scaled_loss_sum_ = 0.0;
   if (holds_last_stage() && count_targets_) {
     // All at once: the divisor of the first microbatch's loss is the count over all of them.
     for (int mb = 0; mb < plan_.num_microbatches; ++mb) {
       targets_.push_back(data_.targets(mb));
-      counted_targets_ += count_targets_(targets_.back());
+      target_counts_.push_back(count_targets_(targets_.back()));
+      counted_targets_ += target_counts_.back();
     }
   }
 }
@@ -169,7 +171,7 @@ void StageCompute::forward(int s, int mb) {
       const at::Tensor& targets = targets_.at(static_cast<std::size_t>(mb));
       at::Tensor sum = loss_function_(st.outputs, targets);
       const double summed = sum.item<double>();
-      const std::int64_t counted = count_targets_(targets);
+      const std::int64_t counted = target_counts_.at(static_cast<std::size_t>(mb));
       microbatch_losses_.push_back(counted > 0 ? summed / static_cast<double>(counted) : 0.0);
       scaled_loss_sum_ += summed * loss_scale_;
       st.loss = sum * loss_scale_;

@@ -126,6 +126,7 @@ class StageCompute {
   std::vector<double> microbatch_losses_;  // unscaled (means)
   // Token-mean losses: the step's targets, taken at its start, their count, and the scale.
   std::vector<at::Tensor> targets_;
+  std::vector<std::int64_t> target_counts_;  // per microbatch
   std::int64_t counted_targets_ = 0;
   double loss_scale_ = 1.0;
   double scaled_loss_sum_ = 0.0;
