@@ -109,6 +109,21 @@ def load_model_file(path):
     return model, inputs
 
 
+@contextlib.contextmanager
+def buffers_kept(*modules):
+    """A probe (the checks below run the model) leaves every buffer as it was: in training
+    mode a forward updates a BatchNorm's running statistics and num_batches_tracked, which the
+    stage files would otherwise carry into training."""
+    import torch
+    kept = [(buffer, buffer.clone()) for module in modules for buffer in module.buffers()]
+    try:
+        yield
+    finally:
+        with torch.no_grad():
+            for buffer, copy in kept:
+                buffer.copy_(copy)
+
+
 def user_line(stack_trace, model_file):
     """'MODEL.py:41: x = x + self.pos[: t]' from a node's or an exception's stack."""
     if not stack_trace:
@@ -459,7 +474,7 @@ def check_crossing_values(graph_module, inputs, crossing, cut_names, model_file)
             values[node] = result
             return result
 
-    with torch.no_grad():
+    with torch.no_grad(), buffers_kept(graph_module):
         Recorder(graph_module).run(*inputs)
     shapes = []
     for s, nodes in enumerate(crossing):
@@ -516,7 +531,7 @@ def check_equal(model, scripted, inputs, rtol, atol):
     model.eval()
     for stage in scripted:
         stage.eval()
-    with torch.no_grad():
+    with torch.no_grad(), buffers_kept(model, *scripted):
         expected = model(*inputs)
         got = chained(scripted, inputs)
     expected = flat_tensors(expected)
@@ -645,7 +660,7 @@ def main(argv=None):
                                        args.model_file)
         scripted = [script_stage(m, i) for i, m in enumerate(stage_modules)]
         worst = check_equal(model, scripted, inputs, args.rtol, args.atol)
-        with torch.no_grad():
+        with torch.no_grad(), buffers_kept(model):
             output = model(*inputs)
     except SplitError as error:
         print("baton-split: %s" % error, file=sys.stderr)

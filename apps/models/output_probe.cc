@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include "baton/error.h"
+#include "baton/runtime/buffers_kept.h"
 #include "baton/tensor_meta.h"
 #include "baton/unit_chain.h"
 
@@ -42,6 +43,7 @@ void learn_output_from_sample(BuiltModel* model, const std::vector<at::Tensor>& 
   std::vector<at::Tensor> values = sample;
   at::NoGradGuard no_grad;
   baton::UnitChain& chain = *model->chain;
+  const baton::BuffersKept kept(baton::all_buffers(chain));  // a probe trains no statistics
   for (int unit = 0; unit < chain.num_units(); ++unit) {
     try {
       values = chain.run_unit(unit, values);

@@ -32,10 +32,12 @@ void EquivalenceDump::record_eval(int step, double loss) {
   eval_losses_.push_back(loss);
 }
 
-void EquivalenceDump::write(const NamedTensors& params, const std::vector<double>& losses,
+void EquivalenceDump::write(const NamedTensors& params, const NamedTensors& buffers,
+                            const std::vector<double>& losses,
                             std::int64_t buffers_after_first_step, std::int64_t buffers_at_end) {
   if (dir_.empty()) return;
   for (const auto& [name, param] : params) dump_.insert("param." + name, param.detach().clone());
+  for (const auto& [name, buffer] : buffers) dump_.insert("buffer." + name, buffer.clone());
   if (!losses.empty()) dump_.insert("loss", at::tensor(losses, at::kDouble));
   if (!lrs_.empty()) dump_.insert("lr", at::tensor(lrs_, at::kDouble));
   if (!grad_norms_.empty()) dump_.insert("grad_norm", at::tensor(grad_norms_, at::kDouble));

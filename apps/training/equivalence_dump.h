@@ -2,9 +2,9 @@
 // writes <dump_dir>/rank<r>.pt (a dict readable by torch.load and torch::pickle_load) with
 // the parameters a run starts from ("initial.<name>"), the gradients of its first step
 // ("grad.<name>"), its losses ("loss", on the last stage's rank), its final parameters
-// ("param.<name>"), every step's learning rate ("lr") and, where measured, the gradient's
-// norm before clipping ("grad_norm"), and the receive-buffer allocations after step 1 and at
-// the end. Does nothing without a dump folder.
+// ("param.<name>") and buffers ("buffer.<name>": a BatchNorm's running statistics), every step's
+// learning rate ("lr") and, where measured, the gradient's norm before clipping ("grad_norm"), and
+// the receive-buffer allocations after step 1 and at the end. Does nothing without a dump folder.
 #pragma once
 
 #include <ATen/core/Dict.h>
@@ -29,8 +29,9 @@ class EquivalenceDump {
   void record_step(double lr, double grad_norm);
   // The held-out loss after `step` ("eval_loss", "eval_steps").
   void record_eval(int step, double loss);
-  void write(const NamedTensors& params, const std::vector<double>& losses,
-             std::int64_t buffers_after_first_step, std::int64_t buffers_at_end);
+  void write(const NamedTensors& params, const NamedTensors& buffers,
+             const std::vector<double>& losses, std::int64_t buffers_after_first_step,
+             std::int64_t buffers_at_end);
 
  private:
   std::string dir_;

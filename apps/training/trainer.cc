@@ -265,11 +265,15 @@ void run_steps(RankRun& run, const TrainOptions& options) {
     }
     for (int step = first_step; step <= settings.steps; ++step) {
       if (step == run.signal_at_step.step) std::raise(run.signal_at_step.signal);
-      // Randomness inside the model (dropout) depends on the step alone, so a resumed run
-      // reproduces an uninterrupted one exactly.
-      torch::manual_seed(baton_models::step_seed(settings.seed, step));
+      // Randomness inside the model (dropout): each stage's forward of a microbatch is seeded
+      // from the step's seed, the stage and the microbatch alone (baton/runtime/
+      // forward_seed.h), so a run trains the same on any schedule or layout of its split and
+      // a resumed run reproduces an uninterrupted one exactly.
+      const std::uint64_t seed_of_step = baton_models::step_seed(settings.seed, step);
+      torch::manual_seed(seed_of_step);
       const auto started = std::chrono::steady_clock::now();
       baton::StepData data;
+      data.random_seed = seed_of_step;
       if (uses_inputs) {
         data.inputs = [&prefetcher, step](int microbatch) {
           return prefetcher.inputs(step, microbatch);
@@ -351,8 +355,8 @@ void run_steps(RankRun& run, const TrainOptions& options) {
     throw;
   }
   progress->finish(trace_path);
-  dump.write(pipeline.local.named_params, losses, buffers_after_first_step,
-             executor.recv_buffers().allocations());
+  dump.write(pipeline.local.named_params, pipeline.local.named_buffers, losses,
+             buffers_after_first_step, executor.recv_buffers().allocations());
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "baton/runtime/buffers_kept.h"
 #include "median.h"
 #include "stopwatch.h"
 
@@ -16,6 +17,7 @@ std::vector<UnitCost> measure_unit_costs(baton::UnitChain& chain,
   const int units = chain.num_units();
   std::vector<std::vector<double>> forward(static_cast<std::size_t>(units));
   std::vector<std::vector<double>> backward(static_cast<std::size_t>(units));
+  const baton::BuffersKept kept(baton::all_buffers(chain));  // timing trains no statistics
   // One untimed pass first: allocator and thread-pool warm-up would be charged to unit 0.
   for (int pass = 0; pass <= std::max(1, repeats); ++pass) {
     std::vector<at::Tensor> values = inputs;

@@ -76,6 +76,7 @@ DEFAULTS = {
     "run.steps": 20,
     "run.seed": 0,
     "world.data_parallel": 1,
+    "schedule.microbatches": 4,
 }
 
 # Each built-in model's documented model.params defaults (docs/configuration.md, "model").
@@ -295,6 +296,7 @@ class StageFiles(nn.Module):
             self.add_module("stage%d" % index, stage)
             names = json.loads(extra["baton/names.json"]) if extra["baton/names.json"] else {}
             self.maps.append(names.get("parameters", {}))
+            self.buffer_maps = getattr(self, "buffer_maps", []) + [names.get("buffers", {})]
             ties = [tuple(tie) for tie in names.get("ties", [])]
             self.ties = sorted(set(getattr(self, "ties", []) + ties))
         self.retie()
@@ -329,12 +331,58 @@ class StageFiles(nn.Module):
                 seen.add(id(param))
                 yield param
 
+    # (step_seed, global microbatch) while a microbatch runs: each stage's forward then draws
+    # from the default generator seeded by forward_seed() (docs/your-model.md, "Dropout").
+    seeding = None
+
     def forward(self, *inputs):
         values = inputs
-        for stage in self.children():
+        for index, stage in enumerate(self.children()):
+            if self.seeding is not None:
+                torch.manual_seed(forward_seed(self.seeding[0], index, self.seeding[1]))
             out = stage(*values)
             values = out if isinstance(out, tuple) else (out,)
         return values[0]
+
+
+def step_seed(s, step):
+    return (s["run.seed"] * 1000003 + step) % 2**64
+
+
+def forward_seed(seed_of_step, stage, microbatch):
+    """docs/your-model.md ("Dropout"): the seed of stage `stage`'s forward of the step's
+    global microbatch `microbatch` (replica x microbatches + its own)."""
+    return ((seed_of_step * 1000003 + stage) * 1000003 + microbatch) % 2**64
+
+
+def statistics_or_randomness(model):
+    """The modules whose forward depends on the microbatching: a BatchNorm (its statistics are
+    the microbatch's, and its running averages are updated once per microbatch) and dropout
+    (its masks are drawn per stage and microbatch)."""
+    found = []
+    for name, module in model.named_modules():
+        kind = getattr(module, "original_name", None) or type(module).__name__
+        if kind.startswith("BatchNorm") or kind.startswith("Dropout"):
+            found.append(kind)
+    return sorted(set(found))
+
+
+def microbatched(model, s, step, inputs):
+    """The model's output on the whole batch, computed a microbatch at a time as baton splits
+    it: the global batch in world.data_parallel x schedule.microbatches equal consecutive
+    chunks (replica r's rows are the r-th slice), stage files seeded per stage and microbatch.
+    The loss is then taken on the whole output, as without microbatches."""
+    parts = s["schedule.microbatches"] * s["world.data_parallel"]
+    chunks = [torch.chunk(t, parts) for t in inputs]
+    outputs = []
+    for index in range(parts):
+        if isinstance(model, StageFiles):
+            model.seeding = (step_seed(s, step), index)
+        output = model(*(c[index] for c in chunks))
+        outputs.append(output[0] if isinstance(output, tuple) else output)
+    if isinstance(model, StageFiles):
+        model.seeding = None
+    return torch.cat(outputs)
 
 
 def load_python_model(path):
@@ -370,8 +418,7 @@ def row_generator(s, step, row):
     (step_seed x 1000003 + row) mod 2^64, step_seed = run.seed x 1000003 + step: a synthetic
     row's inputs (in the order of the forward's arguments), then its target; a text row's window
     start."""
-    step_seed = (s["run.seed"] * 1000003 + step) % 2**64
-    return torch.Generator().manual_seed((step_seed * 1000003 + row) % 2**64)
+    return torch.Generator().manual_seed((step_seed(s, step) * 1000003 + row) % 2**64)
 
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
@@ -395,8 +442,13 @@ def declared_inputs(s):
 
 
 def output_of(model, sample):
+    """The model's output on a sample, leaving its buffers (a BatchNorm's statistics) as they
+    were: learning the output's shape is not a training step."""
+    kept = [(buffer, buffer.clone()) for buffer in model.buffers()]
     with torch.no_grad():
         out = model(*sample)
+        for buffer, copy in kept:
+            buffer.copy_(copy)
     return out[0] if isinstance(out, tuple) else out
 
 
@@ -735,6 +787,33 @@ def check_pipeline(report, label, dumps, expected_names, losses, first_grads, pa
         report.fail("%sthe ranks dumped parameters the model does not have: %s" % (label, extra))
 
 
+def check_buffers(report, label, dumps, model, rtol):
+    """The buffers the ranks end with ("buffer.<name>": a BatchNorm's running statistics and
+    num_batches_tracked) against the reference's, by name. Counts are exact. A running average
+    is a sum of microbatch statistics of activations computed from parameters that agree to
+    the final tolerance; its elements are held to 10 rtol of the tensor's scale."""
+    finals = gather(dumps, "buffer.", report)
+    own = dict(model.named_buffers())
+    if isinstance(model, StageFiles):
+        own = {}
+        for index, stage in enumerate(model.children()):
+            for name, buffer in stage.named_buffers():
+                own[model.buffer_maps[index].get(name, name)] = buffer
+    for name, value in sorted(finals.items()):
+        if name not in own:
+            continue
+        expected = own[name].detach()
+        if expected.is_floating_point():
+            scale = expected.double().abs().max().item() if expected.numel() else 0.0
+            compare(report, "%sbuffer %s after the last step" % (label, name), value, expected,
+                    10 * rtol * max(scale, 1.0))
+        else:
+            report.checked += 1
+            if not torch.equal(value, expected):
+                report.fail("%sbuffer %s after the last step is %s, expected %s"
+                            % (label, name, value.tolist(), expected.tolist()))
+
+
 class HeldOut:
     """The eval section's rows, as docs/configuration.md describes them: every row of the
     eval files, or eval.batches batches drawn as training draws them with seed run.seed + 1
@@ -816,6 +895,9 @@ def main():
     parser.add_argument("--config", default=None,
                         help="the YAML file the run was launched with (its relative paths are "
                              "from the working folder, as baton reads them); SETTINGs override it")
+    parser.add_argument("--microbatched", action="store_true",
+                        help="run each step a microbatch at a time, as baton splits it (on by "
+                             "itself for a model with BatchNorm or dropout)")
     parser.add_argument("settings", nargs="*")
     args = parser.parse_args()
     s = parse_settings(args.settings, args.config)
@@ -857,10 +939,19 @@ def main():
         clip = float(s["optimizer.clip_grad_norm"])
         every = int(s["eval.every"])
         held_out = HeldOut(s, model) if every > 0 else None
+        by_microbatch = args.microbatched or statistics_or_randomness(model)
+        if by_microbatch:
+            if args.python_model and "Dropout" in " ".join(statistics_or_randomness(model)):
+                raise Unsupported("dropout in --python-model: its masks are drawn per stage, "
+                                  "which the stage files replay (leave out --python-model)")
+            print("microbatched (%s)" % ", ".join(statistics_or_randomness(model) or ["asked"]))
         for step in range(1, s["run.steps"] + 1):
             inputs, targets = batches.batch(step)
             optimizer.zero_grad(set_to_none=True)
-            output = model(*inputs)
+            if by_microbatch:
+                output = microbatched(model, s, step, inputs)
+            else:
+                output = model(*inputs)
             loss = loss_of(s, output[0] if isinstance(output, tuple) else output, targets)
             loss.backward()
             losses.append(loss.item())
@@ -890,6 +981,7 @@ def main():
         check_pipeline(report, label, group, expected_names, losses, first_grads, params,
                        tolerance)
         check_step_figures(report, label, group, lrs, norms, tolerance, evals)
+        check_buffers(report, label, group, model, args.rtol)
 
     print("torch reference: %d parameters, %d steps, losses %s"
           % (len(expected_names), len(losses), " ".join("%.6f" % l for l in losses)))

@@ -336,6 +336,108 @@ TEST_F(YourModel, AModelOfTokenIdsAndAMaskTrainsLikePyTorch) {
   EXPECT_EQ(reference.exit_code, 0) << reference.output;
 }
 
+// The loss of every step, from whichever rank reported it.
+at::Tensor losses_of(const baton_test::LaunchResult& result) {
+  for (const auto& dump : result.dumps) {
+    if (dump.count("loss")) return dump.at("loss");
+  }
+  return at::Tensor();
+}
+
+// A ResNet-style classifier with BatchNorm (tests/pipeline/your_models/resnet_bn.py): the
+// stage files carry make_model()'s running statistics untouched by baton-split's checks, set-up
+// (the shape probe) leaves them as they are, and training updates them once per microbatch —
+// so after 3 steps of 4 microbatches num_batches_tracked is 12 and the running statistics
+// equal the author's class trained in PyTorch a microbatch at a time (torch_reference.py
+// compares every buffer), on 1F1B and on ZB-V; the export loads into the class strictly.
+TEST_F(YourModel, AResNetWithBatchNormTrainsLikePyTorchItsStatisticsUntouchedBySetUp) {
+  const std::string model = kModels + "/resnet_bn.py";
+  const std::string two = file("resnet-2"), four = file("resnet-4");
+  const auto split_two = split(model, "--stages 2", two);
+  ASSERT_EQ(split_two.exit_code, 0) << split_two.output;
+  const auto split_four = split(model, "--stages 4", four);
+  ASSERT_EQ(split_four.exit_code, 0) << split_four.output;
+  const auto untouched =
+      baton_test::run_command(kPython + " -c \"import torch\nm = torch.jit.load('" + two +
+                              "/stage-0.pt')\nprint('tracked', "
+                              "int(dict(m.named_buffers())['stem.1.num_batches_tracked']))\"");
+  EXPECT_THAT(untouched.output, HasSubstr("tracked 0"));
+  struct Case {
+    std::string name, schedule, stages;
+    int stages_per_rank;
+  };
+  for (const Case& c : std::vector<Case>{{"1f1b", "1f1b", stage_list(two, 2), 1},
+                                         {"zbv", "zbv", stage_list(four, 4), 2}}) {
+    const auto settings = plus(
+        common(), {"model.name=torchscript", "model.stages=" + c.stages,
+                   "model.params.inputs=[\"float32[3, 8, 8]\"]", "data.source=synthetic",
+                   "data.batch_size=16", "schedule.microbatches=4", "schedule.name=" + c.schedule,
+                   "schedule.stages_per_rank=" + std::to_string(c.stages_per_rank),
+                   "optimizer.name=sgd", "optimizer.lr=0.05", "optimizer.momentum=0.9"});
+    const auto result = baton_test::launch(kBaton, 2, settings, "resnet-bn-" + c.name);
+    ASSERT_EQ(result.command.exit_code, 0) << c.name << "\n" << result.command.output;
+    const at::Tensor tracked = result.dumps.at(0).at("buffer.stem.1.num_batches_tracked");
+    EXPECT_EQ(tracked.item<std::int64_t>(), 12) << c.name;
+    const auto reference = baton_test::compare_with_torch(result, 2, settings, model);
+    EXPECT_EQ(reference.exit_code, 0) << c.name << "\n" << reference.output;
+    EXPECT_THAT(reference.output, HasSubstr("microbatched (BatchNorm2d)"));
+    if (c.name != "1f1b") continue;
+    const auto exporting = export_run(result);
+    ASSERT_EQ(exporting.exit_code, 0) << exporting.output;
+    const auto loading = baton_test::run_command(
+        kPython + " -c \"import sys, torch\nsys.path.insert(0, '" + kModels +
+        "')\nimport resnet_bn\nmodel = resnet_bn.make_model()\nstate = torch.load('" +
+        result.dump_dir + "/exported.pt')\nprint(model.load_state_dict(state, strict=True))\n" +
+        "print('tracked', int(state['blocks.3.bn2.num_batches_tracked']))\"");
+    EXPECT_THAT(loading.output, HasSubstr("<All keys matched successfully>"));
+    EXPECT_THAT(loading.output, HasSubstr("tracked 12"));
+  }
+}
+
+// A GPT-2-style model taking (input_ids, attention_mask) with dropout
+// (tests/pipeline/your_models/gpt2_dropout.py), cut into 4 stages once: every stage's
+// forward of a microbatch draws its masks from a generator seeded by (seed, step, stage,
+// microbatch) alone, so the same files train the same on 4-rank 1F1B, 2-rank ZB-V, 2-rank
+// interleaved and interleaved with 2 replicas — each equal to the stage files run in PyTorch a
+// microbatch at a time under the documented seeding rule, and all four to one another.
+TEST_F(YourModel, DropoutMasksDependOnTheSplitAloneNotTheScheduleOrPlacement) {
+  const std::string four = file("gpt2-dropout-4");
+  const auto made = split(kModels + "/gpt2_dropout.py", "--stages 4", four);
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  struct Case {
+    std::string name, schedule;
+    int ranks, stages_per_rank, replicas;
+  };
+  at::Tensor first;
+  for (const Case& c : std::vector<Case>{{"1f1b-4", "1f1b", 4, 1, 1},
+                                         {"zbv-2", "zbv", 2, 2, 1},
+                                         {"interleaved-2", "interleaved_1f1b", 2, 2, 1},
+                                         {"interleaved-2x2", "interleaved_1f1b", 4, 2, 2}}) {
+    const auto settings =
+        plus(common(),
+             {"model.name=torchscript", "model.stages=" + stage_list(four, 4),
+              "model.params.inputs=[\"int64[16]<96\", \"int64[16]<2\"]", "data.source=synthetic",
+              "data.batch_size=16", "schedule.microbatches=" + std::to_string(8 / c.replicas),
+              "schedule.name=" + c.schedule,
+              "schedule.stages_per_rank=" + std::to_string(c.stages_per_rank),
+              "world.data_parallel=" + std::to_string(c.replicas)});
+    const auto result = baton_test::launch(kBaton, c.ranks, settings, "gpt2-dropout-" + c.name);
+    ASSERT_EQ(result.command.exit_code, 0) << c.name << "\n" << result.command.output;
+    const auto reference = baton_test::compare_with_torch(result, c.ranks, settings);
+    EXPECT_EQ(reference.exit_code, 0) << c.name << "\n" << reference.output;
+    EXPECT_THAT(reference.output, HasSubstr("microbatched (Dropout)"));
+    const at::Tensor losses = losses_of(result);
+    ASSERT_TRUE(losses.defined()) << c.name;
+    if (!first.defined()) {
+      first = losses;
+      continue;
+    }
+    // Only the order of float32 sums differs between layouts (docs/testing.md): 1e-5.
+    EXPECT_TRUE(at::allclose(losses, first, 1e-5, 0))
+        << c.name << ": " << losses << " vs " << first;
+  }
+}
+
 TEST_F(YourModel, HandWrittenStagesThatPassATupleTrainLikePyTorch) {
   // hand-0.pt maps its names to the original model's (encoder.*); hand-1.pt keeps its own.
   const auto settings =

@@ -47,4 +47,7 @@ BATON_API std::vector<int> stage_boundaries(const UnitChain& chain, int num_stag
 BATON_API std::vector<at::Tensor> run_whole_chain(UnitChain& chain,
                                                   const std::vector<at::Tensor>& inputs);
 
+// Every unit's buffers, in order (for BuffersKept around a probe of the whole chain).
+BATON_API std::vector<std::pair<std::string, at::Tensor>> all_buffers(const UnitChain& chain);
+
 }  // namespace baton

@@ -89,7 +89,9 @@ struct PipelineExecutor::Impl {
                 options.timeout, spans),
         norm(topology, options.replica, rank, options.timeout),
         ties(topology, options.replica, rank, options.timeout),
-        faults(options.fault) {}
+        faults(options.fault) {
+    compute.set_global_microbatch_offset(options.replica * plan.num_microbatches);
+  }
 
   int rank;
   Plan plan;

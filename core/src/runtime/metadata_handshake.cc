@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include "baton/error.h"
+#include "baton/runtime/buffers_kept.h"
 #include "comm_tags.h"
 
 namespace baton {
@@ -83,7 +84,8 @@ std::vector<std::int64_t> failure_message(const std::string& text) {
 }
 
 std::vector<TensorMeta> infer_outputs(Stage& stage, const std::vector<TensorMeta>& inputs) {
-  at::NoGradGuard no_grad;  // shapes only: no autograd graph
+  at::NoGradGuard no_grad;                        // shapes only: no autograd graph
+  const BuffersKept kept(stage.named_buffers());  // a BatchNorm's statistics stay as they were
   std::vector<at::Tensor> probes;
   for (const auto& meta : inputs) {
     probes.push_back(

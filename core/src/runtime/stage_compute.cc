@@ -1,11 +1,14 @@
 #include "stage_compute.h"
 
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 
 #include <algorithm>
+#include <mutex>
 #include <string>
 
 #include "baton/error.h"
+#include "baton/runtime/forward_seed.h"
 #include "differentiable.h"
 
 namespace baton {
@@ -137,6 +140,13 @@ void StageCompute::check_all(const std::vector<at::Tensor>& tensors,
 
 // ---- forward -------------------------------------------------------------------------------
 
+void StageCompute::seed_forward(int s, int mb) {
+  at::Generator generator = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  generator.set_current_seed(
+      forward_seed(*data_.random_seed, s, global_microbatch_offset_ + std::int64_t{mb}));
+}
+
 void StageCompute::forward(int s, int mb) {
   MicrobatchState& st = state(s, mb);
   std::vector<at::Tensor> inputs;
@@ -163,6 +173,7 @@ void StageCompute::forward(int s, int mb) {
     }
   }
   st.inputs = inputs;
+  if (data_.random_seed) seed_forward(s, mb);
   st.outputs = stage(s).forward(inputs);
   check_all(st.outputs, output_metas_.at(s), s, mb, TensorRole::kForwardOutput);
   if (s == last_stage()) {

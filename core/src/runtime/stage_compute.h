@@ -71,6 +71,9 @@ class StageCompute {
   // Drops the step's autograd state.
   void end_step();
 
+  // This replica's microbatch m is microbatch offset + m of the step (forward_seed.h).
+  void set_global_microbatch_offset(int offset) { global_microbatch_offset_ = offset; }
+
   const std::vector<double>& microbatch_losses() const { return microbatch_losses_; }
   int peak_activations() const { return peak_activations_; }
 
@@ -92,6 +95,8 @@ class StageCompute {
   MicrobatchState& state(int stage, int microbatch) { return states_[{stage, microbatch}]; }
 
   void forward(int s, int mb);
+  // Seeds the default generator for stage s's forward of microbatch mb (forward_seed.h).
+  void seed_forward(int s, int mb);
   void backward_roots(int s, int mb, std::vector<at::Tensor>* roots,
                       std::vector<at::Tensor>* grads);
   void full_backward_action(int s, int mb);
@@ -119,6 +124,7 @@ class StageCompute {
   GradientFinal gradient_final_;
   std::map<int, std::vector<TensorMeta>> input_metas_;
   std::map<int, std::vector<TensorMeta>> output_metas_;
+  int global_microbatch_offset_ = 0;
 
   // Per step.
   std::map<std::pair<int, int>, MicrobatchState> states_;

@@ -3,6 +3,7 @@
 #include <torch/script.h>
 
 #include "baton/error.h"
+#include "baton/runtime/buffers_kept.h"
 #include "script_outputs.h"
 
 namespace baton {
@@ -79,6 +80,7 @@ void verify_torchscript_chain(UnitChain& chain, const std::vector<at::Tensor>& i
   auto* script = dynamic_cast<TorchScriptChain*>(&chain);
   if (script == nullptr) throw Error("verify_torchscript_chain needs a TorchScript chain");
   at::NoGradGuard no_grad;
+  const BuffersKept kept(all_buffers(chain));  // two forwards: statistics left as they were
   std::vector<c10::IValue> args(inputs.begin(), inputs.end());
   const auto whole = script_outputs_to_tensors(script->root().forward(args), "the model");
   const auto chained = run_whole_chain(chain, inputs);

@@ -136,4 +136,12 @@ std::vector<at::Tensor> run_whole_chain(UnitChain& chain, const std::vector<at::
   return values;
 }
 
+std::vector<std::pair<std::string, at::Tensor>> all_buffers(const UnitChain& chain) {
+  std::vector<std::pair<std::string, at::Tensor>> buffers;
+  for (int unit = 0; unit < chain.num_units(); ++unit) {
+    for (auto& named : chain.unit_buffers(unit)) buffers.push_back(std::move(named));
+  }
+  return buffers;
+}
+
 }  // namespace baton

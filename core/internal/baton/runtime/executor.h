@@ -16,9 +16,11 @@
 #include <ATen/core/Tensor.h>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -57,6 +59,11 @@ struct TiedParameter {
 struct StepData {
   std::function<std::vector<at::Tensor>(int microbatch)> inputs;  // on the first stage's rank
   std::function<at::Tensor(int microbatch)> targets;              // on the last stage's rank
+  // Randomness inside the stages (dropout): when set, each stage's forward of a microbatch
+  // draws from the default CPU generator seeded with forward_seed(*random_seed, stage, global
+  // microbatch) (baton/runtime/forward_seed.h), so the step's masks do not depend on the
+  // schedule, the placement or the replicas. Unset: the generator is left as it is.
+  std::optional<std::uint64_t> random_seed;
 };
 
 // The microbatches of a batch held whole: `inputs` and `targets` split along `split_dim` into
