@@ -171,15 +171,130 @@ class sizes_traced_through_factories:
             setattr(torch, name, original)
 
 
+class proxies_unpacked_by_offset:
+    """`x1, x2 = x.chunk(2, dim=-1)`, `b, t = x.size()`: torch.fx unpacks a symbolic value
+    into as many as the caller's UNPACK_SEQUENCE names, found by bytecode index — which
+    Python 3.11's inline caches moved (an IndexError, or the wrong instruction). While
+    tracing, the instruction is found by its byte offset instead."""
+
+    def __enter__(self):
+        import dis
+        import inspect
+        import torch.fx as fx
+        self.original = fx.Proxy.__iter__
+
+        def unpacked(proxy):
+            frame = inspect.currentframe().f_back  # the user's code
+            for instruction in dis.get_instructions(frame.f_code):
+                if instruction.offset == frame.f_lasti:
+                    if instruction.opname == "UNPACK_SEQUENCE":
+                        return (proxy[i] for i in range(instruction.argval))
+                    break
+            return proxy.tracer.iter(proxy)
+
+        fx.Proxy.__iter__ = unpacked
+
+    def __exit__(self, *exception):
+        import torch.fx as fx
+        fx.Proxy.__iter__ = self.original
+
+
+def plain_tensors_as_constants(model):
+    """A tensor kept as a plain attribute of a module (Meta's `self.freqs_cis`), neither a
+    parameter nor a buffer, becomes a non-persistent buffer: torch.fx can then slice it with
+    symbolic sizes, and the stage that uses it carries it as a constant. The state dict does
+    not change. One tensor shared by several modules is copied for each. Returns the names."""
+    import torch
+    carried, seen = [], set()
+    for prefix, module in model.named_modules():
+        for attribute, value in list(vars(module).items()):
+            if not isinstance(value, torch.Tensor) or isinstance(value, torch.nn.Parameter):
+                continue
+            delattr(module, attribute)
+            module.register_buffer(attribute, value.clone() if id(value) in seen else value,
+                                   persistent=False)
+            seen.add(id(value))
+            carried.append(prefix + "." + attribute if prefix else attribute)
+    return carried
+
+
+class Untraceable(Exception):
+    """torch.fx stopped; `inside` is the innermost submodule it was in ("" for the model's own
+    forward), `where` the line of the model file."""
+
+    def __init__(self, error, inside, where):
+        super().__init__(str(error))
+        self.error, self.inside, self.where = error, inside, where
+
+    def summary(self):
+        first = str(self.error).split(". ")[0].strip().rstrip(".")  # torch.fx adds pages
+        return "%s%s: %s" % ("at " + self.where + ": " if self.where else "",
+                             type(self.error).__name__, first)
+
+
+def sibling_pattern(name):
+    """'layers.3.attention' -> 'layers.*.attention': the same submodule of every item."""
+    import re
+    return re.sub(r"(?<=\.)\d+(?=\.|$)", "*", name)
+
+
+def expand_keep_whole(model, patterns):
+    """--keep-whole NAME or PATTERN ('layers.*.attention', fnmatch's * and ?): every submodule
+    it names. A pattern that names none is refused."""
+    import fnmatch
+    names = [m for m, _ in model.named_modules() if m]
+    kept = set()
+    for pattern in patterns:
+        matched = [m for m in names if fnmatch.fnmatchcase(m, pattern)]
+        if not matched:
+            raise SplitError("--keep-whole %s: the model has no submodule %s '%s'%s"
+                             % (pattern, "matching" if any(c in pattern for c in "*?[")
+                                else "named", pattern, did_you_mean(pattern, names)))
+        kept.update(matched)
+    return kept
+
+
 def trace(model, model_file, keep_whole=()):
-    """torch.fx graph of the model; every node knows the submodule it ran inside. Submodules
-    named in `keep_whole` are one node each (not traced into)."""
-    import torch.fx as fx
+    """torch.fx graph of the model, every node knowing the submodule it ran inside; submodules
+    in `keep_whole` are one node each. When torch.fx stops inside a submodule, that submodule
+    and its like in every item of a list (same place, same class) are kept whole and the trace
+    is tried again; they run as TorchScript, which follows what torch.fx cannot. Returns the
+    graph and the submodules kept whole that way, with why."""
     modules = dict(model.named_modules())
-    for name in keep_whole:
-        if name not in modules or not name:
-            raise SplitError("--keep-whole %s: the model has no submodule named '%s'%s"
-                             % (name, name, did_you_mean(name, [m for m in modules if m])))
+    kept = set(keep_whole)
+    automatic = []
+    while True:
+        try:
+            return trace_once(model, model_file, kept), automatic
+        except Untraceable as failure:
+            inside = failure.inside
+            if not inside or inside in kept:
+                raise untraceable_error(failure, model_file)
+            pattern = sibling_pattern(inside)
+            like = sorted(name for name in modules if sibling_pattern(name) == pattern and
+                          type(modules[name]) is type(modules[inside]))
+            kept.update(like)
+            automatic.append((pattern if len(like) > 1 else inside, like, failure.summary()))
+
+
+def untraceable_error(failure, model_file):
+    inside = failure.inside
+    return SplitError(
+        "torch.fx cannot trace the model%s: %s: %s\n"
+        "torch.fx follows forward() with symbolic values, so Python control flow that "
+        "depends on a tensor's value (if/for over tensor data), or calls it cannot see "
+        "into, stop it. %s, or write the stage modules by hand and give them to baton as "
+        "model.stages (docs/your-model.md, \"Stage modules by hand\")."
+        % (" at " + failure.where if failure.where else "", type(failure.error).__name__,
+           failure.error,
+           "It happens inside submodule '%s', which is kept whole already" % inside
+           if inside else
+           "It happens in the model's own forward(): move it into a submodule kept whole "
+           "(--keep-whole NAME)"))
+
+
+def trace_once(model, model_file, keep_whole):
+    import torch.fx as fx
 
     class Tracer(fx.Tracer):
         record_stack_traces = True
@@ -209,43 +324,31 @@ def trace(model, model_file, keep_whole=()):
             node.meta["baton_module"] = self.module_stack[-1]
             return node
 
-        def iter(self, proxy):
-            # `b, t = x.size()`: torch.fx finds the unpacking by bytecode index, which Python
-            # 3.11's inline caches moved; look it up by byte offset instead.
-            import dis
-            import inspect
-            frame = inspect.currentframe().f_back.f_back  # the user's code, past Proxy.__iter__
-            for instruction in dis.get_instructions(frame.f_code):
-                if instruction.offset == frame.f_lasti and \
-                        instruction.opname == "UNPACK_SEQUENCE":
-                    return (proxy[i] for i in range(instruction.argval))
-            return super().iter(proxy)
-
     tracer = Tracer()
     try:
-        with sizes_traced_through_factories():
+        with sizes_traced_through_factories(), proxies_unpacked_by_offset():
             graph = tracer.trace(model)
     except Exception as error:  # fx raises TraceError, TypeError, RuntimeError, ...
-        inside = tracer.failed_inside
-        frames = traceback.extract_tb(error.__traceback__)
         where = None
-        for frame in frames:
-            if os.path.realpath(frame.filename) == os.path.realpath(model_file):
-                where = "%s:%d (`%s`)" % (os.path.basename(model_file), frame.lineno,
+        for frame in traceback.extract_tb(error.__traceback__):
+            folder = os.path.dirname(os.path.realpath(model_file))
+            if os.path.dirname(os.path.realpath(frame.filename)) == folder:
+                where = "%s:%d (`%s`)" % (os.path.basename(frame.filename), frame.lineno,
                                           (frame.line or "").strip())
-        raise SplitError(
-            "torch.fx cannot trace the model%s: %s: %s\n"
-            "torch.fx follows forward() with symbolic values, so Python control flow that "
-            "depends on a tensor's value (if/for over tensor data), or calls it cannot see "
-            "into, stop it. %s, or write the stage modules by hand and give them to baton as "
-            "model.stages (docs/your-model.md, \"Stage modules by hand\")."
-            % (" at " + where if where else "", type(error).__name__, error,
-               "It happens inside submodule '%s': keep it whole (--keep-whole %s: it is not "
-               "traced into and runs as TorchScript, which follows control flow)"
-               % (inside, inside) if inside else
-               "It happens in the model's own forward(): move it into a submodule kept whole "
-               "(--keep-whole NAME)"))
+        raise Untraceable(error, tracer.failed_inside or "", where)
     return fx.GraphModule(model, graph)
+
+
+def check_not_inside_kept(split_at, kept, kept_automatically):
+    """A cut inside a submodule kept whole cannot be made: it runs as one piece."""
+    why = {name: reason for _, names, reason in kept_automatically for name in names}
+    for name in split_at:
+        for whole in sorted(kept):
+            if name != whole and belongs(name, whole):
+                raise SplitError(
+                    "--split-at %s: it is inside '%s', which is kept whole%s; cut before '%s' "
+                    "or after it" % (name, whole, " (torch.fx cannot trace it, " + why[whole]
+                                     + ")" if whole in why else " (--keep-whole)", whole))
 
 
 def did_you_mean(name, choices):
@@ -301,7 +404,10 @@ def cuts_at(graph_module, model, names):
     return cuts
 
 
-def balanced_cuts(graph_module, model, stages):
+def balanced_cuts(graph_module, model, stages, balance, inputs):
+    """The cut into `stages` whose largest stage is smallest, by parameters or (balance
+    "time") by each unit's measured forward + backward on example_inputs(). Returns the cuts
+    and each unit's cost (seconds for time) by unit name."""
     units = [(first_node_of(graph_module, u), u) for u in units_of(model)]
     units = sorted((index, u) for index, u in units if index is not None)
     if stages < 1:
@@ -309,9 +415,54 @@ def balanced_cuts(graph_module, model, stages):
     if len(units) < stages:
         raise SplitError("--stages %d: the model runs only %d units (%s); use --split-at to cut "
                          "inside them" % (stages, len(units), ", ".join(u for _, u in units)))
-    modules = dict(model.named_modules())
-    counts = [sum(p.numel() for p in modules[u].parameters()) for _, u in units]
-    return [units[i] for i in min_max_partition(counts, stages)]
+    if balance == "time":
+        costs = unit_seconds(graph_module, model, inputs, units)
+    else:
+        modules = dict(model.named_modules())
+        costs = [sum(p.numel() for p in modules[u].parameters()) for _, u in units]
+    return [units[i] for i in min_max_partition(costs, stages)], \
+        {u: cost for (_, u), cost in zip(units, costs)}
+
+
+def unit_seconds(graph_module, model, inputs, units, repeats=7):
+    """Each unit's forward + backward on example_inputs(), the median of `repeats` timed
+    passes after one untimed: the graph cut before every unit, run piece by piece as a
+    pipeline runs its stages (every float input of a piece requires its gradient, every
+    output's gradient is ones). Leaves the buffers and the gradients as they were."""
+    import statistics
+    import time
+    import torch
+    stage_of = assign_stages(graph_module, [index for index, _ in units[1:]])
+    pieces, _ = build_stages(graph_module, stage_of, len(units))
+    timings = [[] for _ in pieces]
+    with buffers_kept(model):
+        for attempt in range(repeats + 1):
+            values = tuple(inputs)
+            for index, piece in enumerate(pieces):
+                arguments = [v.detach().requires_grad_(v.is_floating_point())
+                             if isinstance(v, torch.Tensor) else v for v in values]
+                started = time.perf_counter()
+                with errors_named(model_file_of(model), "timing unit %s" % units[index][1]):
+                    output = piece(*arguments)
+                    roots = [t for t in flat_tensors(output) if t.requires_grad]
+                    if roots:
+                        torch.autograd.backward(roots, [torch.ones_like(t) for t in roots])
+                if attempt > 0:
+                    timings[index].append(time.perf_counter() - started)
+                values = output if isinstance(output, tuple) else (output,)
+    model.zero_grad(set_to_none=True)
+    return [statistics.median(t) for t in timings]
+
+
+def stage_seconds(unit_costs, cut_names):
+    """Each stage's measured seconds: its units' sum (unit_costs is in the order they run)."""
+    names = list(unit_costs)
+    bounds = [0] + [names.index(name) for name in cut_names] + [len(names)]
+    return [sum(unit_costs[n] for n in names[a:b]) for a, b in zip(bounds, bounds[1:])]
+
+
+def model_file_of(model):
+    return getattr(sys.modules.get("baton_split_model"), "__file__", "the model file")
 
 
 def min_max_partition(counts, stages):
@@ -493,7 +644,21 @@ def check_crossing_values(graph_module, inputs, crossing, cut_names, model_file)
     return shapes
 
 
+# What TorchScript says about code it cannot compile, and the usual rewrite (works in
+# PyTorch, torch.fx and TorchScript alike).
+SCRIPT_REWRITES = (
+    ("cannot statically infer the expected size of a list",
+     "TorchScript cannot spread a shape into arguments (`reshape(*x.shape[:-1], -1, 2)`): "
+     "write `x.unflatten(-1, (-1, 2))` to split the last dimension in pairs, or name every "
+     "dimension (`x.reshape(b, t, h, -1, 2)`)"),
+    ("cannot be used as a value",
+     "TorchScript reads no module-level variable: keep the value on the module "
+     "(`self.heads = HEADS` in __init__) and use `self.heads`"),
+)
+
+
 def script_stage(stage_module, index):
+    import re
     import torch
     import warnings
     try:
@@ -502,9 +667,26 @@ def script_stage(stage_module, index):
             warnings.simplefilter("ignore", UserWarning)
             return torch.jit.script(stage_module)
     except Exception as error:
-        first = str(error).strip().splitlines()
-        raise SplitError("stage %d cannot be scripted by TorchScript: %s\nIts code, as torch.fx "
-                         "wrote it:\n%s" % (index, " ".join(first[:6]), stage_module.code))
+        text = str(error).strip()
+        lines = text.splitlines()
+        what = lines[0].rstrip(":.") if lines else type(error).__name__
+        where = None
+        for i, line in enumerate(lines):
+            found = re.search(r'File "([^"]+)", line (\d+)', line)
+            if found and not found.group(1).startswith("<"):
+                code = [lines[j] for j in range(i + 1, len(lines)) if "<--- HERE" in lines[j]]
+                marker = lines.index(code[0]) if code else -1
+                where = "%s:%s%s" % (os.path.basename(found.group(1)), found.group(2),
+                                     " (`%s`)" % lines[marker - 1].strip() if marker > 0 else "")
+                break
+        hint = next((rewrite for said, rewrite in SCRIPT_REWRITES if said in text), None)
+        if where:
+            raise SplitError("stage %d cannot be scripted by TorchScript at %s: %s%s"
+                             % (index, where, what, ". " + hint if hint else ""))
+        raise SplitError("stage %d cannot be scripted by TorchScript: %s%s\nIts code, as "
+                         "torch.fx wrote it:\n%s" % (index, " ".join(lines[:6]),
+                                                      ". " + hint if hint else "",
+                                                      stage_module.code))
 
 
 def chained(stages, inputs):
@@ -631,10 +813,16 @@ def main(argv=None):
                      help="cut into N stages between the model's children (ModuleList items "
                           "count one by one), the largest stage as small as it can be by "
                           "parameters")
+    parser.add_argument("--balance", choices=("params", "time"), default="params",
+                        help="with --stages: what the largest stage holds least of — "
+                             "parameters (params, the default), or the forward + backward "
+                             "time measured on example_inputs() (time)")
     parser.add_argument("--out", required=True, metavar="DIR", help="where the files go")
     parser.add_argument("--keep-whole", action="append", default=[], metavar="NAME",
-                        help="do not trace into this submodule: it stays one piece, scripted "
-                             "as it is (for control flow torch.fx cannot follow); repeatable")
+                        help="do not trace into this submodule, or those a pattern names "
+                             "(layers.*.attention): each stays one piece, scripted as it is "
+                             "(for control flow torch.fx cannot follow); repeatable. A "
+                             "submodule torch.fx stops in is kept whole without it, and said")
     parser.add_argument("--rtol", type=float, default=1e-5,
                         help="relative tolerance of the check against the model (1e-5)")
     parser.add_argument("--atol", type=float, default=1e-5,
@@ -645,11 +833,21 @@ def main(argv=None):
 
     try:
         model, inputs = load_model_file(args.model_file)
-        graph_module = trace(model, args.model_file, set(args.keep_whole))
+        constants = plain_tensors_as_constants(model)
+        kept = expand_keep_whole(model, args.keep_whole)
+        graph_module, kept_automatically = trace(model, args.model_file, kept)
+        for _, names, _ in kept_automatically:
+            kept.update(names)
+        unit_costs = None
         if args.split_at:
+            if args.balance != "params":
+                raise SplitError("--balance %s chooses where --stages N cuts; --split-at says "
+                                 "where already" % args.balance)
+            check_not_inside_kept(args.split_at, kept, kept_automatically)
             cuts = cuts_at(graph_module, model, args.split_at)
         else:
-            cuts = balanced_cuts(graph_module, model, args.stages)
+            cuts, unit_costs = balanced_cuts(graph_module, model, args.stages, args.balance,
+                                             inputs)
         cut_indices = [index for index, _ in cuts]
         cut_names = [name for _, name in cuts]
         num_stages = len(cuts) + 1
@@ -658,7 +856,16 @@ def main(argv=None):
         stage_modules, crossing = build_stages(graph_module, stage_of, num_stages)
         shapes = check_crossing_values(graph_module, inputs, crossing, cut_names,
                                        args.model_file)
-        scripted = [script_stage(m, i) for i, m in enumerate(stage_modules)]
+        try:
+            scripted = [script_stage(m, i) for i, m in enumerate(stage_modules)]
+        except SplitError as error:
+            if not kept_automatically:
+                raise
+            raise SplitError("%s\n(%s kept whole, as torch.fx cannot trace %s; TorchScript "
+                             "compiles %s as written)" % (
+                                 error, " and ".join(p for p, _, _ in kept_automatically),
+                                 " nor ".join(r for _, _, r in kept_automatically),
+                                 "it" if len(kept_automatically) == 1 else "them")) from None
         worst = check_equal(model, scripted, inputs, args.rtol, args.atol)
         with torch.no_grad(), buffers_kept(model):
             output = model(*inputs)
@@ -693,11 +900,21 @@ def main(argv=None):
     print("baton-split: %d stages of %s (%d parameters), equal to its forward on "
           "example_inputs() (largest difference %.3g)" %
           (num_stages, os.path.basename(args.model_file), total, worst))
+    measured = stage_seconds(unit_costs, cut_names) if args.balance == "time" else None
     for i, module in enumerate(stage_modules):
         count = sum(p.numel() for p in module.parameters())
         start = "the inputs" if i == 0 else cut_names[i - 1]
         passes = ", passes %s" % ", ".join(shapes[i]) if i < len(shapes) else ""
-        print("  stage-%d.pt: from %s, %d parameters%s" % (i, start, count, passes))
+        took = ", %.3g ms forward + backward" % (1e3 * measured[i]) if measured else ""
+        print("  stage-%d.pt: from %s, %d parameters%s%s" % (i, start, count, took, passes))
+    for pattern, names, reason in kept_automatically:
+        print("  kept whole: %s (%s) — torch.fx cannot trace %s (%s); TorchScript runs %s "
+              "as written" % (pattern, ", ".join(names) if len(names) > 1 else "1 submodule",
+                              "them" if len(names) > 1 else "it", reason,
+                              "them" if len(names) > 1 else "it"))
+    if constants:
+        print("  carried as constants (plain tensor attributes, not in the state dict): %s"
+              % ", ".join(constants))
     for note in input_notes:
         print("  %s" % note)
     for tie in ties:

@@ -224,14 +224,16 @@ void check_targets(const at::Tensor& targets, const BuiltModel& model, const std
     if (targets.numel() != rows * per_sample) {
       throw baton::ConfigError(where + "holds " + shape_text(targets.sizes()) +
                                "; the loss compares them with the model's output, " +
-                               shape_text(with_rows(rows, model.value_target_shape)));
+                               shape_text(with_rows(rows, model.value_target_shape)) +
+                               " (values, one per output element); if they are class ids, save "
+                               "them as integers (a scripted loss then receives them as they are)");
     }
     return;
   }
   if (at::isFloatingType(targets.scalar_type()) || targets.scalar_type() == at::kBool) {
     throw baton::ConfigError(
         where + "holds " + baton_models::describe_tensors({targets}) +
-        " values; cross entropy takes class ids (integers). Save them as integers "
+        " values; the loss takes class ids (integers: cross entropy, or model.targets: classes). Save them as integers "
         "(numpy: targets.astype('int64')), or use model.loss: mse for value targets");
   }
   const auto wanted = with_rows(rows, model.target_shape);
@@ -244,7 +246,7 @@ void check_targets(const at::Tensor& targets, const BuiltModel& model, const std
                                shape.push_back(model.num_classes);
                                return shape;
                              }())) +
-        ", so cross entropy needs targets " + shape_text(wanted) +
+        ", so class-id targets are " + shape_text(wanted) +
         ": one class id per output position (the output without its last dimension)");
   }
   // Padding (model.ignore_index) is no class id; the loss skips it.
@@ -330,6 +332,11 @@ std::unique_ptr<BatchSource> file_batches(const DataSettings& data, BuiltModel& 
     // A user's model takes the data as it is; a built-in one in its own dtype.
     inputs.push_back(input.to(data_dtype_for(model, i, input.scalar_type())).contiguous());
   }
+  // A scripted loss following the data: integer targets are class ids, float ones values.
+  if (model.targets_follow_data) {
+    model.value_targets =
+        at::isFloatingType(targets.scalar_type()) || targets.scalar_type() == at::kBool;
+  }
   learn_output_from_sample(&model, first_rows(inputs), "data.inputs");
   check_targets(targets, model, targets_file, data.targets);
   if (!model.value_targets) targets = targets.to(at::kLong);
@@ -375,6 +382,8 @@ std::unique_ptr<BatchSource> text_batches(const DataSettings& data, BuiltModel& 
                              " (model.params.vocab_size for gpt, the <HIGH of "
                              "model.params.inputs otherwise)");
   }
+  // A text's targets are its next tokens: class ids, for a scripted loss following the data.
+  if (model.targets_follow_data) model.value_targets = false;
   learn_output_from_sample(&model, {tokens->window(0, seq_len).unsqueeze(0).to(input.dtype)},
                            "data.tokens");
   std::int64_t id_limit = input.high > 0 ? input.high : std::numeric_limits<std::int64_t>::max();

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "baton/error.h"
+#include "output_probe.h"
 
 namespace baton_models {
 namespace {
@@ -51,11 +52,20 @@ void check_loss_has_gradient(const BuiltModel& model, const at::Tensor& targets,
   }
   const at::Tensor output = at::zeros(shape).requires_grad_(true);
   at::Tensor loss;
+  const at::Tensor sample = targets.slice(0, 0, 1);
   try {
-    loss = model.loss({output}, targets.slice(0, 0, 1));
+    loss = model.loss({output}, sample);
   } catch (const std::exception& error) {
-    throw baton::ConfigError(setting.origin().description + ": model.loss '" + setting.as_string() +
-                             "' fails on the model's output and the " + "targets: " + error.what());
+    std::string what = error.what();
+    what = what.substr(0, what.find('\n'));
+    throw baton::ConfigError(
+        setting.origin().description + ": model.loss '" + setting.as_string() +
+        "' fails on the model's output " + describe_tensors({output}) + " and the targets " +
+        describe_tensors({sample}) + (model.value_targets ? " (values)" : " (class ids)") +
+        ": " + what + (model.value_targets
+                           ? "; a loss over class ids gets them with model.targets: classes "
+                             "(or integer data.targets)"
+                           : "; a loss over values gets them with model.targets: values"));
   }
   if (!loss.requires_grad()) {
     throw baton::ConfigError(setting.origin().description + ": model.loss '" + setting.as_string() +
@@ -96,6 +106,12 @@ void apply_configured_loss(const ModelSettings& settings, BuiltModel* model) {
     model->count_targets = [](const at::Tensor& targets) { return targets.numel(); };
   } else if (std::ifstream(name).good()) {
     model->loss = scripted_loss(setting);
+    // A scripted loss takes class ids or values, as model.targets says or the data holds.
+    const std::string& kind = settings.targets.as_string();
+    model->ignore_index = settings.ignore_index.as_int();
+    model->targets_follow_data = kind == "auto";
+    model->value_targets = kind != "classes";
+    return;
   } else {
     throw baton::ConfigError(
         setting.origin().description + ": model.loss: '" + name +

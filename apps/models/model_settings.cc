@@ -14,6 +14,7 @@ ModelSettings read_model_settings(baton::Config& config) {
   settings.loss = model.at("loss");
   settings.ignore_index = model.at("ignore_index");
   settings.label_smoothing = model.at("label_smoothing");
+  settings.targets = model.at("targets");
   settings.params = config.plugin_params("model");
   return settings;
 }

@@ -17,6 +17,7 @@ struct ModelSettings {
   baton::ParamValue loss;             // model.loss
   baton::ParamValue ignore_index;     // model.ignore_index (cross_entropy)
   baton::ParamValue label_smoothing;  // model.label_smoothing (cross_entropy)
+  baton::ParamValue targets;          // model.targets: auto, classes or values (a scripted loss)
   baton::ParamValues params;  // model.params, checked against the model's table, defaults in
 };
 

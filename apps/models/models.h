@@ -47,6 +47,10 @@ struct BuiltModel {
   // from files keep their dtype.
   bool value_targets = false;
   std::vector<std::int64_t> value_target_shape;
+  // A scripted loss with model.targets: auto takes what the data holds: integer targets
+  // (files of integers, a text's next tokens) as class ids, float ones as values
+  // (resolve_target_kind, batches.cc); synthetic data draws values.
+  bool targets_follow_data = false;
   // Optional check on a real batch, once the pipeline is set up (a TorchScript model's
   // forward must be the chain of its children); throws ConfigError.
   std::function<void(const std::vector<at::Tensor>& inputs)> verify;

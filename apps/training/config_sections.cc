@@ -230,6 +230,15 @@ void check_app_sections(const baton::Config& config) {
   const bool scripted =
       loss_name.size() > 3 && loss_name.compare(loss_name.size() - 3, 3, ".pt") == 0;
   if (!scripted) require_one_of(config, "model", "loss", {"cross_entropy", "mse"});
+  require_one_of(config, "model", "targets", {"auto", "classes", "values"});
+  const baton::ParamValue& target_kind = config.section("model").at("targets");
+  if (!scripted && target_kind.as_string() != "auto" &&
+      (target_kind.as_string() == "classes") != (loss_name == "cross_entropy")) {
+    throw baton::ConfigError(target_kind.origin().description + ": model.targets " +
+                             target_kind.text() + " does not fit model.loss '" + loss_name +
+                             "' (cross_entropy takes class ids, mse values); model.targets "
+                             "chooses for a scripted loss");
+  }
   const baton::ParamValue& smoothing = config.section("model").at("label_smoothing");
   if (smoothing.as_float() > 0 && loss_name != "cross_entropy") {
     throw baton::ConfigError(smoothing.origin().description + ": model.label_smoothing " +
@@ -273,8 +282,15 @@ void add_app_config_sections() {
                  {"label_smoothing", ParamType::kFloat, "0",
                   "cross_entropy: the targets' weight spread over every class, in [0, 1] (as "
                   "PyTorch's cross_entropy(label_smoothing=...))."},
+                 {"targets", ParamType::kString, "auto",
+                  "What a scripted model.loss receives as targets: classes (integer class ids, "
+                  "the output without its last dimension, drawn below its width), values "
+                  "(floats shaped like the output), or auto: what the data holds (integer files "
+                  "and a text's next tokens are class ids, float files values; synthetic data "
+                  "values)."},
                  {"ignore_index", ParamType::kInt, "-100",
-                  "cross_entropy: a target equal to it is not counted (padding). The loss is "
+                  "cross_entropy: a target equal to it is not counted (padding; a scripted "
+                  "loss's class ids may hold it too). The loss is "
                   "the mean over the counted targets of the whole batch, as PyTorch's "
                   "cross_entropy(ignore_index=...) on it, however they fall into microbatches."},
              },

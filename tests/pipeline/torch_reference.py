@@ -49,6 +49,7 @@ DEFAULTS = {
     "model.loss": "cross_entropy",
     "model.ignore_index": -100,
     "model.label_smoothing": 0.0,
+    "model.targets": "auto",
     "data.source": "text",
     "data.batch_size": 16,
     "data.token_format": "auto",
@@ -477,8 +478,18 @@ class Batches:
         self.s = s
         self.size = s["data.batch_size"]
         self.source = s["data.source"]
-        # Every loss but cross entropy takes float targets shaped like the output.
-        self.value_targets = s["model.loss"] != "cross_entropy"
+        # Cross entropy takes class ids, mse values shaped like the output; a scripted loss
+        # what model.targets says, or (auto) what the data holds: integer files and a text's
+        # next tokens are class ids, float files and synthetic data values.
+        loss, kind = s["model.loss"], s["model.targets"]
+        if loss in ("cross_entropy", "mse"):
+            self.value_targets = loss == "mse"
+        elif kind != "auto":
+            self.value_targets = kind == "values"
+        elif self.source == "files":
+            self.value_targets = read_tensor(s["data.targets"]).is_floating_point()
+        else:
+            self.value_targets = self.source != "text"
         name = s["model.name"]
         # (dtype, one sample's shape, high) of every argument of the forward.
         if name == "mlp":

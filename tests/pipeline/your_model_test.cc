@@ -546,12 +546,45 @@ TEST_F(YourModel, TargetsThatDoNotFitTheOutputAreRefusedNamingTheFileAndTheFix) 
   };
   expect_refused(run_with("targets-flat.npy"),
                  "data.targets ('" + file("targets-flat.npy") +
-                     "'): holds [48] but the model's output per batch is [48, 16, 64], so cross "
-                     "entropy needs targets [48, 16]");
+                     "'): holds [48] but the model's output per batch is [48, 16, 64], so "
+                     "class-id targets are [48, 16]");
   expect_refused(run_with("targets-high.npy"),
                  "holds class ids from 0 to 99 but the model scores 64 classes (ids 0 to 63)");
   expect_refused(run_with("targets-float.npy"),
-                 "holds ([48, 16] float32) values; cross entropy takes class ids (integers)");
+                 "holds ([48, 16] float32) values; the loss takes class ids (integers: cross "
+                 "entropy, or model.targets: classes)");
+}
+
+// A scripted loss receives the targets as the data holds them: integer files are class ids
+// (padding -100 included), so a token loss of the user's own — label smoothing over ids —
+// trains like PyTorch; a loss over values given class ids fails at set-up saying what it got
+// and how to give it values.
+TEST_F(YourModel, AScriptedLossReceivesClassIdsAsTheDataHoldsThem) {
+  const std::string stages = file("masked-scripted-loss");
+  const auto made = split(kModels + "/masked_lm.py", "--stages 2", stages);
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  const auto settings = plus(
+      common(), {"model.name=torchscript", "model.stages=" + stage_list(stages, 2),
+                 "model.loss=" + file("smoothed_token_loss.pt"), "data.source=files",
+                 "data.inputs=[" + file("ids.npy") + ", " + file("mask.npy") + "]",
+                 "data.targets=" + file("targets-padded.npy"), "data.batch_size=8",
+                 "schedule.microbatches=4", "schedule.name=1f1b"});
+  const auto result = baton_test::launch(kBaton, 2, settings, "scripted-token-loss");
+  ASSERT_EQ(result.command.exit_code, 0) << result.command.output;
+  const auto reference =
+      baton_test::compare_with_torch(result, 2, settings, kModels + "/masked_lm.py");
+  EXPECT_EQ(reference.exit_code, 0) << reference.output;
+
+  const auto refused = baton_test::run_command(
+      "timeout 120 " + kBaton + " run --no-env --set model.name=torchscript --set 'model.stages=" +
+      stage_list(stages, 2) + "' --set world.ranks=1 --set schedule.stages_per_rank=2 " +
+      "--set schedule.name=interleaved_1f1b --set model.loss=" + file("value_loss.pt") +
+      " --set data.source=files --set 'data.inputs=[" + file("ids.npy") + ", " + file("mask.npy") +
+      "]' --set data.targets=" + file("targets.npy") +
+      " --set data.batch_size=8 --set run.output_dir=" + file("refusal-runs"));
+  expect_refused(refused, "fails on the model's output ([1, 16, 64] float32) and the targets "
+                          "([1, 16] int64) (class ids): ");
+  EXPECT_THAT(refused.output, HasSubstr("a loss over values gets them with model.targets: values"));
 }
 
 }  // namespace

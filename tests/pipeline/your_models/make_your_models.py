@@ -13,6 +13,9 @@ usage: make_your_models.py OUT_DIR
   targets-flat.npy     targets of the wrong shape ([48])
   targets-high.npy     class ids up to 99 for a model with 64 classes
   targets-float.npy    float targets for cross entropy
+  targets-padded.npy   targets.npy with its last 3 positions -100 (padding)
+  smoothed_token_loss.pt   a scripted token loss over class ids (label smoothing, -100 skipped)
+  value_loss.pt        a scripted loss over values shaped like the output
 """
 import json
 import os
@@ -70,6 +73,22 @@ class HandStage1(nn.Module):
         return self.out(torch.tanh(self.mix(h)) * gate)
 
 
+class SmoothedTokenLoss(nn.Module):
+    """A token loss of the user's own over class ids: label smoothing, padding -100 skipped."""
+
+    def forward(self, output, targets):
+        return nn.functional.cross_entropy(output.reshape(-1, output.size(-1)),
+                                           targets.reshape(-1), ignore_index=-100,
+                                           label_smoothing=0.1)
+
+
+class ValueLoss(nn.Module):
+    """A loss over values shaped like the output: given class ids, it fails."""
+
+    def forward(self, output, targets):
+        return ((output - targets) ** 2).mean()
+
+
 HAND_MAP = {"parameters": {"inp.weight": "encoder.inp.weight", "inp.bias": "encoder.inp.bias",
                            "gate.weight": "encoder.gate.weight",
                            "gate.bias": "encoder.gate.bias"}}
@@ -99,6 +118,12 @@ def main(out_dir):
     high[5, 3] = 99
     np.save(os.path.join(out_dir, "targets-high.npy"), high.numpy())
     np.save(os.path.join(out_dir, "targets-float.npy"), targets.float().numpy())
+    padded = targets.clone()
+    padded[:, context - 3:] = -100  # the last positions are padding
+    np.save(os.path.join(out_dir, "targets-padded.npy"), padded.numpy())
+    torch.jit.save(torch.jit.script(SmoothedTokenLoss()),
+                   os.path.join(out_dir, "smoothed_token_loss.pt"))
+    torch.jit.save(torch.jit.script(ValueLoss()), os.path.join(out_dir, "value_loss.pt"))
 
 
 if __name__ == "__main__":
