@@ -233,7 +233,8 @@ void check_targets(const at::Tensor& targets, const BuiltModel& model, const std
   if (at::isFloatingType(targets.scalar_type()) || targets.scalar_type() == at::kBool) {
     throw baton::ConfigError(
         where + "holds " + baton_models::describe_tensors({targets}) +
-        " values; the loss takes class ids (integers: cross entropy, or model.targets: classes). Save them as integers "
+        " values; the loss takes class ids (integers: cross entropy, or model.targets: classes). "
+        "Save them as integers "
         "(numpy: targets.astype('int64')), or use model.loss: mse for value targets");
   }
   const auto wanted = with_rows(rows, model.target_shape);

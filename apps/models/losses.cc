@@ -58,14 +58,14 @@ void check_loss_has_gradient(const BuiltModel& model, const at::Tensor& targets,
   } catch (const std::exception& error) {
     std::string what = error.what();
     what = what.substr(0, what.find('\n'));
-    throw baton::ConfigError(
-        setting.origin().description + ": model.loss '" + setting.as_string() +
-        "' fails on the model's output " + describe_tensors({output}) + " and the targets " +
-        describe_tensors({sample}) + (model.value_targets ? " (values)" : " (class ids)") +
-        ": " + what + (model.value_targets
-                           ? "; a loss over class ids gets them with model.targets: classes "
-                             "(or integer data.targets)"
-                           : "; a loss over values gets them with model.targets: values"));
+    throw baton::ConfigError(setting.origin().description + ": model.loss '" + setting.as_string() +
+                             "' fails on the model's output " + describe_tensors({output}) +
+                             " and the targets " + describe_tensors({sample}) +
+                             (model.value_targets ? " (values)" : " (class ids)") + ": " + what +
+                             (model.value_targets
+                                  ? "; a loss over class ids gets them with model.targets: classes "
+                                    "(or integer data.targets)"
+                                  : "; a loss over values gets them with model.targets: values"));
   }
   if (!loss.requires_grad()) {
     throw baton::ConfigError(setting.origin().description + ": model.loss '" + setting.as_string() +

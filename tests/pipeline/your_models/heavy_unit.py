@@ -1,7 +1,7 @@
-"""Units whose parameters and compute disagree: `wide` holds most of the parameters but costs
-one small matmul; `mixer` holds none but mixes its input with itself 300 times. Balanced by
-parameters the cut leaves `mixer` with `head` (wide | mixer, head); balanced by measured time
-`mixer` gets a stage of its own (wide, narrow | mixer, head would be worse: mixer dominates)."""
+"""Units whose parameters and compute disagree: `wide` and `narrow` hold most of the
+parameters but cost one small matmul each; `mixer` holds none but mixes its input with itself
+300 times. Balanced by parameters the cut is wide | narrow, mixer, head; balanced by measured
+time it is wide, narrow | mixer, head: the mixer costs ~50x the rest."""
 import torch
 from torch import nn
 
