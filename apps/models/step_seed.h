@@ -1,5 +1,6 @@
 // The one seed of a training step, and of each row of its batch. Dropout inside the model draws
-// from the global generator, reseeded with step_seed(run.seed, step) before each step; each row
+// from the default generator, seeded before each stage's forward of each microbatch from
+// step_seed(run.seed, step) (baton/runtime/forward_seed.h); each row
 // of a step's global batch — a synthetic row (its inputs drawn first, then its target), a text
 // window's start — from a generator seeded with row_seed(run.seed, step, row). A step's data and
 // randomness depend on the seed, the step and the row alone: a resumed run reproduces an
