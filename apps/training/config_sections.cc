@@ -12,6 +12,7 @@
 #include "baton/error.h"
 #include "baton/suggest.h"
 #include "optimizer_settings.h"
+#include "recompute_setting.h"
 
 namespace baton_app {
 namespace {
@@ -254,6 +255,9 @@ void check_app_sections(const baton::Config& config) {
   }
   check_stage_files(config);
   check_cuts(config);
+  if (config.section("schedule").get_string("name") != "auto") {  // auto chooses the stages
+    recomputed_stages(config.section("model").at("recompute"), pipeline_stages(config));
+  }
   check_batch(config);
   check_eval(config);
 }
@@ -276,6 +280,11 @@ void add_app_config_sections() {
                   "Where stages start: params (equal parameter counts), balanced (equal measured "
                   "forward + backward time per stage), or a list of unit indices where stages "
                   "1..n-1 begin, e.g. [2, 5]."},
+                 {"recompute", ParamType::kStringList, "off",
+                  "Activation recomputation: off, on (every stage), or stage indices [0, 2]. A "
+                  "recomputing stage keeps only its inputs between a microbatch's forward and "
+                  "its backward, and runs the forward again right before the backward (the same "
+                  "result, bit for bit, for one more forward)."},
                  {"loss", ParamType::kString, "cross_entropy",
                   "cross_entropy (class targets), mse (float targets shaped like the output), or a "
                   "TorchScript .pt file whose forward(output, target) returns the loss."},

@@ -12,6 +12,7 @@
 #include "losses.h"
 #include "model_catalog.h"
 #include "optimizer_factory.h"
+#include "recompute_setting.h"
 
 namespace baton_app {
 
@@ -92,6 +93,8 @@ std::unique_ptr<RankPipeline> build_rank_pipeline(baton::Config& config, RankPla
   executor_options.measure_gradient_norm = pipeline->optimizer_settings.clip_grad_norm > 0;
   executor_options.count_targets = pipeline->model.count_targets;
   executor_options.tied_parameters = pipeline->local.ties;
+  executor_options.recompute_stages =
+      recomputed_stages(config.section("model").at("recompute"), pipeline->plan.plan().num_stages);
   if (world.rank == 0) {
     for (const baton::TiedParameter& tie : pipeline->local.ties) {
       std::string text;

@@ -42,6 +42,7 @@ import numpy as np
 import torch
 from torch import nn
 import torch.nn.functional as F
+import torch.utils.checkpoint
 
 # baton's documented defaults (docs/configuration.md) for the keys this reference reads.
 DEFAULTS = {
@@ -78,6 +79,7 @@ DEFAULTS = {
     "run.seed": 0,
     "world.data_parallel": 1,
     "schedule.microbatches": 4,
+    "model.recompute": "off",
 }
 
 # Each built-in model's documented model.params defaults (docs/configuration.md, "model").
@@ -335,13 +337,19 @@ class StageFiles(nn.Module):
     # (step_seed, global microbatch) while a microbatch runs: each stage's forward then draws
     # from the default generator seeded by forward_seed() (docs/your-model.md, "Dropout").
     seeding = None
+    # model.recompute: the stages run inside torch.utils.checkpoint (which keeps the random
+    # state it finds, so dropout replays the masks drawn after the seeding above).
+    checkpointed = ()
 
     def forward(self, *inputs):
         values = inputs
         for index, stage in enumerate(self.children()):
             if self.seeding is not None:
                 torch.manual_seed(forward_seed(self.seeding[0], index, self.seeding[1]))
-            out = stage(*values)
+            if index in self.checkpointed:
+                out = torch.utils.checkpoint.checkpoint(stage, *values, use_reentrant=False)
+            else:
+                out = stage(*values)
             values = out if isinstance(out, tuple) else (out,)
         return values[0]
 
@@ -951,6 +959,12 @@ def main():
         every = int(s["eval.every"])
         held_out = HeldOut(s, model) if every > 0 else None
         by_microbatch = args.microbatched or statistics_or_randomness(model)
+        recompute = s["model.recompute"]
+        if isinstance(model, StageFiles) and recompute not in ("off", ["off"]):
+            count = len(list(model.children()))
+            model.checkpointed = set(range(count)) if recompute in ("on", ["on"]) else \
+                {int(i) for i in recompute}
+            print("stages %s inside torch.utils.checkpoint" % sorted(model.checkpointed))
         if by_microbatch:
             if args.python_model and "Dropout" in " ".join(statistics_or_randomness(model)):
                 raise Unsupported("dropout in --python-model: its masks are drawn per stage, "

@@ -63,6 +63,12 @@ void check_plan_and_options(int rank, const Plan& plan, const ExecutorOptions& o
                 std::to_string(options.replicas) + " does not exist");
   }
   if (options.bucket_bytes < 1) throw Error("gradient buckets need at least one byte");
+  for (const int stage : options.recompute_stages) {
+    if (stage < 0 || stage >= plan.num_stages) {
+      throw Error("recompute names stage " + std::to_string(stage) + "; the plan has stages 0 to " +
+                  std::to_string(plan.num_stages - 1));
+    }
+  }
 }
 
 }  // namespace
@@ -91,6 +97,7 @@ struct PipelineExecutor::Impl {
         ties(topology, options.replica, rank, options.timeout),
         faults(options.fault) {
     compute.set_global_microbatch_offset(options.replica * plan.num_microbatches);
+    compute.set_recompute_stages(options.recompute_stages);
   }
 
   int rank;

@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "baton/error.h"
+#include "baton/runtime/buffers_kept.h"
 #include "baton/runtime/forward_seed.h"
 #include "differentiable.h"
 
@@ -160,6 +162,7 @@ void StageCompute::forward(int s, int mb) {
                   ")");
     }
     for (const auto& output : previous.outputs) inputs.push_back(output.detach());
+    if (previous.replay_pending) previous.outputs.clear();  // its replay makes them again
   } else {
     for (const auto& buffer : await_receive_(Action{s, ActionType::kRecvForward, mb, {}})) {
       inputs.push_back(buffer);
@@ -173,28 +176,61 @@ void StageCompute::forward(int s, int mb) {
     }
   }
   st.inputs = inputs;
+  const bool recompute = recompute_stages_.count(s) > 0;
   if (data_.random_seed) seed_forward(s, mb);
-  st.outputs = stage(s).forward(inputs);
-  check_all(st.outputs, output_metas_.at(s), s, mb, TensorRole::kForwardOutput);
-  if (s == last_stage()) {
-    if (count_targets_) {
-      // A sum over the microbatch's counted targets, scaled to the global batch's mean.
-      const at::Tensor& targets = targets_.at(static_cast<std::size_t>(mb));
-      at::Tensor sum = loss_function_(st.outputs, targets);
+  {
+    // Recomputed: no graph now; replay_forward() builds it before the backward.
+    std::optional<at::NoGradGuard> no_graph;
+    if (recompute) no_graph.emplace();
+    st.outputs = stage(s).forward(inputs);
+    check_all(st.outputs, output_metas_.at(s), s, mb, TensorRole::kForwardOutput);
+    if (s == last_stage()) {
+      const at::Tensor targets = count_targets_ ? targets_.at(static_cast<std::size_t>(mb))
+                                                : data_.targets(mb);  // asked for once
+      st.loss = scaled_loss(mb, st.outputs, targets, /*record=*/true);
+      if (recompute) {
+        st.targets = targets;
+        st.outputs.clear();  // nothing leaves the last stage: the replay makes them again
+      }
+    }
+  }
+  st.replay_pending = recompute;
+  st.forward_done = true;
+  peak_activations_ = std::max(peak_activations_, ++live_activations_);
+}
+
+at::Tensor StageCompute::scaled_loss(int mb, const std::vector<at::Tensor>& outputs,
+                                     const at::Tensor& targets, bool record) {
+  if (count_targets_) {
+    // A sum over the microbatch's counted targets, scaled to the global batch's mean.
+    at::Tensor sum = loss_function_(outputs, targets);
+    if (record) {
       const double summed = sum.item<double>();
       const std::int64_t counted = target_counts_.at(static_cast<std::size_t>(mb));
       microbatch_losses_.push_back(counted > 0 ? summed / static_cast<double>(counted) : 0.0);
       scaled_loss_sum_ += summed * loss_scale_;
-      st.loss = sum * loss_scale_;
-    } else {
-      at::Tensor loss = loss_function_(st.outputs, data_.targets(mb));
-      microbatch_losses_.push_back(loss.item<double>());
-      if (scale_loss_by_microbatches_) loss = loss / plan_.num_microbatches;
-      st.loss = loss;
     }
+    return sum * loss_scale_;
   }
-  st.forward_done = true;
-  peak_activations_ = std::max(peak_activations_, ++live_activations_);
+  at::Tensor loss = loss_function_(outputs, targets);
+  if (record) microbatch_losses_.push_back(loss.item<double>());
+  if (scale_loss_by_microbatches_) loss = loss / plan_.num_microbatches;
+  return loss;
+}
+
+void StageCompute::replay_forward(int s, int mb) {
+  MicrobatchState& st = state(s, mb);
+  if (!st.replay_pending) return;
+  // The same inputs, the same draws: the same outputs, bit for bit, now with their graph. A
+  // BatchNorm's running statistics were updated by the first forward; this one puts them back.
+  const BuffersKept kept(stage(s).named_buffers());
+  if (data_.random_seed) seed_forward(s, mb);
+  st.outputs = stage(s).forward(st.inputs);
+  if (s == last_stage()) {
+    st.loss = scaled_loss(mb, st.outputs, st.targets, /*record=*/false);
+    st.targets = at::Tensor();
+  }
+  st.replay_pending = false;
 }
 
 // ---- backward ------------------------------------------------------------------------------
@@ -261,6 +297,7 @@ std::vector<at::Tensor> StageCompute::stage_parameters(int s) {
 }
 
 void StageCompute::full_backward_action(int s, int mb) {
+  replay_forward(s, mb);
   std::vector<at::Tensor> roots, grads;
   backward_roots(s, mb, &roots, &grads);
   MicrobatchState& st = state(s, mb);
@@ -271,6 +308,7 @@ void StageCompute::full_backward_action(int s, int mb) {
 }
 
 void StageCompute::backward_input_action(int s, int mb) {
+  replay_forward(s, mb);
   std::vector<at::Tensor> roots, grads;
   backward_roots(s, mb, &roots, &grads);
   MicrobatchState& st = state(s, mb);
@@ -310,6 +348,7 @@ std::vector<at::Tensor> StageCompute::outgoing(const Action& send) {
                   std::to_string(mb) + " before computing them");
     }
     for (const auto& tensor : st.outputs) tensors.push_back(tensor.detach().contiguous());
+    if (st.replay_pending) st.outputs.clear();  // held by the send; the replay makes them again
     return tensors;
   }
   MicrobatchState& st = state(s, mb);

@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -73,6 +74,9 @@ class StageCompute {
 
   // This replica's microbatch m is microbatch offset + m of the step (forward_seed.h).
   void set_global_microbatch_offset(int offset) { global_microbatch_offset_ = offset; }
+  // The stages whose forward is run again before their backward (ExecutorOptions::
+  // recompute_stages).
+  void set_recompute_stages(std::set<int> stages) { recompute_stages_ = std::move(stages); }
 
   const std::vector<double>& microbatch_losses() const { return microbatch_losses_; }
   int peak_activations() const { return peak_activations_; }
@@ -85,6 +89,8 @@ class StageCompute {
     at::Tensor loss;                      // last stage: scaled loss
     std::vector<at::Tensor> input_grads;  // after B or I
     std::unique_ptr<SplitBackward> split;
+    at::Tensor targets;  // last stage, recomputed: the microbatch's targets, for the replay
+    bool replay_pending = false;  // recomputed: the graph is not kept until the backward
     bool forward_done = false;
     bool backward_done = false;
   };
@@ -95,6 +101,12 @@ class StageCompute {
   MicrobatchState& state(int stage, int microbatch) { return states_[{stage, microbatch}]; }
 
   void forward(int s, int mb);
+  // The last stage's loss of microbatch mb, scaled for its backward; `record` adds it to the
+  // step's figures (the first forward does, a replay does not).
+  at::Tensor scaled_loss(int mb, const std::vector<at::Tensor>& outputs, const at::Tensor& targets,
+                         bool record);
+  // Recomputation: runs stage s's forward of mb again, with the graph, before its backward.
+  void replay_forward(int s, int mb);
   // Seeds the default generator for stage s's forward of microbatch mb (forward_seed.h).
   void seed_forward(int s, int mb);
   void backward_roots(int s, int mb, std::vector<at::Tensor>* roots,
@@ -125,6 +137,7 @@ class StageCompute {
   std::map<int, std::vector<TensorMeta>> input_metas_;
   std::map<int, std::vector<TensorMeta>> output_metas_;
   int global_microbatch_offset_ = 0;
+  std::set<int> recompute_stages_;
 
   // Per step.
   std::map<std::pair<int, int>, MicrobatchState> states_;

@@ -20,7 +20,7 @@ namespace baton {
 class BATON_API BuffersKept {
  public:
   explicit BuffersKept(const std::vector<std::pair<std::string, at::Tensor>>& buffers);
-  ~BuffersKept();  // puts every buffer back as it was
+  ~BuffersKept();  // puts every buffer back as it was, unseen by autograd's version counts
   BuffersKept(const BuffersKept&) = delete;
   BuffersKept& operator=(const BuffersKept&) = delete;
 

@@ -133,6 +133,13 @@ struct ExecutorOptions {
   // hold it — so every copy takes the same update and stays identical. The gradient norm
   // counts each tie once. The same list, in the same order, on every rank.
   std::vector<TiedParameter> tied_parameters;
+  // Activation recomputation: each stage listed runs its forward without keeping the autograd
+  // graph — it keeps only its inputs, and draws the same randomness again through
+  // forward_seed() — and runs it once more, with the graph, right before the microbatch's
+  // backward (B, or I on split-backward schedules; W then uses that graph). A BatchNorm's
+  // statistics are updated by the first forward only. Gradients, weights and losses are
+  // bit-identical to a run without it; the cost is one more forward of the stage.
+  std::set<int> recompute_stages;
 };
 
 struct StepResult {
