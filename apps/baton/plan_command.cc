@@ -6,6 +6,8 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "baton/config.h"
 #include "baton/files.h"
@@ -80,7 +82,36 @@ struct PlanOptions {
   std::string out;
   std::vector<std::string> plugin_path;
   int data_parallel = 1;
+  std::string recompute = "off";
 };
+
+// --recompute off|on|S,S,...: the stages whose B (or I) runs their forward again and which
+// keep only their inputs until then (model.recompute).
+std::vector<bool> recomputed(const std::string& text, int num_stages) {
+  std::vector<bool> stages(static_cast<std::size_t>(num_stages), text == "on");
+  if (text == "on" || text == "off") return stages;
+  std::stringstream items(text);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    char* end = nullptr;
+    const long index = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || index < 0 || index >= num_stages) {
+      throw UsageError("--recompute: '" + item + "' is not one of the plan's stages (0 to " +
+                       std::to_string(num_stages - 1) + "); write off, on, or stages such as 0,2");
+    }
+    stages[static_cast<std::size_t>(index)] = true;
+  }
+  return stages;
+}
+
+// Every stage's own costs (the uniform ones where none are measured), recomputing as asked.
+void apply_recompute(const std::vector<bool>& stages, baton::MeasuredCosts* costs) {
+  baton::StageCosts uniform{costs->forward, costs->backward, costs->backward_input,
+                            costs->backward_weight};
+  uniform.reduce_grad = costs->reduce_grad;
+  if (costs->stages.size() < stages.size()) costs->stages.resize(stages.size(), uniform);
+  for (std::size_t s = 0; s < stages.size(); ++s) costs->stages[s].recompute = stages[s];
+}
 
 SelectedSchedule select_schedule(const PlanOptions& options, const baton::PluginLoader& loader) {
   SelectedSchedule selected;
@@ -157,9 +188,9 @@ baton::MeasuredCosts costs_from_profile(const PlanOptions& options, std::string*
 
 int run_plan(const PlanOptions& options) {
   std::string costs_described;
-  const baton::MeasuredCosts costs = names_a_profile(options.costs)
-                                         ? costs_from_profile(options, &costs_described)
-                                         : baton::MeasuredCosts(parse_costs(options.costs));
+  baton::MeasuredCosts costs = names_a_profile(options.costs)
+                                   ? costs_from_profile(options, &costs_described)
+                                   : baton::MeasuredCosts(parse_costs(options.costs));
   const baton::PluginLoader loader(options.plugin_path);
   const SelectedSchedule selected = select_schedule(options, loader);
   const auto& descriptor = selected.plugin->descriptor();
@@ -176,10 +207,22 @@ int run_plan(const PlanOptions& options) {
   baton::SimulationOptions simulation;
   simulation.timeline = options.format == "trace";
   simulation.keep_plan = false;
+  const std::vector<bool> recompute = recomputed(options.recompute, compiled.lowered.num_stages);
+  std::string recompute_described;
+  if (options.recompute != "off") {
+    apply_recompute(recompute, &costs);
+    recompute_described = "recompute: stages";
+    for (std::size_t s = 0; s < recompute.size(); ++s) {
+      if (recompute[s]) recompute_described += " " + std::to_string(s);
+    }
+    recompute_described +=
+        ": each B or I runs the stage's forward again; from F until then a microbatch keeps only "
+        "the stage's inputs (peak memory counts them)\n";
+  }
   const baton::SimulationResult result = baton::simulate(compiled.lowered, costs, simulation);
 
   std::string text = render(options.format, compiled, result);
-  if (options.format == "table") text += costs_described;
+  if (options.format == "table") text += costs_described + recompute_described;
   if (options.out.empty()) {
     std::cout << text;
   } else {
@@ -225,6 +268,11 @@ void add_plan_command(CommandLine& command_line) {
                   "sender's overhead); default F=1,B=2,I=1,W=1,comm=0; or a profile written "
                   "by baton tune (FILE.json): per-stage costs and memory, in seconds")
       ->type_name("F=1,B=2,...|FILE.json");
+  plan.add_option("--recompute", options->recompute,
+                  "off, on, or stages (0,2) that recompute (model.recompute): their B or I costs "
+                  "one more forward, and until then a microbatch holds only their inputs")
+      ->capture_default_str()
+      ->type_name("off|on|S,S");
   add_format_option(plan, options->format, {"table", "csv", "csv-comms", "json", "trace"},
                     "table (ranks as columns, steps as rows, then the simulation), csv (compute "
                     "actions), csv-comms (with the transfers), json (simulation summary), trace "

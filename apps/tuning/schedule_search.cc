@@ -161,6 +161,7 @@ baton::MeasuredCosts simulation_costs(const MicrobatchProfile& measured,
         bounds[s] == 0 ? measured.input_bytes
                        : measured.units[static_cast<std::size_t>(bounds[s] - 1)].output_bytes;
     stage.backward_transfer = input_bytes * transfer.seconds_per_byte;
+    stage.input_bytes = input_bytes;  // what a recomputing stage keeps between F and B
     stage.backward_send_overhead = input_bytes * transfer.send_overhead_per_byte;
     if (data_parallel > 1) {
       double gradient_bytes = 0;

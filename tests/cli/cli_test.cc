@@ -319,6 +319,22 @@ TEST(CliPlan, DataParallelAddsAndCostsTheGradientReduction) {
   EXPECT_THAT(result.output, HasSubstr("gradient all-reduce 5.000 (5.000 exposed)"));
 }
 
+// --recompute: each B runs its stage's forward again (F=1, B=2 becomes B=3): GPipe's
+// makespan (m + r - 1)(F + B) = 4 x 4, the bubble unchanged; a stage the plan lacks is refused.
+TEST(CliPlan, RecomputeCostsOneMoreForwardPerBackward) {
+  const auto result = run_command(kBaton + " plan --schedule " + kGoodSchedule +
+                                  " --ranks 2 --microbatches 3 --param label=x --recompute on");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("makespan 16.000, bubble 25.0%"));
+  EXPECT_THAT(result.output, HasSubstr("recompute: stages 0 1: each B or I runs the stage's "
+                                       "forward again"));
+  const auto refused = run_command(kBaton + " plan --schedule " + kGoodSchedule +
+                                   " --ranks 2 --microbatches 3 --param label=x --recompute 0,5");
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_THAT(refused.output,
+              HasSubstr("--recompute: '5' is not one of the plan's stages (0 to 1)"));
+}
+
 TEST(CliPlan, WritesCsvWithCommsToAFile) {
   const std::string out = testing::TempDir() + "/plan_comms.csv";
   const auto result = run_command(kBaton + " plan --schedule " + kGoodSchedule +

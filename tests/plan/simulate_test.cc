@@ -373,6 +373,31 @@ TEST(SimulateTest, PeakMemoryInBytesFollowsLiveActivations) {
   EXPECT_DOUBLE_EQ(split.ranks[0].peak_activation_bytes, 300);
 }
 
+TEST(SimulateTest, RecomputationHoldsOnlyInputsUntilTheBackwardAndRunsTheForwardAgain) {
+  // 1F1B on 2 ranks, 4 microbatches, F = 1, B = 2; stage 0 keeps 100 bytes per microbatch of
+  // which its input is 4. Without recomputation rank 0 holds 2 microbatches' 200 bytes; with
+  // it 2 inputs (8 bytes) until a B rebuilds one microbatch's 100: 4 + 100 at most. Each of
+  // stage 0's B costs one more forward: rank 0's work goes from 4 x 3 to 4 x 4.
+  MeasuredCosts costs;
+  costs.stages.resize(2);
+  costs.stages[0].activation_bytes = 100;
+  costs.stages[0].input_bytes = 4;
+  costs.stages[1].activation_bytes = 10;
+  const SimulationResult plain = simulate(one_f_one_b_plan(2, 4), costs);
+  ASSERT_DOUBLE_EQ(plain.ranks[0].peak_activation_bytes, 200);
+  ASSERT_DOUBLE_EQ(plain.ranks[0].busy_time, 12);
+  costs.stages[0].recompute = true;
+  const SimulationResult recomputed = simulate(one_f_one_b_plan(2, 4), costs);
+  EXPECT_DOUBLE_EQ(recomputed.ranks[0].peak_activation_bytes, 104);
+  EXPECT_DOUBLE_EQ(recomputed.ranks[0].busy_time, 16);
+  EXPECT_DOUBLE_EQ(recomputed.ranks[1].peak_activation_bytes, 10);  // not recomputed
+  EXPECT_GT(recomputed.makespan, plain.makespan);
+  // Split backward: I rebuilds the activations, W releases them; GPipe holds 3 inputs, then
+  // each I adds a microbatch's activations until its W.
+  const SimulationResult split = simulate(gpipe_plan(2, 3, /*split_backward=*/true), costs);
+  EXPECT_DOUBLE_EQ(split.ranks[0].peak_activation_bytes, 3 * 4 + 96);
+}
+
 TEST(SimulateTest, TotalsOnlyAgreeWithTheFullReplay) {
   SimulationOptions totals_only;
   totals_only.timeline = false;

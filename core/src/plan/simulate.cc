@@ -155,6 +155,7 @@ void check_costs(const MeasuredCosts& costs) {
     check_cost(stage.backward_send_overhead, prefix + "backward_send_overhead");
     check_cost(stage.activation_bytes, prefix + "activation_bytes");
     check_cost(stage.static_bytes, prefix + "static_bytes");
+    check_cost(stage.input_bytes, prefix + "input_bytes");
     check_cost(stage.reduce_grad, prefix + "reduce_grad");
   }
 }
@@ -333,15 +334,18 @@ class Replayer {
     return &stage_costs_[static_cast<std::size_t>(stage)];
   }
 
+  // A recomputing stage's B or I runs its forward again first.
+  static double replayed(const StageCosts& stage) { return stage.recompute ? stage.forward : 0.0; }
+
   double duration_of(const Action& part) const {
     const StageCosts* stage = costs_of(part.stage);
     switch (part.type) {
       case ActionType::kForward:
         return stage ? stage->forward : costs_.forward;
       case ActionType::kBackward:
-        return stage ? stage->backward : costs_.backward;
+        return stage ? stage->backward + replayed(*stage) : costs_.backward;
       case ActionType::kBackwardInput:
-        return stage ? stage->backward_input : costs_.backward_input;
+        return stage ? stage->backward_input + replayed(*stage) : costs_.backward_input;
       case ActionType::kBackwardWeight:
         return stage ? stage->backward_weight : costs_.backward_weight;
       case ActionType::kSendForward:
@@ -416,19 +420,31 @@ class Replayer {
     RankStatistics& stats = result_.ranks[rank];
     const StageCosts* stage = costs_of(part.stage);
     const double bytes = stage ? stage->activation_bytes : 0.0;
+    // Recomputing: between F and B (or I) only the inputs are held; the replay at B (or I)
+    // holds the activations again until B ends (or W).
+    const bool recompute = stage && stage->recompute;
+    const double kept = recompute ? stage->input_bytes : bytes;
     switch (part.type) {
       case ActionType::kForward:
         stats.peak_activations = std::max(stats.peak_activations, ++live_activations_[rank]);
-        live_bytes_[rank] += bytes;
+        live_bytes_[rank] += kept;
         stats.peak_activation_bytes = std::max(stats.peak_activation_bytes, live_bytes_[rank]);
         break;
       case ActionType::kBackward:
         set_finished(rank, kGradientReady, part.stage, part.microbatch, end, ready);
+        if (recompute) {
+          stats.peak_activation_bytes =
+              std::max(stats.peak_activation_bytes, live_bytes_[rank] - kept + bytes);
+        }
         --live_activations_[rank];
-        live_bytes_[rank] -= bytes;
+        live_bytes_[rank] -= kept;
         break;
       case ActionType::kBackwardInput:
         set_finished(rank, kGradientReady, part.stage, part.microbatch, end, ready);
+        if (recompute) {
+          live_bytes_[rank] += bytes - kept;
+          stats.peak_activation_bytes = std::max(stats.peak_activation_bytes, live_bytes_[rank]);
+        }
         break;
       case ActionType::kBackwardWeight:
         --live_activations_[rank];  // W still reads the stage inputs, so they live until here

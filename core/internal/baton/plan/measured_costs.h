@@ -31,6 +31,12 @@ struct StageCosts {
   // gradients, optimizer state). Only reported (RankStatistics), never a cost.
   double activation_bytes = 0.0;
   double static_bytes = 0.0;
+  // Activation recomputation (model.recompute, ExecutorOptions::recompute_stages): from F
+  // until its B (or I) a microbatch keeps only the stage's inputs, `input_bytes`, and B (or
+  // I) runs the forward again first — its duration includes `forward`, and from there
+  // `activation_bytes` are held as without recomputation (until B ends, or W).
+  bool recompute = false;
+  double input_bytes = 0.0;
   // How long the all-reduce of the stage's gradients across the data-parallel replicas takes
   // (REDUCE_GRAD); replaces SimulationCosts::reduce_grad for this stage.
   double reduce_grad = 0.0;
