@@ -66,11 +66,10 @@ std::string choose(baton::Config& config, const AutoScheduleContext& context) {
             << profile_path << "; the best of " << result.ranked.size() << " candidates:\n"
             << format_search_table(result, kTableRows) << std::flush;
   const Candidate& best = result.ranked.front();
-  const nlohmann::json chosen = {{"schedule", best.schedule},
-                                 {"stages_per_rank", best.stages_per_rank},
-                                 {"microbatches", best.microbatches},
-                                 {"bounds", best.bounds},
-                                 {"predicted_step_s", best.predicted_step_s}};
+  const nlohmann::json chosen = {
+      {"schedule", best.schedule},         {"stages_per_rank", best.stages_per_rank},
+      {"microbatches", best.microbatches}, {"bounds", best.bounds},
+      {"recompute", best.recompute},       {"predicted_step_s", best.predicted_step_s}};
   const std::string text = chosen.dump(2) + "\n";
   baton::write_file_atomically(choice_path, text);
   return text;
@@ -96,6 +95,10 @@ void apply(baton::Config& config, const std::string& text, const std::string& or
   config.set_value(
       "model", "cuts",
       baton::ParamValue(baton::ParamType::kStringList, cuts_text(bounds), cuts, origin));
+  if (chosen.value("recompute", false)) {
+    config.set_value("model", "recompute",
+                     baton::ParamValue(baton::ParamType::kStringList, "on", {"on"}, origin));
+  }
 }
 
 }  // namespace

@@ -116,6 +116,7 @@ SearchSpace search_space_from_config(const baton::Config& config, int ranks, int
   }
   space.memory_limit_bytes = limit_mb * 1024.0 * 1024.0;
   space.optimizer_state_factor = optimizer_state_factor(config);
+  space.may_recompute = config.section("model").at("recompute").origin().description == "default";
   return space;
 }
 
@@ -251,24 +252,40 @@ SearchResult search_schedules(const baton::PluginLoader& loader, const ModelProf
           list[same->second.index].same_plan.push_back(plugin->name());
           continue;
         }
-        const baton::SimulationResult simulated =
-            baton::simulate(compiled.lowered,
-                            simulation_costs(measured, candidate.bounds, profile.transfer,
-                                             space.optimizer_state_factor, space.data_parallel,
-                                             profile.split_backward_factor),
-                            totals_only);
-        ++result.simulated;
-        candidate.predicted_step_s = simulated.makespan;
-        candidate.bubble = simulated.bubble_fraction;
-        for (std::size_t rank = 0; rank < simulated.ranks.size(); ++rank) {
-          candidate.predicted_compute_s.push_back(simulated.ranks[rank].busy_time);
-          if (simulated.ranks[rank].peak_memory_bytes() > candidate.peak_memory_bytes) {
-            candidate.peak_memory_bytes = simulated.ranks[rank].peak_memory_bytes();
-            candidate.peak_memory_rank = static_cast<int>(rank);
+        baton::MeasuredCosts costs = simulation_costs(
+            measured, candidate.bounds, profile.transfer, space.optimizer_state_factor,
+            space.data_parallel, profile.split_backward_factor);
+        const auto simulate_into = [&](Candidate& into) {
+          const baton::SimulationResult simulated =
+              baton::simulate(compiled.lowered, costs, totals_only);
+          ++result.simulated;
+          into.predicted_step_s = simulated.makespan;
+          into.bubble = simulated.bubble_fraction;
+          for (std::size_t rank = 0; rank < simulated.ranks.size(); ++rank) {
+            into.predicted_compute_s.push_back(simulated.ranks[rank].busy_time);
+            if (simulated.ranks[rank].peak_memory_bytes() > into.peak_memory_bytes) {
+              into.peak_memory_bytes = simulated.ranks[rank].peak_memory_bytes();
+              into.peak_memory_rank = static_cast<int>(rank);
+            }
+          }
+          return !(space.memory_limit_bytes > 0 &&
+                   into.peak_memory_bytes > space.memory_limit_bytes);
+        };
+        bool ranked = simulate_into(candidate);
+        if (!ranked && space.may_recompute) {
+          // Over the limit: recomputing every stage is slower but may fit; the faster plan
+          // that fits wins (a plan that fits without recomputation never recomputes).
+          Candidate recomputing = candidate;
+          recomputing.recompute = true;
+          recomputing.predicted_compute_s.clear();
+          recomputing.peak_memory_bytes = 0;
+          for (baton::StageCosts& stage : costs.stages) stage.recompute = true;
+          if (simulate_into(recomputing)) {
+            result.over_memory.push_back(candidate);
+            candidate = recomputing;
+            ranked = true;
           }
         }
-        const bool ranked = !(space.memory_limit_bytes > 0 &&
-                              candidate.peak_memory_bytes > space.memory_limit_bytes);
         std::vector<Candidate>& list = ranked ? result.ranked : result.over_memory;
         seen.emplace(key, Seen{ranked, list.size()});
         list.push_back(candidate);
@@ -319,16 +336,17 @@ std::string cuts_text(const std::vector<int>& bounds) {
 std::string format_search_table(const SearchResult& result, std::size_t top) {
   std::ostringstream out;
   char line[256];
-  std::snprintf(line, sizeof(line), "%-4s %-18s %9s %12s %-16s %14s %7s %16s\n", "#", "schedule",
-                "stages/rk", "microbatches", "cuts", "predicted ms", "bubble", "peak mem/rank");
+  std::snprintf(line, sizeof(line), "%-4s %-18s %9s %12s %-16s %14s %7s %16s %9s\n", "#",
+                "schedule", "stages/rk", "microbatches", "cuts", "predicted ms", "bubble",
+                "peak mem/rank", "recompute");
   out << line;
   const std::size_t rows = top == 0 ? result.ranked.size() : std::min(top, result.ranked.size());
   for (std::size_t i = 0; i < rows; ++i) {
     const Candidate& c = result.ranked[i];
-    std::snprintf(line, sizeof(line), "%-4zu %-18s %9d %12d %-16s %14.3f %6.1f%% %16s\n", i + 1,
+    std::snprintf(line, sizeof(line), "%-4zu %-18s %9d %12d %-16s %14.3f %6.1f%% %16s %9s\n", i + 1,
                   c.schedule.c_str(), c.stages_per_rank, c.microbatches,
                   cuts_text(c.bounds).c_str(), 1e3 * c.predicted_step_s, 100.0 * c.bubble,
-                  mib(c.peak_memory_bytes).c_str());
+                  mib(c.peak_memory_bytes).c_str(), c.recompute ? "on" : "off");
     out << line;
   }
   for (std::size_t i = 0; i < rows; ++i) {
@@ -342,7 +360,8 @@ std::string format_search_table(const SearchResult& result, std::size_t top) {
   const Candidate& best = result.ranked.front();
   out << "\nchosen: " << best.schedule << ", " << best.stages_per_rank << " stage(s) per rank, "
       << best.microbatches << " microbatches, cuts " << cuts_text(best.bounds)
-      << ": the fastest predicted step";
+      << (best.recompute ? ", recomputing every stage (model.recompute: on)" : "")
+      << ": the fastest predicted step" << (best.recompute ? " that fits" : "");
   if (result.ranked.size() > 1) {
     const Candidate& next = result.ranked[1];
     std::snprintf(line, sizeof(line),
@@ -373,6 +392,7 @@ std::string format_search_json(const SearchResult& result) {
                           {"stages_per_rank", c.stages_per_rank},
                           {"microbatches", c.microbatches},
                           {"bounds", c.bounds},
+                          {"recompute", c.recompute},
                           {"predicted_step_s", c.predicted_step_s},
                           {"bubble", c.bubble},
                           {"peak_memory_bytes", c.peak_memory_bytes},

@@ -29,6 +29,10 @@ struct SearchSpace {
   // Replicas of the pipeline (world.data_parallel): each plan reduces its gradients across
   // them (REDUCE_GRAD), costed as a ring all-reduce over the profiled transfer costs.
   int data_parallel = 1;
+  // A plan over the memory limit may recompute every stage's activations (model.recompute:
+  // on) instead: one more forward per backward, only the stages' inputs held between them.
+  // Off when the configuration sets model.recompute itself.
+  bool may_recompute = true;
 };
 
 struct Candidate {
@@ -36,6 +40,7 @@ struct Candidate {
   int stages_per_rank = 1;
   int microbatches = 1;
   std::vector<int> bounds;  // stage boundaries over the units: 0, ..., units
+  bool recompute = false;   // every stage recomputes (model.recompute: on)
   double predicted_step_s = 0;
   std::vector<double> predicted_compute_s;  // per pipeline rank: its F, B, I and W in the step
   double bubble = 0;
@@ -63,7 +68,8 @@ struct SearchResult {
 
 // The search a configuration asks for: schedule.name (`auto`: every plugin), the
 // schedule.microbatches / stages_per_rank the configuration sets itself (not their
-// defaults), schedule.memory_limit_mb, and the optimizer's state per parameter byte.
+// defaults), schedule.memory_limit_mb, the optimizer's state per parameter byte, and whether
+// recomputation may be chosen (model.recompute left at its default).
 // Throws ConfigError for a negative memory limit, naming where it was set.
 // `ranks` and `batch_size` are the whole world's: with world.data_parallel D the space is one
 // replica's pipeline (ranks / D, batch_size / D), its plans reducing across D replicas.

@@ -198,6 +198,7 @@ TEST(ScheduleSearch, AMemoryLimitExcludesGPipe) {
   space.batch_size = 8;
   space.microbatches = 8;
   space.schedules = {"gpipe", "1f1b"};
+  space.may_recompute = false;  // (RecomputationIsChosenOnlyWhenNothingFitsWithout)
   const ModelProfile profile = uniform_profile(4, 8, /*saved=*/1 << 20);
   const auto unlimited = baton_app::search_schedules(loader(), profile, space);
   double gpipe_peak = 0, one_f_one_b_peak = 0;
@@ -220,6 +221,46 @@ TEST(ScheduleSearch, AMemoryLimitExcludesGPipe) {
     EXPECT_THAT(error.what(), HasSubstr("no plan fits schedule.memory_limit_mb (0.0 MiB per "
                                         "rank): the smallest, 1f1b"));
   }
+}
+
+// A plan over the memory limit is tried again recomputing every stage (model.recompute: on):
+// only its inputs (64 B a sample) held between F and B instead of 1 MiB. With a limit 1F1B
+// fits, it wins without recomputation and GPipe joins the ranking recomputing, slower; with a
+// limit below 1F1B's plain need, the fastest plan that fits recomputes. With model.recompute
+// set by the user (may_recompute false) nothing is tried again.
+TEST(ScheduleSearch, RecomputationIsChosenOnlyWhenNothingFitsWithout) {
+  SearchSpace space;
+  space.ranks = 2;
+  space.batch_size = 8;
+  space.microbatches = 8;
+  space.schedules = {"gpipe", "1f1b"};
+  const ModelProfile profile = uniform_profile(4, 8, /*saved=*/1 << 20);
+  const auto unlimited = baton_app::search_schedules(loader(), profile, space);
+  double one_f_one_b_peak = 0, one_f_one_b_step = 0;
+  for (const Candidate& c : unlimited.ranked) {
+    EXPECT_FALSE(c.recompute) << c.schedule;  // no limit: never recomputes
+    if (c.schedule == "1f1b")
+      one_f_one_b_peak = c.peak_memory_bytes, one_f_one_b_step = c.predicted_step_s;
+  }
+  space.memory_limit_bytes = one_f_one_b_peak;
+  const auto fits = baton_app::search_schedules(loader(), profile, space);
+  ASSERT_EQ(fits.ranked.size(), 2u);
+  EXPECT_EQ(fits.ranked[0].schedule, "1f1b");
+  EXPECT_FALSE(fits.ranked[0].recompute);
+  EXPECT_EQ(fits.ranked[1].schedule, "gpipe");
+  EXPECT_TRUE(fits.ranked[1].recompute);
+  EXPECT_LE(fits.ranked[1].peak_memory_bytes, space.memory_limit_bytes);
+
+  space.memory_limit_bytes = one_f_one_b_peak - 1;
+  const auto tight = baton_app::search_schedules(loader(), profile, space);
+  ASSERT_FALSE(tight.ranked.empty());
+  EXPECT_TRUE(tight.ranked.front().recompute);
+  EXPECT_GT(tight.ranked.front().predicted_step_s, one_f_one_b_step);  // one more forward
+  EXPECT_THAT(baton_app::format_search_table(tight, 5),
+              HasSubstr("recomputing every stage (model.recompute: on)"));
+
+  space.may_recompute = false;
+  EXPECT_THROW(baton_app::search_schedules(loader(), profile, space), baton::ConfigError);
 }
 
 TEST(ScheduleSearch, APluginThatRefusesTheShapeIsSkippedWithItsReason) {
