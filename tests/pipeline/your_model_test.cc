@@ -684,6 +684,19 @@ TEST_F(YourModel, AScriptedLossReceivesClassIdsAsTheDataHoldsThem) {
       baton_test::compare_with_torch(result, 2, settings, kModels + "/masked_lm.py");
   EXPECT_EQ(reference.exit_code, 0) << reference.output;
 
+  // Synthetic data draws values unless model.targets says classes: then ids below the
+  // output's width, shaped like it without its last dimension, as the reference draws them.
+  const auto synthetic = plus(
+      common(), {"model.name=torchscript", "model.stages=" + stage_list(stages, 2),
+                 "model.loss=" + file("smoothed_token_loss.pt"), "model.targets=classes",
+                 "model.params.inputs=[\"int64[16]<64\", \"bool[16]\"]", "data.source=synthetic",
+                 "data.batch_size=8", "schedule.microbatches=4", "schedule.name=1f1b"});
+  const auto drawn = baton_test::launch(kBaton, 2, synthetic, "scripted-token-loss-synthetic");
+  ASSERT_EQ(drawn.command.exit_code, 0) << drawn.command.output;
+  const auto drawn_reference =
+      baton_test::compare_with_torch(drawn, 2, synthetic, kModels + "/masked_lm.py");
+  EXPECT_EQ(drawn_reference.exit_code, 0) << drawn_reference.output;
+
   const auto refused = baton_test::run_command(
       "timeout 120 " + kBaton + " run --no-env --set model.name=torchscript --set 'model.stages=" +
       stage_list(stages, 2) + "' --set world.ranks=1 --set schedule.stages_per_rank=2 " +
