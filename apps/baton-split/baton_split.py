@@ -404,7 +404,7 @@ def cuts_at(graph_module, model, names):
     return cuts
 
 
-def balanced_cuts(graph_module, model, stages, balance, inputs):
+def balanced_cuts(graph_module, model, stages, balance, inputs, model_file):
     """The cut into `stages` whose largest stage is smallest, by parameters or (balance
     "time") by each unit's measured forward + backward on example_inputs(). Returns the cuts
     and each unit's cost (seconds for time) by unit name."""
@@ -416,7 +416,7 @@ def balanced_cuts(graph_module, model, stages, balance, inputs):
         raise SplitError("--stages %d: the model runs only %d units (%s); use --split-at to cut "
                          "inside them" % (stages, len(units), ", ".join(u for _, u in units)))
     if balance == "time":
-        costs = unit_seconds(graph_module, model, inputs, units)
+        costs = unit_seconds(graph_module, model, inputs, units, model_file)
     else:
         modules = dict(model.named_modules())
         costs = [sum(p.numel() for p in modules[u].parameters()) for _, u in units]
@@ -424,7 +424,7 @@ def balanced_cuts(graph_module, model, stages, balance, inputs):
         {u: cost for (_, u), cost in zip(units, costs)}
 
 
-def unit_seconds(graph_module, model, inputs, units, repeats=7):
+def unit_seconds(graph_module, model, inputs, units, model_file, repeats=7):
     """Each unit's forward + backward on example_inputs(), the median of `repeats` timed
     passes after one untimed: the graph cut before every unit, run piece by piece as a
     pipeline runs its stages (every float input of a piece requires its gradient, every
@@ -442,7 +442,7 @@ def unit_seconds(graph_module, model, inputs, units, repeats=7):
                 arguments = [v.detach().requires_grad_(v.is_floating_point())
                              if isinstance(v, torch.Tensor) else v for v in values]
                 started = time.perf_counter()
-                with errors_named(model_file_of(model), "timing unit %s" % units[index][1]):
+                with errors_named(model_file, "timing unit %s" % units[index][1]):
                     output = piece(*arguments)
                     roots = [t for t in flat_tensors(output) if t.requires_grad]
                     if roots:
@@ -459,10 +459,6 @@ def stage_seconds(unit_costs, cut_names):
     names = list(unit_costs)
     bounds = [0] + [names.index(name) for name in cut_names] + [len(names)]
     return [sum(unit_costs[n] for n in names[a:b]) for a, b in zip(bounds, bounds[1:])]
-
-
-def model_file_of(model):
-    return getattr(sys.modules.get("baton_split_model"), "__file__", "the model file")
 
 
 def min_max_partition(counts, stages):
@@ -847,7 +843,7 @@ def main(argv=None):
             cuts = cuts_at(graph_module, model, args.split_at)
         else:
             cuts, unit_costs = balanced_cuts(graph_module, model, args.stages, args.balance,
-                                             inputs)
+                                             inputs, args.model_file)
         cut_indices = [index for index, _ in cuts]
         cut_names = [name for _, name in cuts]
         num_stages = len(cuts) + 1

@@ -106,10 +106,9 @@ std::vector<bool> recomputed(const std::string& text, int num_stages) {
 
 // Every stage's own costs (the uniform ones where none are measured), recomputing as asked.
 void apply_recompute(const std::vector<bool>& stages, baton::MeasuredCosts* costs) {
-  baton::StageCosts uniform{costs->forward, costs->backward, costs->backward_input,
-                            costs->backward_weight};
-  uniform.reduce_grad = costs->reduce_grad;
-  if (costs->stages.size() < stages.size()) costs->stages.resize(stages.size(), uniform);
+  if (costs->stages.size() < stages.size()) {
+    costs->stages.resize(stages.size(), costs->uniform_stage());
+  }
   for (std::size_t s = 0; s < stages.size(); ++s) costs->stages[s].recompute = stages[s];
 }
 

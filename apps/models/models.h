@@ -48,8 +48,8 @@ struct BuiltModel {
   bool value_targets = false;
   std::vector<std::int64_t> value_target_shape;
   // A scripted loss with model.targets: auto takes what the data holds: integer targets
-  // (files of integers, a text's next tokens) as class ids, float ones as values
-  // (resolve_target_kind, batches.cc); synthetic data draws values.
+  // (files of integers, a text's next tokens) as class ids, float ones as values (decided by
+  // file_batches and text_batches, batches.cc); synthetic data draws values.
   bool targets_follow_data = false;
   // Optional check on a real batch, once the pipeline is set up (a TorchScript model's
   // forward must be the chain of its children); throws ConfigError.

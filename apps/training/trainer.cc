@@ -269,11 +269,9 @@ void run_steps(RankRun& run, const TrainOptions& options) {
       // from the step's seed, the stage and the microbatch alone (baton/runtime/
       // forward_seed.h), so a run trains the same on any schedule or layout of its split and
       // a resumed run reproduces an uninterrupted one exactly.
-      const std::uint64_t seed_of_step = baton_models::step_seed(settings.seed, step);
-      torch::manual_seed(seed_of_step);
       const auto started = std::chrono::steady_clock::now();
       baton::StepData data;
-      data.random_seed = seed_of_step;
+      data.random_seed = baton_models::step_seed(settings.seed, step);
       if (uses_inputs) {
         data.inputs = [&prefetcher, step](int microbatch) {
           return prefetcher.inputs(step, microbatch);

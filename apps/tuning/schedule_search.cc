@@ -271,14 +271,13 @@ SearchResult search_schedules(const baton::PluginLoader& loader, const ModelProf
           return !(space.memory_limit_bytes > 0 &&
                    into.peak_memory_bytes > space.memory_limit_bytes);
         };
+        const Candidate unsimulated = candidate;
         bool ranked = simulate_into(candidate);
         if (!ranked && space.may_recompute) {
           // Over the limit: recomputing every stage is slower but may fit; the faster plan
           // that fits wins (a plan that fits without recomputation never recomputes).
-          Candidate recomputing = candidate;
+          Candidate recomputing = unsimulated;
           recomputing.recompute = true;
-          recomputing.predicted_compute_s.clear();
-          recomputing.peak_memory_bytes = 0;
           for (baton::StageCosts& stage : costs.stages) stage.recompute = true;
           if (simulate_into(recomputing)) {
             result.over_memory.push_back(candidate);

@@ -27,10 +27,7 @@ const std::string kBaton = BATON_BINARY;
 const std::string kSource = BATON_SOURCE_DIR;
 const std::string kText = kSource + "/configs/data/declaration.txt";
 
-std::vector<std::string> plus(std::vector<std::string> base, const std::vector<std::string>& more) {
-  base.insert(base.end(), more.begin(), more.end());
-  return base;
-}
+using baton_test::plus;
 
 // SGD: Adam would scale the rounding noise of the attention key bias's exactly-zero gradient
 // to lr-sized steps, which the reference allows for (docs/testing.md, "Tolerances") but which

@@ -20,10 +20,7 @@ const std::string kBaton = BATON_BINARY;
 const std::string kPython = BATON_PYTHON;
 const std::string kModels = std::string(BATON_SOURCE_DIR) + "/tests/pipeline/your_models";
 
-std::vector<std::string> plus(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
+using baton_test::plus;
 
 class Recompute : public testing::Test {
  protected:

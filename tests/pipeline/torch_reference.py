@@ -292,16 +292,16 @@ class StageFiles(nn.Module):
 
     def __init__(self, paths):
         super().__init__()
-        self.maps = []
+        self.maps, self.buffer_maps, ties = [], [], set()
         for index, path in enumerate(paths):
             extra = {"baton/names.json": ""}
             stage = torch.jit.load(path, _extra_files=extra)
             self.add_module("stage%d" % index, stage)
             names = json.loads(extra["baton/names.json"]) if extra["baton/names.json"] else {}
             self.maps.append(names.get("parameters", {}))
-            self.buffer_maps = getattr(self, "buffer_maps", []) + [names.get("buffers", {})]
-            ties = [tuple(tie) for tie in names.get("ties", [])]
-            self.ties = sorted(set(getattr(self, "ties", []) + ties))
+            self.buffer_maps.append(names.get("buffers", {}))
+            ties.update(tuple(tie) for tie in names.get("ties", []))
+        self.ties = sorted(ties)
         self.retie()
 
     def retie(self):
@@ -326,6 +326,11 @@ class StageFiles(nn.Module):
         for index, stage in enumerate(self.children()):
             for name, param in stage.named_parameters():
                 yield self.maps[index].get(name, name), param
+
+    def named_buffers(self, *args, **kwargs):
+        for index, stage in enumerate(self.children()):
+            for name, buffer in stage.named_buffers():
+                yield self.buffer_maps[index].get(name, name), buffer
 
     def parameters(self, *args, **kwargs):
         seen = set()
@@ -813,11 +818,6 @@ def check_buffers(report, label, dumps, model, rtol):
     the final tolerance; its elements are held to 10 rtol of the tensor's scale."""
     finals = gather(dumps, "buffer.", report)
     own = dict(model.named_buffers())
-    if isinstance(model, StageFiles):
-        own = {}
-        for index, stage in enumerate(model.children()):
-            for name, buffer in stage.named_buffers():
-                own[model.buffer_maps[index].get(name, name)] = buffer
     for name, value in sorted(finals.items()):
         if name not in own:
             continue

@@ -24,10 +24,7 @@ const std::string kSource = BATON_SOURCE_DIR;
 const std::string kNanoGpt = kSource + "/configs/models/nanogpt.py";
 const std::string kModels = kSource + "/tests/pipeline/your_models";
 
-std::vector<std::string> plus(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
+using baton_test::plus;
 
 class YourModel : public testing::Test {
  protected:

@@ -23,6 +23,13 @@ struct LaunchResult {
   std::vector<std::map<std::string, at::Tensor>> dumps;  // per rank
 };
 
+// `base` and then `more`: a run's settings with a case's own after them.
+inline std::vector<std::string> plus(std::vector<std::string> base,
+                                     const std::vector<std::string>& more) {
+  base.insert(base.end(), more.begin(), more.end());
+  return base;
+}
+
 inline std::map<std::string, at::Tensor> read_dump(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   std::map<std::string, at::Tensor> entries;

@@ -179,8 +179,7 @@ class Replayer {
     result_.schedule_name = plan.schedule_name;
     result_.num_ranks = static_cast<int>(plan.rank_steps.size());
     result_.ranks.resize(plan.rank_steps.size());
-    StageCosts uniform{costs.forward, costs.backward, costs.backward_input, costs.backward_weight};
-    uniform.reduce_grad = costs.reduce_grad;
+    const StageCosts uniform = costs.uniform_stage();
     for (std::size_t stage = 0; stage < stage_costs_.size(); ++stage) {
       stage_costs_[stage] = stage < costs.stages.size() ? costs.stages[stage] : uniform;
       const int rank = rank_of(static_cast<int>(stage));

@@ -48,6 +48,13 @@ struct MeasuredCosts : SimulationCosts {
   MeasuredCosts() = default;
   explicit MeasuredCosts(const SimulationCosts& uniform) : SimulationCosts(uniform) {}
   std::vector<StageCosts> stages;
+
+  // What a stage `stages` does not cover costs: the uniform figures.
+  StageCosts uniform_stage() const {
+    StageCosts stage{forward, backward, backward_input, backward_weight};
+    stage.reduce_grad = reduce_grad;
+    return stage;
+  }
 };
 
 // simulate() with measured costs. Throws as simulate() does, naming a bad stage's cost.
