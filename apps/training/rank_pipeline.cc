@@ -95,6 +95,7 @@ std::unique_ptr<RankPipeline> build_rank_pipeline(baton::Config& config, RankPla
   executor_options.tied_parameters = pipeline->local.ties;
   executor_options.recompute_stages =
       recomputed_stages(config.section("model").at("recompute"), pipeline->plan.plan().num_stages);
+  pipeline->recompute_stages = executor_options.recompute_stages;
   if (world.rank == 0 && !executor_options.recompute_stages.empty()) {
     std::string stages;
     for (const int s : executor_options.recompute_stages) stages += " " + std::to_string(s);

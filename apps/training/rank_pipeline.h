@@ -11,6 +11,7 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,7 @@ struct RankPipeline {
   std::shared_ptr<baton::Transport> transport;
   std::unique_ptr<baton::PipelineExecutor> executor;  // set up by the caller (executor->setup)
   OptimizerSettings optimizer_settings;               // optimizer and lr_schedule, read once
+  std::set<int> recompute_stages;                     // model.recompute, as the executor has it
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   ~RankPipeline();
 };

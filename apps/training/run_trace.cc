@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include "baton/files.h"
 #include "baton/plan/chrome_trace.h"
 #include "baton/plan/format.h"
+#include "baton/plan/measured_costs.h"
 #include "baton/plan/simulate.h"
 #include "baton/store_keys.h"
 #include "store_count.h"
@@ -44,6 +46,9 @@ const char* color_of(const baton::TraceEvent& bar) {
   }
   return "#888888";
 }
+
+// A rank's file is ours, but read defensively: no event carries more args than this.
+constexpr std::size_t kMaxArgs = 16;
 
 }  // namespace
 
@@ -123,19 +128,28 @@ void RunTrace::span(const baton::StepSpan& span) {
       baton::describe_span(span) + (compute ? " (step " + std::to_string(step_) + ")" : "");
   event.start_us = wall_start_us_ + span.start * 1e6;
   event.duration_us = (span.end - span.start) * 1e6;
+  if (compute) {
+    event.args.emplace_back("timestep", span.timestep);
+    baton::add_kept_args(span.kept, &event);
+  }
   events_.push_back(std::move(event));
 }
 
-std::string RunTrace::finish(const baton::Plan& lowered_plan) {
+std::string RunTrace::finish(const baton::Plan& lowered_plan,
+                             const std::set<int>& recompute_stages) {
   if (!enabled_) return "";
   const std::string dir = parent_of(path_);
   const std::string parts = dir + "/trace-ranks";
   baton::make_folders(parts, "trace");
   std::ostringstream mine;
   mine.precision(17);
+  // lane, start, end, the args (count, then name=value each), name: the name goes last, it
+  // is the only field with spaces.
   for (const auto& event : events_) {
     mine << static_cast<int>(event.lane) << '\t' << event.start_us << '\t'
-         << event.start_us + event.duration_us << '\t' << event.name << '\n';
+         << event.start_us + event.duration_us << '\t' << event.args.size();
+    for (const auto& [key, value] : event.args) mine << '\t' << key << '=' << value;
+    mine << '\t' << event.name << '\n';
   }
   baton::write_file_atomically(parts + "/rank" + std::to_string(rank_) + ".tsv", mine.str());
   if (store_) store_->add(baton::store_keys::kTraceWritten, 1);
@@ -154,8 +168,17 @@ std::string RunTrace::finish(const baton::Plan& lowered_plan) {
       event.rank = rank;
       int lane = 0;
       double end_us = 0;
-      fields >> lane >> event.start_us >> end_us;
+      std::size_t args = 0;
+      fields >> lane >> event.start_us >> end_us >> args;
       fields.get();
+      for (std::size_t i = 0; i < args && i < kMaxArgs; ++i) {
+        std::string arg;
+        std::getline(fields, arg, '\t');
+        const std::size_t equals = arg.rfind('=');
+        if (equals == std::string::npos) continue;
+        event.args.emplace_back(arg.substr(0, equals),
+                                std::strtoll(arg.c_str() + equals + 1, nullptr, 10));
+      }
       std::getline(fields, event.name);
       const bool compute = lane == static_cast<int>(baton::TraceLane::kCompute);
       event.lane = compute ? baton::TraceLane::kCompute : baton::TraceLane::kComms;
@@ -176,8 +199,14 @@ std::string RunTrace::finish(const baton::Plan& lowered_plan) {
                               std::to_string(world_size_) + " ranks, first " +
                               std::to_string(recorded_) + " steps (measured)"));
 
-  // The simulated plan beside it (one cost unit = 1 ms, as in `baton plan --format trace`).
-  const baton::SimulationResult simulated = baton::simulate(lowered_plan);
+  // The simulated plan beside it (one cost unit = 1 ms, as in `baton plan --format trace`),
+  // its stages recomputing as the run's do.
+  baton::MeasuredCosts costs;
+  for (int stage = 0; stage < lowered_plan.num_stages; ++stage) {
+    costs.stages.push_back(costs.uniform_stage());
+    costs.stages.back().recompute = recompute_stages.count(stage) > 0;
+  }
+  const baton::SimulationResult simulated = baton::simulate(lowered_plan, costs);
   const std::string plan_path = dir + "/plan_trace.json";
   baton::write_file_atomically(plan_path, baton::format_chrome_trace(simulated));
   baton::write_file_atomically(

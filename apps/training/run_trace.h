@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -46,8 +47,9 @@ class RunTrace : public baton::StepObserver {
   void step_started(int training_step) override;
   void span(const baton::StepSpan& span) override;
   // Writes this rank's part; on rank 0, waits for the others and writes the merged trace,
-  // its SVG and the simulated plan's. Returns the merged trace's path on rank 0.
-  std::string finish(const baton::Plan& lowered_plan);
+  // its SVG and the simulated plan's (with `recompute_stages` recomputing, as in the run).
+  // Returns the merged trace's path on rank 0.
+  std::string finish(const baton::Plan& lowered_plan, const std::set<int>& recompute_stages);
 
  private:
   bool enabled_;

@@ -343,7 +343,7 @@ void run_steps(RankRun& run, const TrainOptions& options) {
     heartbeat.reset();  // done training: a neighbour that finishes later must not think it hung
     // Ranks 0 and 1 are pipeline ranks 0 and 1 of replica 0 whatever the replicas.
     probe_transfer(options, transport.get(), executor, plan, world.rank, settings.timeout);
-    trace_path = run.trace.finish(plan);
+    trace_path = run.trace.finish(plan, pipeline.recompute_stages);
   } catch (const baton::Error& error) {
     run.failures.record();
     // Peers blocked on this rank fail fast instead of waiting for their timeout.

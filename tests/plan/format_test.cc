@@ -81,10 +81,12 @@ TEST(ChromeTraceTest, HasRankProcessesAndCompleteEventsInMicroseconds) {
                        "\"args\":{\"name\":\"Rank 1\"}}"),
             std::string::npos)
       << trace;
-  // 1F0 runs from 1 to 2 cost units on rank 1.
+  // 1F0 runs from 1 to 2 cost units on rank 1, at its timestep 1 (after its RECV_F), and
+  // leaves the rank keeping one microbatch's graph.
   EXPECT_NE(trace.find("{\"name\":\"1F0\",\"cat\":\"forward\",\"ph\":\"X\",\"pid\":1,\"tid\":0,"
-                       "\"ts\":1000,\"dur\":1000,\"args\":{\"step\":1,\"stage\":1,"
-                       "\"microbatch\":0}}"),
+                       "\"ts\":1000,\"dur\":1000,\"args\":{\"timestep\":1,\"stage\":1,"
+                       "\"microbatch\":0,\"kept graph\":1,\"kept inputs\":0,"
+                       "\"kept weight graph\":0}}"),
             std::string::npos)
       << trace;
   EXPECT_NE(trace.find("{\"name\":\"0B0\",\"cat\":\"backward\",\"ph\":\"X\",\"pid\":0,\"tid\":0,"

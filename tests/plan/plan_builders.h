@@ -13,11 +13,7 @@ namespace baton {
 namespace testing {
 
 inline Action make(int stage, ActionType type, int microbatch) {
-  Action action;
-  action.stage = stage;
-  action.type = type;
-  action.microbatch = microbatch;
-  return action;
+  return make_action(stage, type, microbatch);
 }
 
 // A plan from action text per rank; "" is an idle step.

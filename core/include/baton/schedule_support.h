@@ -82,14 +82,6 @@ inline std::vector<int> stages_of_rank(const Plan& plan, int rank) {
   return stages;
 }
 
-inline Action make_action(int stage, ActionType type, int microbatch) {
-  Action action;
-  action.stage = stage;
-  action.type = type;
-  action.microbatch = microbatch;
-  return action;
-}
-
 // "(<forward>;<backward>)OVERLAP_F_B": a forward and a backward of two stages on one rank that
 // the runtime may run concurrently, so one's communication hides behind the other's compute.
 inline Action make_overlap(Action forward, Action backward) {

@@ -1,6 +1,7 @@
 #include "baton/plan/chrome_trace.h"
 
 #include <algorithm>
+#include <string>
 
 #include "json_number.h"
 
@@ -35,6 +36,12 @@ Json complete_event(const TraceEvent& event) {
 }
 
 }  // namespace
+
+void add_kept_args(const KeptTally& kept, TraceEvent* event) {
+  for (Kept what : {Kept::kGraph, Kept::kInputs, Kept::kWeightGraph}) {
+    event->args.emplace_back(std::string("kept ") + kept_name(what), kept[what]);
+  }
+}
 
 // One event per line, so that a trace reads (and diffs) line by line.
 std::string write_chrome_trace(const std::vector<TraceEvent>& events, int ranks,

@@ -41,11 +41,12 @@ TraceEvent event_of(const TimelineEntry& entry) {
   event.category = category(action.type);
   event.start_us = entry.start * kMicrosecondsPerCostUnit;
   event.duration_us = (entry.end - entry.start) * kMicrosecondsPerCostUnit;
-  event.args.emplace_back("step", entry.step);
+  event.args.emplace_back("timestep", entry.step);
   if (action.type != ActionType::kOverlapForwardBackward) {
     event.args.emplace_back("stage", action.stage);
     if (action.microbatch >= 0) event.args.emplace_back("microbatch", action.microbatch);
   }
+  if (is_compute(action.type)) add_kept_args(entry.kept, &event);
   return event;
 }
 

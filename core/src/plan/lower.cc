@@ -10,14 +10,6 @@
 namespace baton {
 namespace {
 
-Action comm(int stage, ActionType type, int microbatch) {
-  Action action;
-  action.stage = stage;
-  action.type = type;
-  action.microbatch = microbatch;
-  return action;
-}
-
 bool is_input_gradient(ActionType type) {
   return type == ActionType::kBackward || type == ActionType::kBackwardInput;
 }
@@ -26,12 +18,12 @@ bool is_input_gradient(ActionType type) {
 void append_recvs(const Plan& plan, int rank, const Action& compute, std::vector<PlanSlot>* out) {
   const int stage = compute.stage;
   if (compute.type == ActionType::kForward && stage > 0 && plan.stage_to_rank[stage - 1] != rank) {
-    out->push_back(comm(stage, ActionType::kRecvForward, compute.microbatch));
+    out->push_back(make_action(stage, ActionType::kRecvForward, compute.microbatch));
   }
   // The last stage's gradient comes from its own loss, so it never receives one.
   if (is_input_gradient(compute.type) && stage + 1 < plan.num_stages &&
       plan.stage_to_rank[stage + 1] != rank) {
-    out->push_back(comm(stage, ActionType::kRecvBackward, compute.microbatch));
+    out->push_back(make_action(stage, ActionType::kRecvBackward, compute.microbatch));
   }
 }
 
@@ -40,10 +32,10 @@ void append_sends(const Plan& plan, int rank, const Action& compute, std::vector
   const int stage = compute.stage;
   if (compute.type == ActionType::kForward && stage + 1 < plan.num_stages &&
       plan.stage_to_rank[stage + 1] != rank) {
-    out->push_back(comm(stage, ActionType::kSendForward, compute.microbatch));
+    out->push_back(make_action(stage, ActionType::kSendForward, compute.microbatch));
   }
   if (is_input_gradient(compute.type) && stage > 0 && plan.stage_to_rank[stage - 1] != rank) {
-    out->push_back(comm(stage, ActionType::kSendBackward, compute.microbatch));
+    out->push_back(make_action(stage, ActionType::kSendBackward, compute.microbatch));
   }
 }
 

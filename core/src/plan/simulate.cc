@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "baton/error.h"
+#include "baton/plan/action_rules.h"
 #include "baton/plan/format.h"
 #include "baton/plan/measured_costs.h"
 #include "baton/plan/validate.h"
@@ -22,30 +23,19 @@
 namespace baton {
 namespace {
 
-// Event kinds beyond ActionType: "the input gradient of this stage exists", produced by B or I.
-constexpr int kGradientReady = 1000;
-
-int kind(ActionType type) {
-  return static_cast<int>(type);
-}
-
-// Something an action waits for: that `rank` has finished (kind, stage, microbatch).
-struct Need {
-  int rank = -1;
-  int kind = 0;
-  int stage = 0;
-  int microbatch = 0;
-  double delay = 0.0;  // added to the finish time (transfer time for a RECV)
+// Something an action waits for: `need` (action_rules.h), available `delay` after it happened
+// (a RECV: the transfer time).
+struct Awaited {
+  Need need;
+  double delay = 0.0;
 };
 
-// An action waits for at most two things (a backward: its forward and the next stage's
-// gradient); kept on the stack, since the replay asks for every action's needs.
-struct Needs {
-  Need items[2];
+// At most two, as Needs; kept on the stack, since the replay asks for every action's.
+struct AwaitedList {
+  Awaited items[2];
   int count = 0;
-  void add(const Need& need) { items[count++] = need; }
-  const Need* begin() const { return items; }
-  const Need* end() const { return items + count; }
+  const Awaited* begin() const { return items; }
+  const Awaited* end() const { return items + count; }
 };
 
 // The parts of an action, without copying: OVERLAP_F_B's pair, or the action itself.
@@ -62,68 +52,20 @@ struct Parts {
   const Action* end() const { return last; }
 };
 
-// Where a finished event is kept: a dense table per (slot, stage, microbatch), since a
-// valid plan runs each of them exactly once. Events without a microbatch (UNSHARD, RESHARD,
-// REDUCE_GRAD) are never waited for and have no slot.
-enum Slot {
-  kSlotForward,
-  kSlotBackward,
-  kSlotBackwardInput,
-  kSlotBackwardWeight,
-  kSlotSendForward,
-  kSlotRecvForward,
-  kSlotSendBackward,
-  kSlotRecvBackward,
-  kSlotGradientReady,
-  kNumSlots
-};
-
-int slot_of(int event_kind) {
-  if (event_kind == kGradientReady) return kSlotGradientReady;
-  switch (static_cast<ActionType>(event_kind)) {
-    case ActionType::kForward:
-      return kSlotForward;
-    case ActionType::kBackward:
-      return kSlotBackward;
-    case ActionType::kBackwardInput:
-      return kSlotBackwardInput;
-    case ActionType::kBackwardWeight:
-      return kSlotBackwardWeight;
-    case ActionType::kSendForward:
-      return kSlotSendForward;
-    case ActionType::kRecvForward:
-      return kSlotRecvForward;
-    case ActionType::kSendBackward:
-      return kSlotSendBackward;
-    case ActionType::kRecvBackward:
-      return kSlotRecvBackward;
-    default:
-      return -1;
-  }
-}
-
-Action make_action(int stage, ActionType type, int microbatch) {
-  Action action;
-  action.stage = stage;
-  action.type = type;
-  action.microbatch = microbatch;
-  return action;
+// Where a finished event is kept: a dense table per (stage, microbatch, event), since a valid
+// plan makes each of them exactly once. Actions without a microbatch (UNSHARD, RESHARD,
+// REDUCE_GRAD) make no event.
+int slot_of(Event event) {
+  return static_cast<int>(event);
 }
 
 std::string need_text(const Need& need) {
-  if (need.kind == kGradientReady) {
-    return to_string(make_action(need.stage, ActionType::kBackward, need.microbatch)) + " (or " +
-           to_string(make_action(need.stage, ActionType::kBackwardInput, need.microbatch)) + ")";
-  }
-  return to_string(make_action(need.stage, static_cast<ActionType>(need.kind), need.microbatch));
+  return event_text(need.event, need.stage, need.microbatch);
 }
 
 bool matches(const Action& action, const Need& need) {
-  const bool kind_matches =
-      need.kind == kGradientReady
-          ? action.type == ActionType::kBackward || action.type == ActionType::kBackwardInput
-          : kind(action.type) == need.kind;
-  return kind_matches && action.stage == need.stage && action.microbatch == need.microbatch;
+  return makes(action.type, need.event) && action.stage == need.stage &&
+         action.microbatch == need.microbatch;
 }
 
 void check_cost(double value, const std::string& name) {
@@ -168,14 +110,16 @@ class Replayer {
         options_(options),
         next_step_(plan.rank_steps.size(), 0),
         rank_time_(plan.rank_steps.size(), 0.0),
-        live_activations_(plan.rank_steps.size(), 0),
+        kept_by_rank_(plan.rank_steps.size()),
         live_bytes_(plan.rank_steps.size(), 0.0),
         reduce_free_(plan.rank_steps.size(), 0.0),
         receives_to_post_(plan.rank_steps.size(), 0),
         stage_costs_(static_cast<std::size_t>(std::max(plan.num_stages, 0))),
-        events_(static_cast<std::size_t>(kNumSlots) * stage_costs_.size() *
+        events_(static_cast<std::size_t>(kNumEvents) * stage_costs_.size() *
                 static_cast<std::size_t>(std::max(plan.num_microbatches, 0))),
-        next_waiter_(plan.rank_steps.size(), -1) {
+        next_waiter_(plan.rank_steps.size(), -1),
+        kept_(stage_costs_.size() * static_cast<std::size_t>(std::max(plan.num_microbatches, 0)),
+              Kept::kNothing) {
     result_.schedule_name = plan.schedule_name;
     result_.num_ranks = static_cast<int>(plan.rank_steps.size());
     result_.ranks.resize(plan.rank_steps.size());
@@ -241,29 +185,29 @@ class Replayer {
     return next_step_[rank] >= static_cast<int>(plan_.rank_steps[rank].size());
   }
 
-  // The table index of (kind, stage, microbatch), or -1 when it has none.
-  long index_of(int event_kind, int stage, int microbatch) const {
-    const int slot = slot_of(event_kind);
-    if (slot < 0 || stage < 0 || stage >= plan_.num_stages || microbatch < 0 ||
+  // The table index of (event, stage, microbatch), or -1 when it has none.
+  long index_of(Event event, int stage, int microbatch) const {
+    if (stage < 0 || stage >= plan_.num_stages || microbatch < 0 ||
         microbatch >= plan_.num_microbatches) {
       return -1;
     }
-    return (static_cast<long>(stage) * plan_.num_microbatches + microbatch) * kNumSlots + slot;
+    return (static_cast<long>(stage) * plan_.num_microbatches + microbatch) * kNumEvents +
+           slot_of(event);
   }
 
-  // When `need` finished, or kNotFinished.
+  // When `awaited` is available, or kNotFinished.
   double finish_time(const Need& need) const {
-    const long index = index_of(need.kind, need.stage, need.microbatch);
+    const long index = index_of(need.event, need.stage, need.microbatch);
     if (index < 0 || events_[index].finished_on != need.rank) return kNotFinished;
     return events_[index].finished_at;
   }
 
   // Records the event and wakes the ranks waiting on it.
-  void set_finished(int rank, int event_kind, int stage, int microbatch, double end,
+  void set_finished(int rank, Event made, int stage, int microbatch, double end,
                     std::vector<int>* ready) {
-    const long index = index_of(event_kind, stage, microbatch);
+    const long index = index_of(made, stage, microbatch);
     if (index < 0) return;
-    Event& event = events_[index];
+    EventRecord& event = events_[index];
     event.finished_at = end;
     event.finished_on = rank;
     for (int waiter = event.first_waiter; waiter >= 0;) {
@@ -275,50 +219,19 @@ class Replayer {
     event.first_waiter = -1;
   }
 
-  // What `part` (running on `rank`) waits for, per the model in simulate.h.
-  Needs needs_of(int rank, const Action& part) const {
-    const int stage = part.stage;
-    const int microbatch = part.microbatch;
-    const int last_stage = plan_.num_stages - 1;
-    Needs needs;
-    switch (part.type) {
-      case ActionType::kForward:
-        if (stage > 0) {
-          needs.add(rank_of(stage - 1) == rank
-                        ? Need{rank, kind(ActionType::kForward), stage - 1, microbatch}
-                        : Need{rank, kind(ActionType::kRecvForward), stage, microbatch});
-        }
-        break;
-      case ActionType::kBackward:
-      case ActionType::kBackwardInput:
-        needs.add({rank, kind(ActionType::kForward), stage, microbatch});
-        if (stage < last_stage) {
-          needs.add(rank_of(stage + 1) == rank
-                        ? Need{rank, kGradientReady, stage + 1, microbatch}
-                        : Need{rank, kind(ActionType::kRecvBackward), stage, microbatch});
-        }
-        break;
-      case ActionType::kBackwardWeight:
-        needs.add({rank, kind(ActionType::kBackwardInput), stage, microbatch});
-        break;
-      case ActionType::kSendForward:
-        needs.add({rank, kind(ActionType::kForward), stage, microbatch});
-        break;
-      case ActionType::kSendBackward:
-        needs.add({rank, kGradientReady, stage, microbatch});
-        break;
-      case ActionType::kRecvForward:
-        needs.add({rank_of(stage - 1), kind(ActionType::kSendForward), stage - 1, microbatch,
-                   costs_.transfer_time + transfer_of(stage - 1, /*forward=*/true)});
-        break;
-      case ActionType::kRecvBackward:
-        needs.add({rank_of(stage + 1), kind(ActionType::kSendBackward), stage + 1, microbatch,
-                   costs_.transfer_time + transfer_of(stage + 1, /*forward=*/false)});
-        break;
-      default:
-        break;  // UNSHARD, RESHARD, REDUCE_GRAD: no data dependencies in this model
+  // What `part` waits for (action_rules.h), and when a receive's data is there: the transfer
+  // time after its SEND.
+  AwaitedList awaited_by(const Action& part) const {
+    AwaitedList list;
+    for (const Need& need : needs_of(plan_, part)) {
+      double delay = 0.0;
+      if (need.event == Event::kSentForward || need.event == Event::kSentBackward) {
+        delay = costs_.transfer_time +
+                transfer_of(need.stage, /*forward=*/need.event == Event::kSentForward);
+      }
+      list.items[list.count++] = {need, delay};
     }
-    return needs;
+    return list;
   }
 
   // The size-dependent transfer time of what `sender_stage` sends.
@@ -368,13 +281,14 @@ class Replayer {
     const Parts parts(*slot);
     double ready = 0.0;
     for (const Action& part : parts) {
-      for (const Need& need : needs_of(rank, part)) {
-        const double at = finish_time(need);
+      for (const Awaited& awaited : awaited_by(part)) {
+        const double at = finish_time(awaited.need);
         if (at == kNotFinished) {
-          *blocked_on = index_of(need.kind, need.stage, need.microbatch);
+          const Need& need = awaited.need;
+          *blocked_on = index_of(need.event, need.stage, need.microbatch);
           return false;
         }
-        ready = std::max(ready, at + need.delay);
+        ready = std::max(ready, at + awaited.delay);
       }
     }
 
@@ -385,7 +299,9 @@ class Replayer {
       const double end = start + (stage ? stage->reduce_grad : costs_.reduce_grad);
       reduce_free_[rank] = end;
       result_.ranks[rank].reduce_time += end - start;
-      if (options_.timeline) result_.timeline.push_back({rank, step, *slot, start, end});
+      if (options_.timeline) {
+        result_.timeline.push_back({rank, step, *slot, start, end, kept_by_rank_[rank]});
+      }
       result_.makespan = std::max(result_.makespan, end);
       ++next_step_[rank];
       return true;
@@ -407,7 +323,9 @@ class Replayer {
 
     for (const Action& part : parts) record_finish(rank, part, end, woken);
     if (is_compute(slot->type)) result_.ranks[rank].busy_time += end - start;
-    if (options_.timeline) result_.timeline.push_back({rank, step, *slot, start, end});
+    if (options_.timeline) {
+      result_.timeline.push_back({rank, step, *slot, start, end, kept_by_rank_[rank]});
+    }
     result_.makespan = std::max(result_.makespan, end);
     rank_time_[rank] = is_send ? end + posting : end;
     ++next_step_[rank];
@@ -415,43 +333,46 @@ class Replayer {
   }
 
   void record_finish(int rank, const Action& part, double end, std::vector<int>* ready) {
-    set_finished(rank, kind(part.type), part.stage, part.microbatch, end, ready);
-    RankStatistics& stats = result_.ranks[rank];
+    for (int event = 0; event < kNumEvents; ++event) {
+      if (makes(part.type, static_cast<Event>(event))) {
+        set_finished(rank, static_cast<Event>(event), part.stage, part.microbatch, end, ready);
+      }
+    }
     const StageCosts* stage = costs_of(part.stage);
-    const double bytes = stage ? stage->activation_bytes : 0.0;
-    // Recomputing: between F and B (or I) only the inputs are held; the replay at B (or I)
-    // holds the activations again until B ends (or W).
-    const bool recompute = stage && stage->recompute;
-    const double kept = recompute ? stage->input_bytes : bytes;
-    switch (part.type) {
-      case ActionType::kForward:
-        stats.peak_activations = std::max(stats.peak_activations, ++live_activations_[rank]);
-        live_bytes_[rank] += kept;
-        stats.peak_activation_bytes = std::max(stats.peak_activation_bytes, live_bytes_[rank]);
-        break;
-      case ActionType::kBackward:
-        set_finished(rank, kGradientReady, part.stage, part.microbatch, end, ready);
-        if (recompute) {
-          stats.peak_activation_bytes =
-              std::max(stats.peak_activation_bytes, live_bytes_[rank] - kept + bytes);
-        }
-        --live_activations_[rank];
-        live_bytes_[rank] -= kept;
-        break;
-      case ActionType::kBackwardInput:
-        set_finished(rank, kGradientReady, part.stage, part.microbatch, end, ready);
-        if (recompute) {
-          live_bytes_[rank] += bytes - kept;
-          stats.peak_activation_bytes = std::max(stats.peak_activation_bytes, live_bytes_[rank]);
-        }
-        break;
-      case ActionType::kBackwardWeight:
-        --live_activations_[rank];  // W still reads the stage inputs, so they live until here
-        live_bytes_[rank] -= bytes;
-        break;
-      default:
+    if (stage == nullptr || part.microbatch < 0 || part.microbatch >= plan_.num_microbatches) {
+      return;
+    }
+    // What the stage keeps for the microbatch, before, while and after the action: memory.
+    Kept& kept = kept_[static_cast<std::size_t>(part.stage) * plan_.num_microbatches +
+                       static_cast<std::size_t>(part.microbatch)];
+    const Kept before = kept;
+    const Kept during = kept_while(part.type, before, stage->recompute);
+    kept = kept_after(part.type, before, stage->recompute);
+    if (kept == before) return;
+    RankStatistics& stats = result_.ranks[rank];
+    KeptTally& tally = kept_by_rank_[rank];
+    --tally[before];
+    ++tally[kept];
+    stats.peak_activations = std::max(stats.peak_activations, tally.held());
+    const double held_before = live_bytes_[rank];
+    live_bytes_[rank] += bytes_of(*stage, kept) - bytes_of(*stage, before);
+    stats.peak_activation_bytes =
+        std::max({stats.peak_activation_bytes, live_bytes_[rank],
+                  held_before - bytes_of(*stage, before) + bytes_of(*stage, during)});
+  }
+
+  // Bytes a stage keeps for one microbatch.
+  static double bytes_of(const StageCosts& stage, Kept kept) {
+    switch (kept) {
+      case Kept::kInputs:
+        return stage.input_bytes;
+      case Kept::kGraph:
+      case Kept::kWeightGraph:
+        return stage.activation_bytes;
+      case Kept::kNothing:
         break;
     }
+    return 0.0;
   }
 
   void summarize() {
@@ -532,7 +453,7 @@ class Replayer {
                  to_string(action) + ": waits for ";
       bool described = false;
       for (const Action& part : Parts(action)) {
-        for (const Need& need : needs_of(rank, part)) {
+        for (const Need& need : needs_of(plan_, part)) {
           if (finish_time(need) != kNotFinished) continue;
           message += need_text(need) + locate(need, rank) + "\n";
           described = true;
@@ -550,20 +471,21 @@ class Replayer {
   const SimulationOptions options_;
   std::vector<int> next_step_;
   std::vector<double> rank_time_;
-  std::vector<int> live_activations_;
+  std::vector<KeptTally> kept_by_rank_;  // per rank: its stages' microbatches, by what they keep
   std::vector<double> live_bytes_;
   std::vector<double> reduce_free_;  // per rank: when its last reduction posted so far ends
   // per rank: RECVs its first SEND or RECV posts (0 once posted)
   std::vector<int> receives_to_post_;
   std::vector<StageCosts> stage_costs_;  // per stage: its own, or the uniform figures
-  struct Event {
+  struct EventRecord {
     double finished_at = kNotFinished;
     int finished_on = -1;   // the rank that finished it (-1: not yet)
     int first_waiter = -1;  // a rank waiting for it (-1: none)
   };
-  // [stage][microbatch][slot]: the events one action touches lie next to each other.
-  std::vector<Event> events_;
+  // [stage][microbatch][event]: the events one action touches lie next to each other.
+  std::vector<EventRecord> events_;
   std::vector<int> next_waiter_;  // per rank: the next rank waiting on the same event
+  std::vector<Kept> kept_;        // [stage][microbatch]: what the stage keeps for it
   SimulationResult result_;
 };
 

@@ -2,6 +2,7 @@
 # baton_core. Absolute paths, so the file can be included from any directory.
 set(BATON_PLAN_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/action.cc
+  ${CMAKE_CURRENT_LIST_DIR}/action_rules.cc
   ${CMAKE_CURRENT_LIST_DIR}/plan.cc
   ${CMAKE_CURRENT_LIST_DIR}/csv.cc
   ${CMAKE_CURRENT_LIST_DIR}/validate.cc

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "baton/error.h"
+#include "baton/plan/action_rules.h"
 #include "baton/plan/format.h"
 #include "baton/plan/shape_limits.h"
 
@@ -64,11 +65,7 @@ bool takes_microbatch(ActionType type) {
 }
 
 std::string action_text(int stage, int kind, int microbatch) {
-  Action action;
-  action.stage = stage;
-  action.type = kKindTypes[kind];
-  action.microbatch = microbatch;
-  return to_string(action);
+  return to_string(make_action(stage, kKindTypes[kind], microbatch));
 }
 
 std::string at(const Occurrence& occurrence) {
@@ -83,7 +80,7 @@ class PlanChecker {
     if (!check_shape()) return issues_;
     collect();
     check_counts();
-    check_rank_order();
+    check_needs();
     check_gradient_reductions();
     if (plan_.has_comms()) check_comms();
     // Earliest step first: that is where a reader of the table starts looking.
@@ -319,24 +316,32 @@ class PlanChecker {
                     "; " + reason);
   }
 
-  void check_rank_order() {
+  // The event an action needs, as the plan runs it: its first occurrence, and its kind (a
+  // stage's input gradients come from its B, or from its I on a split backward).
+  const Occurrence* producer(const Need& need, int* kind) {
+    *kind = kind_of(made_by(need.event));
+    if (*kind == kB && !first(kB, need.stage, need.microbatch)) *kind = kI;
+    return first(*kind, need.stage, need.microbatch);
+  }
+
+  // Every action runs after what it needs on its own rank: the rows of action_rules.h, which
+  // the simulator and the runtime follow too. (What it needs from another rank comes through
+  // a SEND and a RECV, paired by check_comms; the simulator finds a plan that never lets it
+  // arrive.)
+  void check_needs() {
     for (int stage = 0; stage < stages(); ++stage) {
       for (int microbatch = 0; microbatch < microbatches(); ++microbatch) {
-        const Occurrence* forward = first(kF, stage, microbatch);
-        const Occurrence* backward = first_backward(stage, microbatch);
         const int backward_kind = first(kB, stage, microbatch) ? kB : kI;
-        require_after(forward, backward, {stage, backward_kind}, {stage, kF}, microbatch,
-                      "a backward needs the activations of its forward");
-        require_after(first(kI, stage, microbatch), first(kW, stage, microbatch), {stage, kW},
-                      {stage, kI}, microbatch,
-                      "the weight gradient W runs after its input gradient I");
-        if (stage + 1 < stages()) {
-          require_after(forward, first(kF, stage + 1, microbatch), {stage + 1, kF}, {stage, kF},
-                        microbatch, "it consumes the output of the previous stage");
-          const Occurrence* next_backward = first_backward(stage + 1, microbatch);
-          const int next_kind = first(kB, stage + 1, microbatch) ? kB : kI;
-          require_after(next_backward, backward, {stage, backward_kind}, {stage + 1, next_kind},
-                        microbatch, "it consumes the gradient of the next stage");
+        for (int kind : {int{kF}, backward_kind, int{kW}, int{kSendF}, int{kSendB}}) {
+          const Occurrence* later = first(kind, stage, microbatch);
+          if (!later) continue;
+          for (const Need& need :
+               needs_of(plan_, make_action(stage, kKindTypes[kind], microbatch))) {
+            int need_kind = kF;
+            const Occurrence* earlier = producer(need, &need_kind);
+            require_after(earlier, later, {stage, kind}, {need.stage, need_kind}, microbatch,
+                          need.reason);
+          }
         }
       }
     }
@@ -383,8 +388,8 @@ class PlanChecker {
     }
   }
 
-  // One comm kind's own rules: no duplicates, a real cross-rank boundary, and the right order
-  // against the compute that produces (SEND) or consumes (RECV) its data.
+  // One comm kind's own rules: no duplicates and a real cross-rank boundary (its order against
+  // the compute that produces or consumes its data is check_needs()'s).
   void check_comm_kind(int kind) {
     const bool is_send = kind == kSendF || kind == kSendB;
     const bool is_forward = kind == kSendF || kind == kRecvF;
@@ -406,18 +411,7 @@ class PlanChecker {
                          "; stages on one rank pass tensors locally");
           continue;
         }
-        if (report_duplicate(kind, stage, microbatch)) continue;
-        // SEND_F follows F, SEND_B follows the backward; RECV_F precedes F, RECV_B the backward.
-        const int compute_kind = is_forward ? kF : (first(kB, stage, microbatch) ? kB : kI);
-        const Occurrence* compute =
-            is_forward ? first(kF, stage, microbatch) : first_backward(stage, microbatch);
-        if (is_send) {
-          require_after(compute, comm, {stage, kind}, {stage, compute_kind}, microbatch,
-                        "it sends what that action produces");
-        } else {
-          require_after(comm, compute, {stage, compute_kind}, {stage, kind}, microbatch,
-                        "it needs the data this RECV brings");
-        }
+        report_duplicate(kind, stage, microbatch);
       }
     }
   }

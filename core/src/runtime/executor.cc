@@ -163,7 +163,8 @@ struct PipelineExecutor::Impl {
     }
     comms.after_compute(timestep);
     if (spans.observed()) reducer.poll();
-    spans.add(SpanKind::kCompute, started + waited_in_action, spans.now(), action);
+    spans.add_compute(started + waited_in_action, spans.now(), action, timestep,
+                      [this] { return compute.kept_in_memory(); });
   }
 
   void run_reduction(const Action& action, int timestep) {

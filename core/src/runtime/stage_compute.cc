@@ -52,7 +52,7 @@ void StageCompute::set_metas(int stage, std::vector<TensorMeta> inputs,
 void StageCompute::begin_step(StepData data) {
   states_.clear();
   microbatch_losses_.clear();
-  live_activations_ = 0;
+  kept_ = KeptTally();
   peak_activations_ = 0;
   if (holds_first_stage() && !data.inputs) {
     throw Error("the step was given no inputs for stage 0, which rank " + std::to_string(rank_) +
@@ -93,6 +93,22 @@ void StageCompute::end_step() {
 void StageCompute::run(const Action& action) {
   switch (action.type) {
     case ActionType::kForward:
+    case ActionType::kBackward:
+    case ActionType::kBackwardInput:
+    case ActionType::kBackwardWeight:
+      break;
+    case ActionType::kOverlapForwardBackward:
+      for (const auto& part : action.sub_actions) run(part);
+      return;
+    case ActionType::kUnshard:
+    case ActionType::kReshard:
+      return;  // parameters are never sharded here: nothing to gather
+    default:
+      throw Error("cannot run action " + to_string(action));
+  }
+  require_needs(action);
+  switch (action.type) {
+    case ActionType::kForward:
       forward(action.stage, action.microbatch);
       break;
     case ActionType::kBackward:
@@ -101,18 +117,53 @@ void StageCompute::run(const Action& action) {
     case ActionType::kBackwardInput:
       backward_input_action(action.stage, action.microbatch);
       break;
-    case ActionType::kBackwardWeight:
+    default:
       backward_weight_action(action.stage, action.microbatch);
       break;
-    case ActionType::kOverlapForwardBackward:
-      for (const auto& part : action.sub_actions) run(part);
-      break;
-    case ActionType::kUnshard:
-    case ActionType::kReshard:
-      break;  // parameters are never sharded here: nothing to gather
-    default:
-      throw Error("cannot run action " + to_string(action));
   }
+  record(action);
+}
+
+void StageCompute::require_needs(const Action& action) {
+  for (const Need& need : needs_of(plan_, action)) {
+    if (need.event == Event::kReceivedForward || need.event == Event::kReceivedBackward) continue;
+    if (need.rank == rank_ && state(need.stage, need.microbatch).has(need.event)) continue;
+    throw Error(to_string(action) + " runs before " +
+                event_text(need.event, need.stage, need.microbatch) + " on rank " +
+                std::to_string(rank_) + "; " + need.reason);
+  }
+}
+
+void StageCompute::record(const Action& action) {
+  MicrobatchState& st = state(action.stage, action.microbatch);
+  for (int event = 0; event < kNumEvents; ++event) {
+    if (makes(action.type, static_cast<Event>(event))) st.made |= std::uint8_t(1u << event);
+  }
+  const Kept after = kept_after(action.type, st.kept, recompute_stages_.count(action.stage) > 0);
+  --kept_[st.kept];
+  ++kept_[after];
+  st.kept = after;
+  peak_activations_ = std::max(peak_activations_, kept_.held());
+}
+
+KeptTally StageCompute::kept_in_memory() const {
+  const auto has_graph = [](const at::Tensor& tensor) {
+    return tensor.defined() && tensor.requires_grad();
+  };
+  KeptTally tally;
+  for (const auto& entry : states_) {
+    const MicrobatchState& st = entry.second;
+    if (st.split) {
+      ++tally[Kept::kWeightGraph];
+    } else if (has_graph(st.loss) || std::any_of(st.outputs.begin(), st.outputs.end(), has_graph)) {
+      ++tally[Kept::kGraph];
+    } else if (!st.inputs.empty()) {
+      ++tally[Kept::kInputs];
+    } else {
+      ++tally[Kept::kNothing];
+    }
+  }
+  return tally;
 }
 
 // ---- checks --------------------------------------------------------------------------------
@@ -156,13 +207,9 @@ void StageCompute::forward(int s, int mb) {
     inputs = data_.inputs(mb);
   } else if (is_local(s - 1)) {
     MicrobatchState& previous = state(s - 1, mb);
-    if (!previous.forward_done) {
-      throw Error("forward of stage " + std::to_string(s) + " runs before the forward of stage " +
-                  std::to_string(s - 1) + " on the same rank (microbatch " + std::to_string(mb) +
-                  ")");
-    }
     for (const auto& output : previous.outputs) inputs.push_back(output.detach());
-    if (previous.replay_pending) previous.outputs.clear();  // its replay makes them again
+    // Recomputed: its replay makes them again.
+    if (previous.kept == Kept::kInputs) previous.outputs.clear();
   } else {
     for (const auto& buffer : await_receive_(Action{s, ActionType::kRecvForward, mb, {}})) {
       inputs.push_back(buffer);
@@ -194,9 +241,6 @@ void StageCompute::forward(int s, int mb) {
       }
     }
   }
-  st.replay_pending = recompute;
-  st.forward_done = true;
-  peak_activations_ = std::max(peak_activations_, ++live_activations_);
 }
 
 at::Tensor StageCompute::scaled_loss(int mb, const std::vector<at::Tensor>& outputs,
@@ -220,7 +264,7 @@ at::Tensor StageCompute::scaled_loss(int mb, const std::vector<at::Tensor>& outp
 
 void StageCompute::replay_forward(int s, int mb) {
   MicrobatchState& st = state(s, mb);
-  if (!st.replay_pending) return;
+  if (st.kept != Kept::kInputs) return;
   // The same inputs, the same draws: the same outputs, bit for bit, now with their graph. A
   // BatchNorm's running statistics were updated by the first forward; this one puts them back.
   const BuffersKept kept(stage(s).named_buffers());
@@ -230,7 +274,9 @@ void StageCompute::replay_forward(int s, int mb) {
     st.loss = scaled_loss(mb, st.outputs, st.targets, /*record=*/false);
     st.targets = at::Tensor();
   }
-  st.replay_pending = false;
+  st.kept = Kept::kGraph;  // as kept_while() says: the backward runs over the whole graph
+  --kept_[Kept::kInputs];
+  ++kept_[Kept::kGraph];
 }
 
 // ---- backward ------------------------------------------------------------------------------
@@ -239,10 +285,6 @@ void StageCompute::replay_forward(int s, int mb) {
 void StageCompute::backward_roots(int s, int mb, std::vector<at::Tensor>* roots,
                                   std::vector<at::Tensor>* grads) {
   MicrobatchState& st = state(s, mb);
-  if (!st.forward_done) {
-    throw Error("backward of stage " + std::to_string(s) + ", microbatch " + std::to_string(mb) +
-                " runs before its forward");
-  }
   if (s == last_stage()) {
     roots->push_back(st.loss);
     return;
@@ -251,11 +293,6 @@ void StageCompute::backward_roots(int s, int mb, std::vector<at::Tensor>* roots,
   std::vector<at::Tensor> arriving;
   if (local) {
     MicrobatchState& next = state(s + 1, mb);
-    if (!next.backward_done) {
-      throw Error("backward of stage " + std::to_string(s) + " runs before the backward of stage " +
-                  std::to_string(s + 1) + " on the same rank (microbatch " + std::to_string(mb) +
-                  ")");
-    }
     arriving = std::move(next.input_grads);
     next.input_grads.clear();
   } else {
@@ -287,7 +324,6 @@ void StageCompute::finish_backward(int s, int mb, std::vector<at::Tensor> input_
     }
   }
   st.input_grads = std::move(input_grads);
-  st.backward_done = true;
 }
 
 std::vector<at::Tensor> StageCompute::stage_parameters(int s) {
@@ -319,10 +355,6 @@ void StageCompute::backward_input_action(int s, int mb) {
 
 void StageCompute::backward_weight_action(int s, int mb) {
   MicrobatchState& st = state(s, mb);
-  if (!st.split) {
-    throw Error("W of stage " + std::to_string(s) + ", microbatch " + std::to_string(mb) +
-                " runs before its I");
-  }
   st.split->backward_weight([&](std::size_t param) { gradient_final_(s, param); });
   st.split.reset();
   release_autograd(st);
@@ -333,28 +365,20 @@ void StageCompute::release_autograd(MicrobatchState& st) {
   st.inputs.clear();
   st.outputs.clear();
   st.loss = at::Tensor();
-  --live_activations_;
 }
 
 // ---- what this rank sends ------------------------------------------------------------------
 
 std::vector<at::Tensor> StageCompute::outgoing(const Action& send) {
   const int s = send.stage, mb = send.microbatch;
+  require_needs(send);
   std::vector<at::Tensor> tensors;
-  if (send.type == ActionType::kSendForward) {
-    MicrobatchState& st = state(s, mb);
-    if (!st.forward_done) {
-      throw Error("sends the activations of stage " + std::to_string(s) + ", microbatch " +
-                  std::to_string(mb) + " before computing them");
-    }
-    for (const auto& tensor : st.outputs) tensors.push_back(tensor.detach().contiguous());
-    if (st.replay_pending) st.outputs.clear();  // held by the send; the replay makes them again
-    return tensors;
-  }
   MicrobatchState& st = state(s, mb);
-  if (!st.backward_done) {
-    throw Error("sends the input gradients of stage " + std::to_string(s) + ", microbatch " +
-                std::to_string(mb) + " before computing them");
+  if (send.type == ActionType::kSendForward) {
+    for (const auto& tensor : st.outputs) tensors.push_back(tensor.detach().contiguous());
+    // Held by the send; a recomputed stage's replay makes them again.
+    if (st.kept == Kept::kInputs) st.outputs.clear();
+    return tensors;
   }
   const auto& metas = input_metas_.at(s);
   auto& grads = st.input_grads;

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "baton/plan/action_rules.h"
 #include "baton/plan/plan.h"
 #include "baton/runtime/executor.h"
 #include "baton/runtime/split_backward.h"
@@ -80,6 +81,9 @@ class StageCompute {
 
   const std::vector<double>& microbatch_losses() const { return microbatch_losses_; }
   int peak_activations() const { return peak_activations_; }
+  // What this rank's stages hold for their microbatches now, read from the tensors themselves
+  // (not from the plan): an autograd graph, only the inputs (recomputing), or what W reads.
+  KeptTally kept_in_memory() const;
 
  private:
   // Autograd state of one (stage, microbatch) between its forward and its backward.
@@ -90,9 +94,11 @@ class StageCompute {
     std::vector<at::Tensor> input_grads;  // after B or I
     std::unique_ptr<SplitBackward> split;
     at::Tensor targets;  // last stage, recomputed: the microbatch's targets, for the replay
-    bool replay_pending = false;  // recomputed: the graph is not kept until the backward
-    bool forward_done = false;
-    bool backward_done = false;
+    // What it keeps (kInputs: recomputed, the graph is built again before the backward) and
+    // what has happened to it (a bit per Event), as action_rules.h's table says.
+    Kept kept = Kept::kNothing;
+    std::uint8_t made = 0;
+    bool has(Event event) const { return (made >> static_cast<int>(event)) & 1u; }
   };
 
   int last_stage() const { return plan_.num_stages - 1; }
@@ -100,6 +106,11 @@ class StageCompute {
   Stage& stage(int index);
   MicrobatchState& state(int stage, int microbatch) { return states_[{stage, microbatch}]; }
 
+  // Throws unless everything `action` needs on this rank has happened (action_rules.h); what
+  // it needs from another rank comes through await_receive.
+  void require_needs(const Action& action);
+  // After F, B, I or W: what it made, and what its stage keeps now.
+  void record(const Action& action);
   void forward(int s, int mb);
   // The last stage's loss of microbatch mb, scaled for its backward; `record` adds it to the
   // step's figures (the first forward does, a replay does not).
@@ -149,7 +160,7 @@ class StageCompute {
   std::int64_t counted_targets_ = 0;
   double loss_scale_ = 1.0;
   double scaled_loss_sum_ = 0.0;
-  int live_activations_ = 0;  // stage-microbatches between their F and the end of their backward
+  KeptTally kept_;  // this step's microbatches by what their stage keeps (the plan's view)
   int peak_activations_ = 0;
 };
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "baton/error.h"
+#include "baton/plan/action_rules.h"
 #include "baton/wait_notice.h"
 #include "comm_tags.h"
 #include "differentiable.h"
@@ -72,16 +73,16 @@ void StepComms::plan_receives() {
   std::map<ReceiveKey, int> first_read;
   std::map<std::pair<int, int>, int> last_compute;  // (stage, microbatch) -> plan step
   const auto note_compute = [&](const Action& action, int t) {
-    if (action.type == ActionType::kForward) {
-      first_read.emplace(
-          ReceiveKey{action.stage, action.microbatch, static_cast<int>(FlowDirection::kForward)},
-          t);
-    } else if (action.type == ActionType::kBackward || action.type == ActionType::kBackwardInput) {
-      first_read.emplace(
-          ReceiveKey{action.stage, action.microbatch, static_cast<int>(FlowDirection::kBackward)},
-          t);
-    } else if (action.type != ActionType::kBackwardWeight) {
-      return;
+    if (!is_compute(action.type) || action.microbatch < 0) return;
+    // The receives it waits for, as action_rules.h's table says.
+    for (const Need& need : needs_of(plan_, action)) {
+      if (need.event == Event::kReceivedForward) {
+        first_read.emplace(
+            ReceiveKey{need.stage, need.microbatch, static_cast<int>(FlowDirection::kForward)}, t);
+      } else if (need.event == Event::kReceivedBackward) {
+        first_read.emplace(
+            ReceiveKey{need.stage, need.microbatch, static_cast<int>(FlowDirection::kBackward)}, t);
+      }
     }
     last_compute[{action.stage, action.microbatch}] = t;
   };

@@ -13,6 +13,14 @@ void StepSpans::start(int training_step) {
   start_ = std::chrono::steady_clock::now();
 }
 
+StepSpan StepSpans::make_span(SpanKind kind, double start, double end) {
+  StepSpan span;
+  span.kind = kind;
+  span.start = start;
+  span.end = end;
+  return span;
+}
+
 void StepSpans::count(SpanKind kind, double seconds) {
   if (kind == SpanKind::kCompute) {
     compute_seconds_ += seconds;
@@ -27,17 +35,23 @@ void StepSpans::tell(const StepSpan& span) const {
 
 void StepSpans::add(SpanKind kind, double start, double end, const Action& action) {
   count(kind, end - start);
-  if (observed()) tell(StepSpan{kind, action, {}, start, end});
+  if (!observed()) return;
+  StepSpan span = make_span(kind, start, end);
+  span.action = action;
+  tell(span);
 }
 
 void StepSpans::add(SpanKind kind, double start, double end) {
   count(kind, end - start);
-  if (observed()) tell(StepSpan{kind, Action{}, {}, start, end});
+  if (observed()) tell(make_span(kind, start, end));
 }
 
 void StepSpans::add(SpanKind kind, double start, double end, const std::vector<Action>& transfers) {
   count(kind, end - start);
-  if (observed()) tell(StepSpan{kind, Action{}, transfers, start, end});
+  if (!observed()) return;
+  StepSpan span = make_span(kind, start, end);
+  span.transfers = transfers;
+  tell(span);
 }
 
 }  // namespace baton

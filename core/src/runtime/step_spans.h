@@ -28,6 +28,19 @@ class StepSpans {
 
   // A span of `kind` about `action` (see SpanKind for which kinds carry one).
   void add(SpanKind kind, double start, double end, const Action& action);
+  // A compute action's span: its plan step and what the rank holds after it (`kept` is asked
+  // for only when someone listens).
+  template <typename KeptNow>
+  void add_compute(double start, double end, const Action& action, int timestep,
+                   const KeptNow& kept_now) {
+    count(SpanKind::kCompute, end - start);
+    if (!observed()) return;
+    StepSpan span = make_span(SpanKind::kCompute, start, end);
+    span.action = action;
+    span.timestep = timestep;
+    span.kept = kept_now();
+    tell(span);
+  }
   // A span without an action (kWaitSends, kWaitReductions).
   void add(SpanKind kind, double start, double end);
   // A post of several transfers (kPostTransfers, kPostReceives).
@@ -37,6 +50,7 @@ class StepSpans {
   double comm_seconds() const { return comm_seconds_; }
 
  private:
+  static StepSpan make_span(SpanKind kind, double start, double end);
   void count(SpanKind kind, double seconds);
   void tell(const StepSpan& span) const;
 

@@ -94,6 +94,15 @@ inline const Action* SubActions::end() const {
   return data() + size();
 }
 
+// An action of `type` on (stage, microbatch): "make_action(1, ActionType::kForward, 3)" is 1F3.
+inline Action make_action(int stage, ActionType type, int microbatch) {
+  Action action;
+  action.stage = stage;
+  action.type = type;
+  action.microbatch = microbatch;
+  return action;
+}
+
 // "0F1", "(0F7;7B3)OVERLAP_F_B".
 BATON_API std::string to_string(const Action& action);
 

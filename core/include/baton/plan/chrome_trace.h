@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "baton/export.h"
+#include "baton/plan/action_rules.h"
 
 namespace baton {
 
@@ -23,6 +24,11 @@ struct TraceEvent {
   double duration_us = 0;
   std::vector<std::pair<std::string, std::int64_t>> args;  // shown when the event is selected
 };
+
+// What a rank's stages keep for their microbatches after a compute action (action_rules.h),
+// as the event's args "kept graph", "kept inputs" and "kept weight graph": the simulated
+// plan's trace and the measured run's say it alike.
+BATON_API void add_kept_args(const KeptTally& kept, TraceEvent* event);
 
 // `ranks` processes (each named, even when it has no event) and one complete ("X") event per
 // entry of `events`; `schedule`, when given, is recorded in otherData. With

@@ -2,7 +2,8 @@
 // how much of it each rank sits idle (the pipeline bubble) and how many activations a rank holds
 // at its peak. It answers "is this schedule any good?" before a GPU is involved.
 //
-// Execution model (the same one the runtime follows):
+// Execution model (the runtime's too: what an action needs and keeps is action_rules.h's table,
+// which validation, this replay and the runtime read):
 //  * every rank runs its actions in plan order, one at a time; idle slots take no time;
 //  * F of stage s>0 needs the output of F(s-1) of the same microbatch: local when both stages
 //    share a rank, else through a RECV_F that this rank ran earlier;
@@ -29,6 +30,7 @@
 
 #include "baton/export.h"
 #include "baton/plan/action.h"
+#include "baton/plan/action_rules.h"
 #include "baton/plan/plan.h"
 
 namespace baton {
@@ -64,6 +66,9 @@ struct TimelineEntry {
   Action action;
   double start = 0.0;
   double end = 0.0;
+  // What the rank's stages keep for their microbatches once the action has run (action_rules.h):
+  // the runtime's trace reports the same after each compute action.
+  KeptTally kept;
 };
 
 struct RankStatistics {

@@ -8,6 +8,7 @@
 
 #include "baton/export.h"
 #include "baton/plan/action.h"
+#include "baton/plan/action_rules.h"
 
 namespace baton {
 
@@ -39,6 +40,10 @@ struct StepSpan {
   std::vector<Action> transfers;  // kPostTransfers, kPostReceives
   double start = 0.0;             // seconds since the executor's step started
   double end = 0.0;
+  // kCompute: the action's plan step, and what the rank's stages hold for their microbatches
+  // once it ran, read from the tensors (the simulator's TimelineEntry::kept says the same).
+  int timestep = -1;
+  KeptTally kept;
 };
 
 // For people: "1F3", "SEND_F 1F3 RECV_B 1B2" style lists, "wait 1RECV_F3", "wait sends".
