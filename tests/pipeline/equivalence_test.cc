@@ -98,7 +98,8 @@ TEST_P(PipelineEquivalence, MatchesPlainPyTorch) {
 std::vector<Case> all_cases() {
   const std::vector<std::pair<std::string, int>> schedules = {
       {"gpipe", 1},      {"1f1b", 1}, {"zero_bubble", 1}, {"interleaved_1f1b", 2},
-      {"looped_bfs", 2}, {"zbv", 2},  {"dualpipev", 2}};
+      {"looped_bfs", 2}, {"zbv", 2},  {"dualpipev", 2},   {"v_half", 2},
+      {"v_min", 2}};
   std::vector<Case> cases;
   for (const std::string transport : {"gloo", "ucx"}) {
     for (int ranks : {2, 4}) {
@@ -155,7 +156,8 @@ INSTANTIATE_TEST_SUITE_P(BoundedSchedules, ReceiveBuffers,
 std::vector<Case> data_parallel_cases() {
   const std::vector<std::pair<std::string, int>> schedules = {
       {"gpipe", 1},      {"1f1b", 1}, {"zero_bubble", 1}, {"interleaved_1f1b", 2},
-      {"looped_bfs", 2}, {"zbv", 2},  {"dualpipev", 2}};
+      {"looped_bfs", 2}, {"zbv", 2},  {"dualpipev", 2},   {"v_half", 2},
+      {"v_min", 2}};
   std::vector<Case> cases;
   for (const std::string transport : {"gloo", "ucx"}) {
     for (const auto& [schedule, stages_per_rank] : schedules) {

@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
-#include <ostream>
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -127,7 +127,8 @@ INSTANTIATE_TEST_SUITE_P(
                     Layout{"zero_bubble", "zero_bubble", 2, 1, true},
                     Layout{"interleaved", "interleaved_1f1b", 2, 2, false},
                     Layout{"looped_bfs", "looped_bfs", 2, 2, false},
-                    Layout{"zbv", "zbv", 2, 2, true}, Layout{"dualpipev", "dualpipev", 2, 2, true}),
+                    Layout{"zbv", "zbv", 2, 2, true}, Layout{"dualpipev", "dualpipev", 2, 2, true},
+                    Layout{"v_half", "v_half", 3, 2, true}, Layout{"v_min", "v_min", 3, 2, true}),
     [](const testing::TestParamInfo<Layout>& info) { return info.param.name; });
 
 }  // namespace

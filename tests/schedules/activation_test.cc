@@ -95,6 +95,33 @@ TEST(ScheduleActivations, VSchedulesAreBalancedAcrossRanks) {
   }
 }
 
+// The controllable-memory V schedules (Qi et al. 2024) hold half-size stages too, fewer of them:
+// V-Half at most r + 2 (r/2 + 1 whole stages' worth: about half of 1F1B's r), V-Min at most
+// 2(ceil(r/3) + 1) (about a third) — the pattern's bounds, the same for every microbatch count
+// once the steady state is reached, and tending to 1/2 and 1/3 of 1F1B as r grows.
+TEST(ScheduleActivations, VHalfAndVMinHoldHalfAndAThirdOfOneFOneB) {
+  for (int r = 2; r <= 16; ++r) {
+    for (int m : {2 * r, 3 * r + 1, 64}) {
+      const int one_f_one_b = simulate_schedule("1f1b", {r, 1, m}).ranks[0].peak_activations;
+      const SimulationResult half = simulate_schedule("v_half", {r, 2, m});
+      const SimulationResult min = simulate_schedule("v_min", {r, 2, m});
+      int half_peak = 0, min_peak = 0;
+      for (int rank = 0; rank < r; ++rank) {
+        half_peak = std::max(half_peak, half.ranks[rank].peak_activations);
+        min_peak = std::max(min_peak, min.ranks[rank].peak_activations);
+      }
+      EXPECT_LE(half_peak, r + 2) << "v_half r=" << r << " m=" << m;
+      EXPECT_LE(min_peak, 2 * ((r + 2) / 3 + 1)) << "v_min r=" << r << " m=" << m;
+      EXPECT_LE(min_peak, half_peak) << "r=" << r << " m=" << m;
+      EXPECT_EQ(one_f_one_b, r);
+      if (r == 16) {  // in whole stages, against 1F1B's r: 0.56 and 0.38 here
+        EXPECT_LT(half_peak / 2.0 / one_f_one_b, 0.6) << "m=" << m;
+        EXPECT_LT(min_peak / 2.0 / one_f_one_b, 0.4) << "m=" << m;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace baton

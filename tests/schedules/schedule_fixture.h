@@ -78,6 +78,8 @@ inline std::vector<ScheduleSpec> built_in_schedules() {
       {"looped_bfs", Placement::kLoop, [](const ScheduleShape&) { return true; }},
       {"zero_bubble", Placement::kLoop, [](const ScheduleShape&) { return true; }},
       {"zbv", Placement::kV, [](const ScheduleShape& s) { return s.stages_per_rank == 2; }},
+      {"v_half", Placement::kV, [](const ScheduleShape& s) { return s.stages_per_rank == 2; }},
+      {"v_min", Placement::kV, [](const ScheduleShape& s) { return s.stages_per_rank == 2; }},
       {"dualpipev", Placement::kV,
        [](const ScheduleShape& s) {
          return s.stages_per_rank == 2 && s.microbatches >= 2 * s.ranks;
