@@ -2,6 +2,8 @@
 // effect on what its stage keeps. Everything else reads these rows.
 #include "baton/plan/action_rules.h"
 
+#include <array>
+
 namespace baton {
 namespace {
 
@@ -70,22 +72,49 @@ struct KeptRow {
   ActionType type;
   Kept after;
   Kept after_recomputing;
-  Kept while_recomputing;  // while it runs on a recomputing stage (else the larger of
-                           // before and after)
+  Kept while_running;      // at most, while it runs
+  Kept while_recomputing;  // the same on a recomputing stage
 };
 
 constexpr KeptRow kKeptRows[] = {
-    {ActionType::kForward, Kept::kGraph, Kept::kInputs, Kept::kInputs},
-    {ActionType::kBackward, Kept::kNothing, Kept::kNothing, Kept::kGraph},
-    {ActionType::kBackwardInput, Kept::kWeightGraph, Kept::kWeightGraph, Kept::kGraph},
-    {ActionType::kBackwardWeight, Kept::kNothing, Kept::kNothing, Kept::kWeightGraph},
+    {ActionType::kForward, Kept::kGraph, Kept::kInputs, Kept::kGraph, Kept::kInputs},
+    {ActionType::kBackward, Kept::kNothing, Kept::kNothing, Kept::kGraph, Kept::kGraph},
+    {ActionType::kBackwardInput, Kept::kWeightGraph, Kept::kWeightGraph, Kept::kGraph,
+     Kept::kGraph},
+    {ActionType::kBackwardWeight, Kept::kNothing, Kept::kNothing, Kept::kWeightGraph,
+     Kept::kWeightGraph},
 };
 
-const KeptRow* kept_row(ActionType type) {
-  for (const KeptRow& row : kKeptRows) {
-    if (row.type == type) return &row;
+// The rows of one action type, gathered once: the simulator and the runtime ask for every
+// action, and a plan has millions.
+struct TypeRules {
+  const NeedRow* needs[3] = {};
+  int need_count = 0;
+  std::uint8_t made = 0;  // a bit per Event
+  const KeptRow* kept = nullptr;
+};
+
+constexpr std::size_t kNumActionTypes =
+    static_cast<std::size_t>(ActionType::kOverlapForwardBackward) + 1;
+
+std::array<TypeRules, kNumActionTypes> gather_rows() {
+  std::array<TypeRules, kNumActionTypes> rules{};
+  for (const NeedRow& row : kNeedRows) {
+    TypeRules& type = rules[static_cast<std::size_t>(row.type)];
+    type.needs[type.need_count++] = &row;
   }
-  return nullptr;
+  for (const MakesRow& row : kMakesRows) {
+    rules[static_cast<std::size_t>(row.type)].made |=
+        static_cast<std::uint8_t>(1u << static_cast<int>(row.event));
+  }
+  for (const KeptRow& row : kKeptRows) rules[static_cast<std::size_t>(row.type)].kept = &row;
+  return rules;
+}
+
+const std::array<TypeRules, kNumActionTypes> kRulesByType = gather_rows();
+
+const TypeRules& rules_of(ActionType type) {
+  return kRulesByType[static_cast<std::size_t>(type)];
 }
 
 bool applies(const NeedRow& row, const Plan& plan, const Action& action, int rank) {
@@ -133,8 +162,10 @@ Needs needs_of(const Plan& plan, const Action& action) {
   const int stage_count = plan.num_stages;
   if (action.stage < 0 || action.stage >= stage_count) return needs;
   const int rank = plan.stage_to_rank[static_cast<std::size_t>(action.stage)];
-  for (const NeedRow& row : kNeedRows) {
-    if (row.type != action.type || !applies(row, plan, action, rank)) continue;
+  const TypeRules& rules = rules_of(action.type);
+  for (int i = 0; i < rules.need_count; ++i) {
+    const NeedRow& row = *rules.needs[i];
+    if (!applies(row, plan, action, rank)) continue;
     const int stage = action.stage + row.stage_offset;
     if (stage < 0 || stage >= stage_count) continue;
     needs.items[needs.count++] = {row.event, stage, action.microbatch,
@@ -150,24 +181,24 @@ ActionType made_by(Event event) {
   return ActionType::kForward;  // every event has a row
 }
 
+std::uint8_t made_events(ActionType type) {
+  return rules_of(type).made;
+}
+
 bool makes(ActionType type, Event event) {
-  for (const MakesRow& row : kMakesRows) {
-    if (row.type == type && row.event == event) return true;
-  }
-  return false;
+  return (made_events(type) >> static_cast<int>(event)) & 1u;
 }
 
 Kept kept_after(ActionType type, Kept before, bool recompute) {
-  const KeptRow* row = kept_row(type);
+  const KeptRow* row = rules_of(type).kept;
   if (row == nullptr) return before;
   return recompute ? row->after_recomputing : row->after;
 }
 
 Kept kept_while(ActionType type, Kept before, bool recompute) {
-  const KeptRow* row = kept_row(type);
+  const KeptRow* row = rules_of(type).kept;
   if (row == nullptr) return before;
-  if (recompute) return row->while_recomputing;
-  return static_cast<int>(row->after) > static_cast<int>(before) ? row->after : before;
+  return recompute ? row->while_recomputing : row->while_running;
 }
 
 std::string event_text(Event event, int stage, int microbatch) {

@@ -23,21 +23,6 @@
 namespace baton {
 namespace {
 
-// Something an action waits for: `need` (action_rules.h), available `delay` after it happened
-// (a RECV: the transfer time).
-struct Awaited {
-  Need need;
-  double delay = 0.0;
-};
-
-// At most two, as Needs; kept on the stack, since the replay asks for every action's.
-struct AwaitedList {
-  Awaited items[2];
-  int count = 0;
-  const Awaited* begin() const { return items; }
-  const Awaited* end() const { return items + count; }
-};
-
 // The parts of an action, without copying: OVERLAP_F_B's pair, or the action itself.
 struct Parts {
   const Action* first;
@@ -51,13 +36,6 @@ struct Parts {
   const Action* begin() const { return first; }
   const Action* end() const { return last; }
 };
-
-// Where a finished event is kept: a dense table per (stage, microbatch, event), since a valid
-// plan makes each of them exactly once. Actions without a microbatch (UNSHARD, RESHARD,
-// REDUCE_GRAD) make no event.
-int slot_of(Event event) {
-  return static_cast<int>(event);
-}
 
 std::string need_text(const Need& need) {
   return event_text(need.event, need.stage, need.microbatch);
@@ -185,14 +163,16 @@ class Replayer {
     return next_step_[rank] >= static_cast<int>(plan_.rank_steps[rank].size());
   }
 
-  // The table index of (event, stage, microbatch), or -1 when it has none.
+  // Where a finished event is kept: a dense table per (stage, microbatch, event), since a valid
+  // plan makes each of them exactly once (actions without a microbatch make none). The table
+  // index of (event, stage, microbatch), or -1 when it has none.
   long index_of(Event event, int stage, int microbatch) const {
     if (stage < 0 || stage >= plan_.num_stages || microbatch < 0 ||
         microbatch >= plan_.num_microbatches) {
       return -1;
     }
     return (static_cast<long>(stage) * plan_.num_microbatches + microbatch) * kNumEvents +
-           slot_of(event);
+           static_cast<int>(event);
   }
 
   // When `awaited` is available, or kNotFinished.
@@ -219,19 +199,11 @@ class Replayer {
     event.first_waiter = -1;
   }
 
-  // What `part` waits for (action_rules.h), and when a receive's data is there: the transfer
-  // time after its SEND.
-  AwaitedList awaited_by(const Action& part) const {
-    AwaitedList list;
-    for (const Need& need : needs_of(plan_, part)) {
-      double delay = 0.0;
-      if (need.event == Event::kSentForward || need.event == Event::kSentBackward) {
-        delay = costs_.transfer_time +
-                transfer_of(need.stage, /*forward=*/need.event == Event::kSentForward);
-      }
-      list.items[list.count++] = {need, delay};
-    }
-    return list;
+  // How long after `need` happened its data is there: a SEND's transfer time.
+  double delay_of(const Need& need) const {
+    if (need.event != Event::kSentForward && need.event != Event::kSentBackward) return 0.0;
+    return costs_.transfer_time +
+           transfer_of(need.stage, /*forward=*/need.event == Event::kSentForward);
   }
 
   // The size-dependent transfer time of what `sender_stage` sends.
@@ -281,14 +253,13 @@ class Replayer {
     const Parts parts(*slot);
     double ready = 0.0;
     for (const Action& part : parts) {
-      for (const Awaited& awaited : awaited_by(part)) {
-        const double at = finish_time(awaited.need);
+      for (const Need& need : needs_of(plan_, part)) {
+        const double at = finish_time(need);
         if (at == kNotFinished) {
-          const Need& need = awaited.need;
           *blocked_on = index_of(need.event, need.stage, need.microbatch);
           return false;
         }
-        ready = std::max(ready, at + awaited.delay);
+        ready = std::max(ready, at + delay_of(need));
       }
     }
 
@@ -333,8 +304,9 @@ class Replayer {
   }
 
   void record_finish(int rank, const Action& part, double end, std::vector<int>* ready) {
+    const std::uint8_t made = made_events(part.type);
     for (int event = 0; event < kNumEvents; ++event) {
-      if (makes(part.type, static_cast<Event>(event))) {
+      if ((made >> event) & 1u) {
         set_finished(rank, static_cast<Event>(event), part.stage, part.microbatch, end, ready);
       }
     }
@@ -346,9 +318,9 @@ class Replayer {
     Kept& kept = kept_[static_cast<std::size_t>(part.stage) * plan_.num_microbatches +
                        static_cast<std::size_t>(part.microbatch)];
     const Kept before = kept;
-    const Kept during = kept_while(part.type, before, stage->recompute);
     kept = kept_after(part.type, before, stage->recompute);
     if (kept == before) return;
+    const Kept during = kept_while(part.type, before, stage->recompute);
     RankStatistics& stats = result_.ranks[rank];
     KeptTally& tally = kept_by_rank_[rank];
     --tally[before];

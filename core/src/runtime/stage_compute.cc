@@ -136,13 +136,14 @@ void StageCompute::require_needs(const Action& action) {
 
 void StageCompute::record(const Action& action) {
   MicrobatchState& st = state(action.stage, action.microbatch);
-  for (int event = 0; event < kNumEvents; ++event) {
-    if (makes(action.type, static_cast<Event>(event))) st.made |= std::uint8_t(1u << event);
-  }
-  const Kept after = kept_after(action.type, st.kept, recompute_stages_.count(action.stage) > 0);
+  st.made |= made_events(action.type);
+  set_kept(st, kept_after(action.type, st.kept, recompute_stages_.count(action.stage) > 0));
+}
+
+void StageCompute::set_kept(MicrobatchState& st, Kept kept) {
   --kept_[st.kept];
-  ++kept_[after];
-  st.kept = after;
+  ++kept_[kept];
+  st.kept = kept;
   peak_activations_ = std::max(peak_activations_, kept_.held());
 }
 
@@ -274,9 +275,7 @@ void StageCompute::replay_forward(int s, int mb) {
     st.loss = scaled_loss(mb, st.outputs, st.targets, /*record=*/false);
     st.targets = at::Tensor();
   }
-  st.kept = Kept::kGraph;  // as kept_while() says: the backward runs over the whole graph
-  --kept_[Kept::kInputs];
-  ++kept_[Kept::kGraph];
+  set_kept(st, Kept::kGraph);  // as kept_while() says: the backward runs over the whole graph
 }
 
 // ---- backward ------------------------------------------------------------------------------

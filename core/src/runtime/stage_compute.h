@@ -111,6 +111,8 @@ class StageCompute {
   void require_needs(const Action& action);
   // After F, B, I or W: what it made, and what its stage keeps now.
   void record(const Action& action);
+  // What a microbatch's stage keeps now, counted in kept_ (and the peak).
+  void set_kept(MicrobatchState& st, Kept kept);
   void forward(int s, int mb);
   // The last stage's loss of microbatch mb, scaled for its backward; `record` adds it to the
   // step's figures (the first forward does, a replay does not).

@@ -91,6 +91,8 @@ BATON_API Needs needs_of(const Plan& plan, const Action& action);
 
 // The action that makes `event` (input gradients: B, and I on a split backward).
 BATON_API ActionType made_by(Event event);
+// The events running `type` makes happen for its own (stage, microbatch): a bit per Event.
+BATON_API std::uint8_t made_events(ActionType type);
 // True when running `type` makes `event` happen for its own (stage, microbatch).
 BATON_API bool makes(ActionType type, Event event);
 
