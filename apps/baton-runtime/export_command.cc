@@ -7,7 +7,6 @@
 #include <torch/torch.h>
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -16,6 +15,7 @@
 #include "baton/error.h"
 #include "baton/files.h"
 #include "commands.h"
+#include "owned_outputs.h"
 #include "training/checkpoint.h"
 
 namespace baton_app {
@@ -23,29 +23,34 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A command writes only files it makes: never into a checkpoint (a folder with a manifest),
-// never over a file that is not a PyTorch archive (a config, a script, a dataset) — an
-// earlier export may be replaced.
-void refuse_to_write_over(const std::string& out) {
-  const fs::path target(out);
-  std::error_code error;
-  const fs::path parent = target.parent_path().empty() ? fs::path(".") : target.parent_path();
-  if (fs::exists(parent / "manifest.json", error)) {
-    throw baton::ConfigError("--out '" + out + "' is inside a checkpoint (" + parent.string() +
-                             " has a manifest.json); write the export elsewhere");
+// An export carries a zip comment saying so (the archive's last bytes; PyTorch's reader and
+// Python's zipfile skip it), so that a later export may replace it and nothing else is.
+constexpr char kExportComment[] = "written by baton export";
+
+std::string with_export_comment(std::string archive) {
+  // The end-of-central-directory record: 22 bytes, the last two the comment's length (0).
+  const std::size_t record = archive.size() - 22;
+  if (archive.size() < 22 || archive.compare(record, 4, "PK\x05\x06") != 0 ||
+      archive[archive.size() - 2] != 0 || archive[archive.size() - 1] != 0) {
+    throw baton::Error("export: LibTorch wrote an archive without the zip record baton expects");
   }
-  if (!fs::exists(target, error)) return;
-  if (!fs::is_regular_file(target, error)) {
-    throw baton::ConfigError("--out '" + out + "' exists and is not a file");
-  }
-  std::ifstream file(out, std::ios::binary);
-  char magic[2] = {0, 0};
-  file.read(magic, 2);
-  if (magic[0] != 'P' || magic[1] != 'K') {
-    throw baton::ConfigError("--out '" + out +
-                             "' exists and is not a PyTorch archive (an earlier export would "
-                             "be one): baton does not write over a file it did not make; "
-                             "remove it or choose another --out");
+  const std::size_t length = sizeof(kExportComment) - 1;
+  archive[archive.size() - 2] = static_cast<char>(length & 0xff);
+  archive[archive.size() - 1] = static_cast<char>(length >> 8);
+  return archive + kExportComment;
+}
+
+bool is_baton_export(const std::string& path) {
+  try {
+    const baton::ReadableFile file = baton::ReadableFile::open(path, "export");
+    const std::size_t tail = 22 + sizeof(kExportComment) - 1;
+    if (file.size() < tail) return false;
+    std::string bytes(tail, '\0');
+    file.read_at(file.size() - tail, bytes.data(), bytes.size());
+    return bytes.compare(0, 4, "PK\x05\x06") == 0 &&
+           bytes.compare(22, std::string::npos, kExportComment) == 0;
+  } catch (const baton::Error&) {
+    return false;
   }
 }
 
@@ -109,9 +114,9 @@ int export_checkpoint(std::string folder, std::string out) {
     out = (run_folder.empty() ? fs::path(".") : run_folder).string() + "/model-" +
           step_folder.filename().string() + ".pt";
   }
-  refuse_to_write_over(out);
+  check_output_file(out, "--out", "an export", is_baton_export);
   const std::vector<char> bytes = torch::pickle_save(c10::IValue(state_dict));
-  baton::write_file_atomically(out, std::string(bytes.begin(), bytes.end()));
+  baton::write_file_atomically(out, with_export_comment(std::string(bytes.begin(), bytes.end())));
   std::cout << "exported " << parameters << " parameters"
             << (buffers ? " and " + std::to_string(buffers) + " buffers" : std::string())
             << " from " << rank_files.size() << " ranks of " << folder << " to " << out
@@ -139,8 +144,8 @@ void add_export_command(CommandLine& command_line) {
   export_command
       .add_option("--out", options->out,
                   "the file to write (default: <run folder>/model-step-NNNNNN.pt, next to the "
-                  "checkpoints); never inside a checkpoint, nor over a file that is not a "
-                  "PyTorch archive")
+                  "checkpoints); never inside a checkpoint, nor over a file that is not an "
+                  "earlier export")
       ->type_name("FILE");
 }
 

@@ -4,6 +4,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
@@ -13,6 +14,7 @@
 #include "baton/error.h"
 #include "baton/files.h"
 #include "commands.h"
+#include "owned_outputs.h"
 #include "run_options.h"
 #include "training/trainer.h"
 #include "training/world_env.h"
@@ -37,6 +39,15 @@ void die_with_the_launcher() {
   }
 }
 
+// The files a dump writes: rank<N>.pt (the run's tensors), rank<N>.error (its failure).
+bool is_dump_file_name(const std::string& name) {
+  if (name.rfind("rank", 0) != 0) return false;
+  std::size_t end = 4;
+  while (end < name.size() && std::isdigit(static_cast<unsigned char>(name[end]))) ++end;
+  const std::string suffix = name.substr(end);
+  return end > 4 && (suffix == ".pt" || suffix == ".error");
+}
+
 int run_rank(const RunOptions& run) {
   die_with_the_launcher();
   baton::Config config = load_run_config(run);
@@ -46,6 +57,11 @@ int run_rank(const RunOptions& run) {
   options.overwrite = run.overwrite;
   options.data_dir = BATON_DATA_DIR;
   const WorldInfo world = world_from_environment();
+  // Before training: a folder that cannot take the dump, or holds files it would replace (a
+  // checkpoint's rank*.pt), is refused now, not after the run.
+  if (!run.dump_dir.empty()) {
+    claim_output_folder(run.dump_dir, "--dump-dir", ".baton-dump", is_dump_file_name);
+  }
   try {
     train(config, options);
   } catch (const std::exception& error) {

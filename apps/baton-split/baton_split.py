@@ -25,9 +25,12 @@ import difflib
 import importlib.util
 import json
 import os
+import re
 import sys
 import tempfile
 import traceback
+import uuid
+import zipfile
 
 NAMES_FILE = "baton/names.json"  # inside each stage's .pt; core/src/stage/stage_files_chain.cc
 
@@ -746,6 +749,68 @@ def name_map(stage_module, model):
     return {"parameters": parameters, "buffers": buffers}
 
 
+def check_stage_output(output):
+    """baton's stages pass tensors only: one, or a tuple of them. Anything else (a dict, a
+    number beside the logits) would split here and be refused by baton: refused here."""
+    import torch
+    if isinstance(output, torch.Tensor):
+        return
+    if isinstance(output, tuple) and output and all(isinstance(t, torch.Tensor) for t in output):
+        return
+    def describe(value):
+        if isinstance(value, torch.Tensor):
+            return "tensor"
+        if isinstance(value, dict):
+            return "{%s}" % ", ".join("%r: %s" % (k, describe(v)) for k, v in value.items())
+        if isinstance(value, (tuple, list)):
+            return "%s of (%s)" % (type(value).__name__, ", ".join(describe(v) for v in value))
+        return type(value).__name__
+    raise SplitError("the model returns %s: a pipeline's stages pass tensors only (one, or a "
+                     "tuple of them); return the tensor(s) from forward (e.g. a wrapper whose "
+                     "forward returns out[\"logits\"])" % describe(output))
+
+
+# What baton-split writes into --out: a folder holding anything else is not its to fill.
+STAGE_FILE = re.compile(r"stage-\d+\.pt$")
+YAML_MARK = "# From baton-split "
+
+
+def written_by_split(folder, name):
+    path = os.path.join(folder, name)
+    if STAGE_FILE.match(name):
+        try:
+            with zipfile.ZipFile(path) as archive:
+                return any(entry.endswith("/extra/" + NAMES_FILE) for entry in archive.namelist())
+        except (OSError, zipfile.BadZipFile):
+            return False
+    if name == "model.yaml":
+        with open(path, errors="replace") as text:
+            return text.read(len(YAML_MARK)) == YAML_MARK
+    if name == "names.json":
+        try:
+            with open(path) as text:
+                maps = json.load(text)
+        except (OSError, ValueError):
+            return False
+        return isinstance(maps, dict) and all(STAGE_FILE.match(k) for k in maps)
+    return False
+
+
+def check_out_folder(out):
+    """--out is a new folder, an empty one, or one an earlier baton-split filled: never a file,
+    never a folder with a user's files (they would be replaced or mixed with the stages)."""
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise SplitError("--out %s exists and is not a folder; give a folder for the stage files"
+                         % out)
+    if not os.path.isdir(out):
+        return
+    for name in sorted(os.listdir(out)):
+        if not os.path.isfile(os.path.join(out, name)) or not written_by_split(out, name):
+            raise SplitError("--out %s holds %s, which baton-split did not write: it fills only a "
+                             "new or empty folder, or one it filled before; give another --out"
+                             % (out, name))
+
+
 def write_atomically(path, write):
     folder = os.path.dirname(os.path.abspath(path))
     # TorchScript names the archive's root after the file: no leading dot, same extension.
@@ -829,6 +894,9 @@ def main(argv=None):
 
     try:
         model, inputs = load_model_file(args.model_file)
+        check_out_folder(args.out)
+        with torch.no_grad(), buffers_kept(model):
+            check_stage_output(model(*inputs))
         constants = plain_tensors_as_constants(model)
         kept = expand_keep_whole(model, args.keep_whole)
         graph_module, kept_automatically = trace(model, args.model_file, kept)
@@ -871,10 +939,17 @@ def main(argv=None):
 
     os.makedirs(args.out, exist_ok=True)
     maps, paths = {}, []
-    for i, (stage, module) in enumerate(zip(scripted, stage_modules)):
-        names = name_map(module, model)
+    # The split's identity: baton runs the files of one split, all of them, in order (files of
+    # two splits cut at other places would make a model nobody wrote).
+    stage_maps = [name_map(module, model) for module in stage_modules]
+    every_name = sorted({original for names in stage_maps
+                         for section in ("parameters", "buffers")
+                         for original in names[section].values()})
+    split_id = uuid.uuid4().hex
+    for i, (stage, names) in enumerate(zip(scripted, stage_maps)):
         if ties:
             names["ties"] = ties
+        names["split"] = {"id": split_id, "stage": i, "stages": num_stages, "names": every_name}
         path = os.path.join(args.out, "stage-%d.pt" % i)
         stage.train()
         write_atomically(path, lambda p, s=stage, n=names: torch.jit.save(
@@ -891,6 +966,10 @@ def main(argv=None):
                ", ".join('"%s"' % d for d in declarations)))
     write_atomically(os.path.join(args.out, "model.yaml"),
                      lambda p: open(p, "w").write(yaml))
+    # An earlier split into this folder had more stages: its extra files are not this split's.
+    for name in os.listdir(args.out):
+        if STAGE_FILE.match(name) and int(name[6:-3]) >= num_stages:
+            os.unlink(os.path.join(args.out, name))
 
     total = sum(p.numel() for p in model.parameters())
     print("baton-split: %d stages of %s (%d parameters), equal to its forward on "

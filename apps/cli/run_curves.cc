@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 #include <vector>
 
@@ -94,20 +93,20 @@ std::string render_run_curves(const std::string& metrics_jsonl, const std::strin
 
 std::string write_run_curves(const std::string& run_dir) {
   const std::string metrics = run_dir + "/metrics.jsonl";
-  std::ifstream file(metrics);
-  if (!file) {
-    throw baton::Error("cannot read '" + metrics +
-                       "': give the folder of a run (<run.output_dir>/<run.name>), which a run "
+  std::string text;
+  try {
+    text = baton::read_file(metrics, "metrics file");
+  } catch (const baton::Error& error) {
+    throw baton::Error(std::string(error.what()) +
+                       "; give the folder of a run (<run.output_dir>/<run.name>), which a run "
                        "makes at its first step");
   }
-  std::ostringstream text;
-  text << file.rdbuf();
   std::string title = run_dir;
   while (!title.empty() && title.back() == '/') title.pop_back();
   title = title.substr(title.find_last_of('/') + 1);
   std::string svg;
   try {
-    svg = render_run_curves(text.str(), title);
+    svg = render_run_curves(text, title);
   } catch (const baton::Error& error) {
     throw baton::Error("'" + metrics + "': " + error.what());
   }

@@ -12,6 +12,7 @@ namespace {
 
 // A size no machine here could hold is a typo, not a model.
 constexpr std::int64_t kLargestExtent = 1 << 24;
+constexpr std::int64_t kLargestSample = std::int64_t{1} << 30;
 
 std::string trimmed(const std::string& text) {
   const auto first = text.find_first_not_of(" \t");
@@ -77,6 +78,17 @@ InputDeclaration parse_input_declaration(const std::string& text, const std::str
     declaration.shape.push_back(extent);
     if (comma == std::string::npos) break;
     start = comma + 1;
+  }
+  // Each extent may be fine and their product not: [16777216, 16777216] passed, then failed in
+  // LibTorch's allocator with a stack.
+  std::int64_t elements = 1;
+  for (const std::int64_t extent : declaration.shape) {
+    if (elements > kLargestSample / extent) {
+      throw baton::ConfigError(where + ": '" + text + "': one sample would hold more than " +
+                               std::to_string(kLargestSample) + " elements; is an extent a typo?" +
+                               form);
+    }
+    elements *= extent;
   }
   const std::string rest = trimmed(text.substr(close + 1));
   if (!rest.empty()) {

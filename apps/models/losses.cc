@@ -2,10 +2,12 @@
 
 #include <torch/script.h>
 
-#include <fstream>
+#include <unistd.h>
+
 #include <memory>
 
 #include "baton/error.h"
+#include "baton/files.h"
 #include "output_probe.h"
 
 namespace baton_models {
@@ -14,6 +16,11 @@ namespace {
 baton::LossFunction scripted_loss(const baton::ParamValue& setting) {
   const std::string& path = setting.as_string();
   auto module = std::make_shared<torch::jit::Module>();
+  try {
+    baton::require_readable_file(path, "model.loss");
+  } catch (const baton::Error& error) {
+    throw baton::ConfigError(setting.origin().description + ": " + error.what());
+  }
   try {
     *module = torch::jit::load(path);
   } catch (const std::exception& error) {
@@ -104,7 +111,7 @@ void apply_configured_loss(const ModelSettings& settings, BuiltModel* model) {
   if (name == "mse") {
     model->loss = summed_squared_error;
     model->count_targets = [](const at::Tensor& targets) { return targets.numel(); };
-  } else if (std::ifstream(name).good()) {
+  } else if (::access(name.c_str(), F_OK) == 0) {
     model->loss = scripted_loss(setting);
     // A scripted loss takes class ids or values, as model.targets says or the data holds.
     const std::string& kind = settings.targets.as_string();

@@ -87,7 +87,9 @@ std::string type_code_of(const std::string& descr, const std::string& where,
 
 }  // namespace
 
-NpyHeader parse_npy_header(std::string_view bytes, const std::string& where) {
+NpyHeader parse_npy_header(std::string_view bytes, std::uint64_t file_size,
+                           const std::string& where) {
+  if (file_size < bytes.size()) file_size = bytes.size();
   if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) {
     throw baton::ConfigError(where + ": not a NumPy .npy file (no \\x93NUMPY magic)");
   }
@@ -109,10 +111,15 @@ NpyHeader parse_npy_header(std::string_view bytes, const std::string& where) {
     throw baton::ConfigError(where + ": .npy format version " + std::to_string(major) +
                              " is not one baton reads (1, 2 or 3)");
   }
+  if (header_length > file_size - offset) {
+    throw baton::ConfigError(where + ": the .npy header claims " + std::to_string(header_length) +
+                             " bytes, but the file has " + std::to_string(file_size) +
+                             " in all (truncated?)");
+  }
   if (header_length > bytes.size() - offset) {
     throw baton::ConfigError(where + ": the .npy header claims " + std::to_string(header_length) +
-                             " bytes, but the file has " + std::to_string(bytes.size()) +
-                             " in all (truncated?)");
+                             " bytes; baton reads headers of at most " +
+                             std::to_string(kNpyHeadBytes) + " (numpy.save writes a few dozen)");
   }
   const std::string header(bytes.substr(offset, header_length));
   const std::string descr = header_field(header, "descr");
@@ -129,7 +136,7 @@ NpyHeader parse_npy_header(std::string_view bytes, const std::string& where) {
   NpyHeader parsed;
   parsed.type_code = type_code_of(descr, where, &element);
   const std::size_t data_offset = offset + header_length;
-  const std::size_t available = (bytes.size() - data_offset) / element;
+  const std::uint64_t available = (file_size - data_offset) / element;
   // The element count, checked against what the file holds as it grows: a header claiming
   // a huge shape is refused before anything of that size is allocated.
   std::size_t count = 1;
@@ -137,7 +144,7 @@ NpyHeader parse_npy_header(std::string_view bytes, const std::string& where) {
     if (dim != 0 && count > available / static_cast<std::size_t>(dim)) {
       throw baton::ConfigError(where + ": the header's shape " + header_field(header, "shape") +
                                " needs more data than the file's " +
-                               std::to_string(bytes.size() - data_offset) +
+                               std::to_string(file_size - data_offset) +
                                " bytes after the header (truncated?)");
     }
     count *= static_cast<std::size_t>(dim);

@@ -19,7 +19,17 @@ struct NpyHeader {
 };
 
 // Throws baton::ConfigError starting with `where` (e.g. "data.inputs ('x.npy')").
-// `bytes`: the whole file (read, or mapped into memory).
-NpyHeader parse_npy_header(std::string_view bytes, const std::string& where);
+// `head`: the file's first bytes (at least its header), `file_size`: all of its bytes, so a
+// file is checked against its header before its data is read.
+NpyHeader parse_npy_header(std::string_view head, std::uint64_t file_size,
+                           const std::string& where);
+
+// The same, for a whole file in memory.
+inline NpyHeader parse_npy_header(std::string_view bytes, const std::string& where) {
+  return parse_npy_header(bytes, bytes.size(), where);
+}
+
+// How many of a file's first bytes parse_npy_header reads at most: a longer header is refused.
+constexpr std::size_t kNpyHeadBytes = 1 << 20;
 
 }  // namespace baton_models

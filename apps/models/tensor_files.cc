@@ -3,9 +3,9 @@
 #include <ATen/ATen.h>
 #include <torch/serialize.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "baton/error.h"
 #include "baton/files.h"
@@ -34,10 +34,14 @@ at::ScalarType scalar_type_of(const std::string& code, const std::string& where)
   throw baton::ConfigError(where + ": NumPy type '" + code + "' has no tensor type");
 }
 
-at::Tensor read_npy(const std::string& bytes, const std::string& where) {
-  const NpyHeader header = parse_npy_header(bytes, where);
+// The header first, checked against the file's size; then the data straight into the tensor.
+at::Tensor read_npy(const baton::ReadableFile& file, const std::string& where) {
+  std::string head(static_cast<std::size_t>(std::min<std::uint64_t>(file.size(), kNpyHeadBytes)),
+                   '\0');
+  file.read_at(0, head.data(), head.size());
+  const NpyHeader header = parse_npy_header(head, file.size(), where);
   at::Tensor tensor = at::empty(header.shape, scalar_type_of(header.type_code, where));
-  std::memcpy(tensor.data_ptr(), bytes.data() + header.data_offset, header.data_bytes);
+  file.read_at(header.data_offset, tensor.data_ptr(), header.data_bytes);
   // No uint16 in LibTorch 1.13: read as int16, then widened.
   if (header.type_code == "u2") tensor = tensor.to(at::kInt).bitwise_and(0xFFFF);
   return tensor;
@@ -47,9 +51,19 @@ at::Tensor read_npy(const std::string& bytes, const std::string& where) {
 
 at::Tensor read_tensor_file(const std::string& path, const std::string& what) {
   const std::string where = what + " ('" + path + "')";
-  const std::string bytes = baton::read_file(path, what);
-  if (ends_with(path, ".npy")) return read_npy(bytes, where);
+  const baton::ReadableFile file = baton::ReadableFile::open(path, what);
+  if (ends_with(path, ".npy")) return read_npy(file, where);
   if (ends_with(path, ".pt") || ends_with(path, ".pth")) {
+    // torch.save writes a zip file: anything else (a sparse file of zeros) is refused by its
+    // first bytes, before the whole of it is read.
+    char magic[4] = {};
+    if (file.size() >= sizeof magic) file.read_at(0, magic, sizeof magic);
+    if (std::memcmp(magic, "PK\x03\x04", 4) != 0) {
+      throw baton::ConfigError(where +
+                               ": not a file torch.save wrote (no zip header); save one tensor "
+                               "with torch.save(tensor, path)");
+    }
+    const std::string bytes = file.read_all(baton::machine_memory_bytes());
     try {
       const c10::IValue value = torch::pickle_load(std::vector<char>(bytes.begin(), bytes.end()));
       if (!value.isTensor()) {

@@ -1,14 +1,10 @@
 #include "token_stream.h"
 
 #include <ATen/ATen.h>
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <cerrno>
+#include <algorithm>
 #include <cstring>
-#include <string_view>
+#include <vector>
 
 #include "baton/error.h"
 #include "npy_header.h"
@@ -33,83 +29,68 @@ std::shared_ptr<const TokenStream> TokenStream::open(const std::string& path,
     throw baton::ConfigError(what + ": unknown token format '" + format +
                              "' (auto, bytes, uint16, int32, npy)");
   }
-  std::shared_ptr<TokenStream> stream(new TokenStream());
+  std::shared_ptr<TokenStream> stream;
+  try {
+    stream.reset(new TokenStream(baton::ReadableFile::open(path, what)));
+  } catch (const baton::Error& error) {
+    throw baton::ConfigError(error.what());
+  }
   stream->path_ = path;
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    throw baton::ConfigError(where + ": cannot open it: " + std::strerror(errno));
-  }
-  struct stat status {};
-  if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
-    ::close(fd);
-    throw baton::ConfigError(where + ": not a regular file");
-  }
-  stream->mapped_bytes_ = static_cast<std::size_t>(status.st_size);
-  if (stream->mapped_bytes_ > 0) {
-    void* mapping = ::mmap(nullptr, stream->mapped_bytes_, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (mapping == MAP_FAILED) {
-      const int error = errno;
-      ::close(fd);
-      throw baton::ConfigError(where + ": cannot map it into memory: " + std::strerror(error));
-    }
-    stream->mapping_ = mapping;
-    // Windows are read at random offsets: no read-ahead of pages nobody asked for.
-    ::madvise(mapping, stream->mapped_bytes_, MADV_RANDOM);
-  }
-  ::close(fd);
-  const auto* bytes = static_cast<const unsigned char*>(stream->mapping_);
-  std::size_t data_bytes = stream->mapped_bytes_;
-  stream->first_ = bytes;
+  std::uint64_t data_bytes = stream->file_.size();
   if (kind == "npy") {
-    const NpyHeader header = parse_npy_header(
-        std::string_view(reinterpret_cast<const char*>(bytes), stream->mapped_bytes_), where);
+    std::string head(static_cast<std::size_t>(std::min<std::uint64_t>(data_bytes, kNpyHeadBytes)),
+                     '\0');
+    stream->file_.read_at(0, head.data(), head.size());
+    const NpyHeader header = parse_npy_header(head, data_bytes, where);
     const std::string& code = header.type_code;
     if (header.shape.size() != 1 || code[0] == 'f' || code == "b1") {
       throw baton::ConfigError(where + ": a token file must be a 1-D integer array");
     }
-    stream->first_ = bytes + header.data_offset;
+    stream->first_ = header.data_offset;
     data_bytes = header.data_bytes;
     stream->width_ = code[1] - '0';
     stream->is_signed_ = code[0] == 'i';
   } else {
     stream->width_ = kind == "bytes" ? 1 : kind == "uint16" ? 2 : 4;
     stream->is_signed_ = kind == "int32";
-    if (data_bytes % static_cast<std::size_t>(stream->width_) != 0) {
+    if (data_bytes % static_cast<std::uint64_t>(stream->width_) != 0) {
       throw baton::ConfigError(where + ": " + std::to_string(data_bytes) +
                                " bytes is not a whole number of " + kind + " tokens");
     }
   }
-  stream->count_ = static_cast<std::int64_t>(data_bytes / static_cast<std::size_t>(stream->width_));
+  stream->count_ =
+      static_cast<std::int64_t>(data_bytes / static_cast<std::uint64_t>(stream->width_));
   return stream;
 }
 
-TokenStream::~TokenStream() {
-  if (mapping_ != nullptr) ::munmap(mapping_, mapped_bytes_);
-}
-
-std::int64_t TokenStream::token(std::int64_t index) const {
-  const unsigned char* at = first_ + index * width_;
-  switch (width_) {
-    case 1:
-      if (is_signed_) return static_cast<std::int8_t>(*at);
-      return *at;
-    case 2: {
-      std::uint16_t value;
-      std::memcpy(&value, at, 2);
-      if (is_signed_) return static_cast<std::int16_t>(value);
-      return value;
-    }
-    case 4: {
-      std::uint32_t value;
-      std::memcpy(&value, at, 4);
-      // Not one ?: expression: its common type would be unsigned.
-      if (is_signed_) return static_cast<std::int32_t>(value);
-      return value;
-    }
-    default: {
-      std::int64_t value;
-      std::memcpy(&value, at, 8);
-      return value;
+void TokenStream::read_tokens(std::int64_t start, std::int64_t count, std::int64_t* into) const {
+  std::vector<unsigned char> bytes(static_cast<std::size_t>(count * width_));
+  file_.read_at(first_ + static_cast<std::uint64_t>(start * width_), bytes.data(), bytes.size());
+  const unsigned char* at = bytes.data();
+  for (std::int64_t i = 0; i < count; ++i, at += width_) {
+    switch (width_) {
+      case 1:
+        into[i] = is_signed_ ? static_cast<std::int8_t>(*at) : *at;
+        break;
+      case 2: {
+        std::uint16_t value;
+        std::memcpy(&value, at, 2);
+        into[i] = is_signed_ ? static_cast<std::int64_t>(static_cast<std::int16_t>(value)) : value;
+        break;
+      }
+      case 4: {
+        std::uint32_t value;
+        std::memcpy(&value, at, 4);
+        // Not one ?: over the two: its common type would be unsigned.
+        if (is_signed_) {
+          into[i] = static_cast<std::int32_t>(value);
+        } else {
+          into[i] = value;
+        }
+        break;
+      }
+      default:
+        std::memcpy(&into[i], at, 8);
     }
   }
 }
@@ -121,17 +102,22 @@ at::Tensor TokenStream::window(std::int64_t start, std::int64_t length) const {
                        std::to_string(count_) + " tokens)");
   }
   at::Tensor tokens = at::empty({length}, at::kLong);
-  auto* data = tokens.data_ptr<std::int64_t>();
-  for (std::int64_t i = 0; i < length; ++i) data[i] = token(start + i);
+  read_tokens(start, length, tokens.data_ptr<std::int64_t>());
   return tokens;
 }
 
 std::pair<std::int64_t, std::int64_t> TokenStream::id_range() const {
+  // A chunk at a time: a multi-GiB file is scanned without holding it.
+  constexpr std::int64_t kChunk = 1 << 18;
+  std::vector<std::int64_t> ids(static_cast<std::size_t>(std::min(kChunk, count_)));
   std::int64_t low = 0, high = 0;
-  for (std::int64_t i = 0; i < count_; ++i) {
-    const std::int64_t id = token(i);
-    if (i == 0 || id < low) low = id;
-    if (i == 0 || id > high) high = id;
+  for (std::int64_t start = 0; start < count_; start += kChunk) {
+    const std::int64_t count = std::min(kChunk, count_ - start);
+    read_tokens(start, count, ids.data());
+    for (std::int64_t i = 0; i < count; ++i) {
+      if ((start == 0 && i == 0) || ids[i] < low) low = ids[i];
+      if ((start == 0 && i == 0) || ids[i] > high) high = ids[i];
+    }
   }
   return {low, high};
 }

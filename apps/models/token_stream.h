@@ -1,5 +1,6 @@
-// A token file mapped into memory and read a window at a time: a multi-GiB file costs no
-// resident memory up front, and a rank touches only the pages of the windows it reads.
+// A token file read a window at a time: a multi-GiB file costs no resident memory up front,
+// and a rank reads only the windows it uses. Read with pread, not a memory map: a file that
+// shrinks during a run gives an error naming it, where a map's read past the end is SIGBUS.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -8,6 +9,8 @@
 #include <memory>
 #include <string>
 #include <utility>
+
+#include "baton/files.h"
 
 namespace baton_models {
 
@@ -18,28 +21,27 @@ class TokenStream {
   // naming `what` (e.g. "data.tokens") and the file, and what is wrong.
   static std::shared_ptr<const TokenStream> open(const std::string& path, const std::string& format,
                                                  const std::string& what);
-  ~TokenStream();
   TokenStream(const TokenStream&) = delete;
   TokenStream& operator=(const TokenStream&) = delete;
 
   std::int64_t size() const { return count_; }
-  std::int64_t file_bytes() const { return static_cast<std::int64_t>(mapped_bytes_); }
+  std::int64_t file_bytes() const { return static_cast<std::int64_t>(file_.size()); }
   const std::string& path() const { return path_; }
 
-  // Tokens [start, start + length) as int64 (a copy: the mapping stays read-only).
+  // Tokens [start, start + length) as int64.
   at::Tensor window(std::int64_t start, std::int64_t length) const;
   // The smallest and largest token id; reads the whole file.
   std::pair<std::int64_t, std::int64_t> id_range() const;
 
  private:
-  TokenStream() = default;
-  std::int64_t token(std::int64_t index) const;
+  explicit TokenStream(baton::ReadableFile file) : file_(std::move(file)) {}
+  // Tokens [start, start + count) decoded into `into`.
+  void read_tokens(std::int64_t start, std::int64_t count, std::int64_t* into) const;
 
   std::string path_;
-  void* mapping_ = nullptr;
-  std::size_t mapped_bytes_ = 0;
-  const unsigned char* first_ = nullptr;  // the first token
-  int width_ = 1;                         // bytes per token
+  baton::ReadableFile file_;
+  std::uint64_t first_ = 0;  // the first token's offset in the file
+  int width_ = 1;            // bytes per token
   bool is_signed_ = false;
   std::int64_t count_ = 0;
 };

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
@@ -48,13 +48,15 @@ std::string describe_entry(const at::Tensor& tensor) {
 }
 
 // The file's size and checksum against what the manifest recorded for it.
+// The size is compared first: a file swapped for a huge (or sparse) one is refused unread.
 void verify_file(const std::string& path, const FileRecord& recorded) {
-  const std::string bytes = baton::read_file(path, "checkpoint file");
-  if (static_cast<std::int64_t>(bytes.size()) != recorded.bytes) {
-    throw baton::ConfigError("checkpoint file '" + path + "' has " + std::to_string(bytes.size()) +
+  const baton::ReadableFile file = baton::ReadableFile::open(path, "checkpoint file");
+  if (static_cast<std::int64_t>(file.size()) != recorded.bytes) {
+    throw baton::ConfigError("checkpoint file '" + path + "' has " + std::to_string(file.size()) +
                              " bytes, the manifest says " + std::to_string(recorded.bytes) +
                              " (truncated, or replaced by another file)");
   }
+  const std::string bytes = file.read_all(file.size());
   const std::string checksum = checksum_text(bytes);
   if (checksum != recorded.checksum) {
     throw baton::ConfigError("checkpoint file '" + path + "' has checksum " + checksum +
@@ -67,15 +69,16 @@ void verify_file(const std::string& path, const FileRecord& recorded) {
 // which ends with an end-of-central-directory record: a file cut short or overwritten with
 // other bytes has none.
 bool looks_like_whole_archive(const std::string& path) {
-  std::ifstream file(path, std::ios::binary | std::ios::ate);
-  if (!file) return false;
-  const std::streamoff size = file.tellg();
-  if (size < 22) return false;
-  const std::streamoff tail = std::min<std::streamoff>(size, 65536 + 22);
-  std::string bytes(static_cast<std::size_t>(tail), '\0');
-  file.seekg(size - tail);
-  file.read(bytes.data(), tail);
-  return bytes.rfind(std::string("PK\x05\x06", 4)) != std::string::npos;
+  try {
+    const baton::ReadableFile file = baton::ReadableFile::open(path, "checkpoint file");
+    if (file.size() < 22) return false;
+    const std::uint64_t tail = std::min<std::uint64_t>(file.size(), 65536 + 22);
+    std::string bytes(static_cast<std::size_t>(tail), '\0');
+    file.read_at(file.size() - tail, bytes.data(), bytes.size());
+    return bytes.rfind(std::string("PK\x05\x06", 4)) != std::string::npos;
+  } catch (const baton::Error&) {
+    return false;
+  }
 }
 
 // A tensor archive read back, or a ConfigError naming the file instead of LibTorch's
@@ -115,6 +118,14 @@ std::string schedule_choice_in(const std::string& folder) {
 
 int verify_checkpoint(const std::string& folder) {
   const Manifest manifest = read_manifest(folder + "/manifest.json");
+  // The folder's name and the manifest's step are written together: a step edited in one
+  // would resume at the wrong step (skipping, or repeating, training).
+  const std::string name = fs::path(folder).filename().string();
+  if (name.rfind("step-", 0) == 0 && std::strtoll(name.c_str() + 5, nullptr, 10) != manifest.step) {
+    throw baton::ConfigError("checkpoint manifest '" + folder + "/manifest.json' says step " +
+                             std::to_string(manifest.step) + ", its folder is " + name +
+                             " (edited, or moved from another folder?)");
+  }
   std::vector<std::string> expected;
   for (long r = 0; r < manifest.world_size; ++r) {
     expected.push_back("rank" + std::to_string(r) + ".pt");
@@ -285,6 +296,9 @@ std::string Checkpointer::save(int step, const std::string& schedule_name) {
                                      // the rank files hold each parameter's optimizer state by
                                      // name: the checkpoint resumes onto any layout
                                      {"state_by_name", true}};
+  if (!settings_.run_id.empty()) {
+    manifest["run"] = {{"name", settings_.run_name}, {"id", settings_.run_id}};
+  }
   nlohmann::ordered_json files = nlohmann::ordered_json::array();
   for (int r = 0; r < world_size_; ++r) {
     files.push_back("rank" + std::to_string(r) + ".pt");

@@ -28,6 +28,9 @@ struct CheckpointSettings {
   int every = 0;    // 0: only at the end
   bool enabled = true;
   std::string optimizer;  // optimizer.name: recorded, and a resume with another is refused
+  // The run writing it (run_folder.h), recorded in every manifest; rank 0 knows the id.
+  std::string run_name;
+  std::string run_id;
   // schedule: auto's choice (the JSON of schedule_choice.json), recorded in the manifest so
   // that a checkpoint carries the pipeline it was written by; empty for a named schedule.
   std::string schedule_choice;

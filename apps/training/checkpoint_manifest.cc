@@ -63,6 +63,18 @@ Manifest parse_manifest(const std::string& text, const std::string& path) {
     read.step = number("step");
     read.world_size = number("world_size");
     read.optimizer = text_of("optimizer");
+    const auto run = manifest.find("run");
+    if (run != manifest.end()) {
+      if (!run->is_object() || !run->contains("id") || !(*run)["id"].is_string() ||
+          !run->contains("name") || !(*run)["name"].is_string()) {
+        throw baton::ConfigError("checkpoint manifest '" + path +
+                                 "' names the run that wrote it without a name and an id "
+                                 "(damaged?)" +
+                                 remedy);
+      }
+      read.run_name = (*run)["name"].get<std::string>();
+      read.run_id = (*run)["id"].get<std::string>();
+    }
     if (read.step < 1 || read.world_size < 1 || read.world_size > 1 << 16) {
       throw baton::ConfigError("checkpoint manifest '" + path + "' names step " +
                                std::to_string(read.step) + " written by " +
@@ -82,6 +94,9 @@ Manifest parse_manifest(const std::string& text, const std::string& path) {
       }
       read.files.push_back(file.get<std::string>());
     }
+    // Records present are checked whatever the format says: a format edited to 1 would
+    // otherwise skip every checksum.
+    if (manifest.contains("ranks")) read.format = 2;
     if (read.format == 2) {
       const auto ranks = manifest.find("ranks");
       if (ranks == manifest.end() || !ranks->is_array() ||

@@ -13,7 +13,8 @@
 namespace baton_app {
 
 // Format 2 records every file's size and checksum and every entry's dtype and shape; format 1
-// (earlier baton) is still read, with the checks it allows.
+// (earlier baton) is still read, with the checks it allows — but a manifest that holds the
+// records is checked against them whatever its format says (an edit to "1" skips nothing).
 inline constexpr const char* kManifestFormat = "baton-checkpoint-2";
 inline constexpr const char* kLegacyManifestFormat = "baton-checkpoint-1";
 
@@ -35,6 +36,10 @@ struct Manifest {
   long step = 0;
   long world_size = 0;
   std::string optimizer;  // empty in checkpoints written before it was recorded
+  // The run that wrote it (run_folder.h): its run.name and id; empty in checkpoints written
+  // before runs had an identity.
+  std::string run_name;
+  std::string run_id;
   std::vector<std::string> files;
   // The rank files hold each parameter's optimizer state by name (optimizer_state.h), so
   // the checkpoint can be restored onto another layout.

@@ -272,8 +272,8 @@ void add_app_config_sections() {
              "The model to pipeline: built-in (mlp, gpt, identity) or a TorchScript file.",
              {
                  {"name", ParamType::kString, "gpt", "mlp, gpt, identity, or torchscript."},
-                 {"path", ParamType::kString, "", "TorchScript .pt file (name: torchscript)."},
-                 {"stages", ParamType::kStringList, "[]",
+                 {"path", ParamType::kFile, "", "TorchScript .pt file (name: torchscript)."},
+                 {"stages", ParamType::kFileList, "[]",
                   "One TorchScript file per stage (name: torchscript), e.g. as baton-split "
                   "writes them; as many as the pipeline has stages."},
                  {"cuts", ParamType::kStringList, "params",
@@ -310,11 +310,11 @@ void add_app_config_sections() {
                  {"source", ParamType::kString, "text",
                   "synthetic, files (inputs/targets .npy or .pt) or text (a token file)."},
                  {"batch_size", ParamType::kInt, "16", "Samples per step, before microbatching."},
-                 {"inputs", ParamType::kStringList, "[]",
+                 {"inputs", ParamType::kFileList, "[]",
                   "Input tensor files (source: files), one per argument of the model's forward, "
                   "in order: x.npy, or [ids.npy, mask.npy]."},
-                 {"targets", ParamType::kString, "", "Target tensor file (source: files)."},
-                 {"tokens", ParamType::kString, "",
+                 {"targets", ParamType::kFile, "", "Target tensor file (source: files)."},
+                 {"tokens", ParamType::kFile, "",
                   "Token file (source: text): raw text read as bytes, .npy, or raw uint16/int32; "
                   "empty = the text shipped with baton."},
                  {"token_format", ParamType::kString, "auto",
@@ -370,11 +370,11 @@ void add_app_config_sections() {
              {
                  {"every", ParamType::kInt, "0",
                   "Evaluate after every N steps and after the last (0: never)."},
-                 {"inputs", ParamType::kStringList, "[]",
+                 {"inputs", ParamType::kFileList, "[]",
                   "Held-out input files, one per forward argument (data.source: files); "
                   "every row is evaluated once."},
-                 {"targets", ParamType::kString, "", "Held-out target file (data.source: files)."},
-                 {"tokens", ParamType::kString, "",
+                 {"targets", ParamType::kFile, "", "Held-out target file (data.source: files)."},
+                 {"tokens", ParamType::kFile, "",
                   "Held-out token file (data.source: text); empty: data.tokens."},
                  {"batches", ParamType::kInt, "4",
                   "Batches of data.batch_size rows evaluated (data.source: text or synthetic), "

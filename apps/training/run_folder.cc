@@ -4,14 +4,20 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <random>
+#include <vector>
 
 #include "baton/error.h"
 #include "baton/files.h"
+#include "checkpoint_manifest.h"
 
 namespace baton_app {
 namespace {
@@ -29,19 +35,35 @@ std::string any_checkpoint(const std::string& dir) {
   return found;
 }
 
+// The files a checkpoint write makes: rank<N>.pt, rank<N>.optim and manifest.json.
+bool is_checkpoint_file_name(const std::string& name) {
+  if (name == "manifest.json") return true;
+  if (name.rfind("rank", 0) != 0) return false;
+  std::size_t digits = 4;
+  while (digits < name.size() && std::isdigit(static_cast<unsigned char>(name[digits]))) ++digits;
+  const std::string rest = name.substr(digits);
+  return digits > 4 && (rest == ".pt" || rest == ".optim");
+}
+
 // Files a checkpoint write left half-written when its process was killed (written to
-// <name>.tmp.XXXXXX and never renamed): nobody else writes here while the claim is held.
+// <name>.tmp.XXXXXX and never renamed): nobody else writes here while the claim is held. Only
+// the temporary names of baton's own files: a user's notes.tmp.abcdef stays.
 void remove_partial_writes(const std::string& checkpoints) {
   if (checkpoints.empty()) return;
   std::error_code error;
   int removed = 0;
   std::uintmax_t bytes = 0;
   for (const auto& step : fs::directory_iterator(checkpoints, error)) {
-    if (!step.is_directory(error)) continue;
+    if (step.path().filename().string().rfind("step-", 0) != 0 || !step.is_directory(error)) {
+      continue;
+    }
     for (const auto& file : fs::directory_iterator(step.path(), error)) {
       const std::string name = file.path().filename().string();
       const auto mark = name.rfind(".tmp.");
-      if (mark == std::string::npos || name.size() != mark + 11) continue;
+      if (mark == std::string::npos || name.size() != mark + 11 ||
+          !is_checkpoint_file_name(name.substr(0, mark))) {
+        continue;
+      }
       bytes += fs::file_size(file.path(), error);
       if (fs::remove(file.path(), error)) ++removed;
     }
@@ -51,6 +73,86 @@ void remove_partial_writes(const std::string& checkpoints) {
               << (bytes >> 20) << " MiB) that an interrupted checkpoint write left in "
               << checkpoints << std::endl;
   }
+}
+
+// Locks `lock_path` for this process, for as long as the returned descriptor is open; or
+// throws what `busy` says, with the holder's pid.
+int lock_for_this_run(const std::string& lock_path, const std::string& what,
+                      const std::string& busy_advice) {
+  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) {
+    throw baton::ConfigError("cannot open the lock file '" + lock_path + "' of " + what + ": " +
+                             std::strerror(errno) + " (is it writable?)");
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    char holder[32] = {0};
+    const ssize_t read = ::pread(fd, holder, sizeof(holder) - 1, 0);
+    ::close(fd);
+    std::string pid = read > 0 ? std::string(holder, static_cast<std::size_t>(read)) : "";
+    while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
+    throw baton::ConfigError(what + " is in use by another run (" +
+                             (pid.empty() ? std::string("its process") : "process " + pid) +
+                             " holds " + lock_path + "); " + busy_advice);
+  }
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
+    const int saved = errno;
+    ::close(fd);
+    throw baton::ConfigError("cannot write the lock file '" + lock_path +
+                             "': " + std::strerror(saved));
+  }
+  return fd;
+}
+
+// Whether `inner` is `outer` or lies inside it (both may not exist yet).
+bool is_inside(const std::string& inner, const std::string& outer) {
+  std::error_code error;
+  const fs::path a = fs::weakly_canonical(fs::absolute(inner, error), error);
+  const fs::path b = fs::weakly_canonical(fs::absolute(outer, error), error);
+  return std::mismatch(b.begin(), b.end(), a.begin(), a.end()).first == b.end();
+}
+
+// The run's identity: kept in <run folder>/run-id, made when the run starts afresh (or when a
+// run from before identities is resumed).
+std::string run_identity(const std::string& run_dir) {
+  const std::string path = run_dir + "/run-id";
+  std::error_code error;
+  if (fs::exists(path, error)) {
+    std::string id = baton::read_file(path, "run identity", 256);
+    while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
+    if (!id.empty()) return id;
+  }
+  std::random_device random;
+  char id[33];
+  std::snprintf(id, sizeof(id), "%08x%08x%08x%08x", random(), random(), random(), random());
+  baton::make_folders(run_dir, "run");
+  baton::write_file_atomically(path, std::string(id) + "\n");
+  return id;
+}
+
+// The first checkpoint under `dir` that another run wrote ("step-000007 (run 'sa')"), or empty.
+std::string checkpoint_of_another_run(const std::string& dir, const std::string& run_id) {
+  std::error_code error;
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir, error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("step-", 0) == 0) names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  for (const std::string& name : names) {
+    const std::string manifest_path = dir + "/" + name + "/manifest.json";
+    if (!fs::exists(manifest_path, error)) continue;
+    Manifest manifest;
+    try {
+      manifest = read_manifest(manifest_path);
+    } catch (const baton::Error&) {
+      continue;  // a damaged checkpoint is skipped where checkpoints are read, saying why
+    }
+    if (!manifest.run_id.empty() && manifest.run_id != run_id) {
+      return name + " (run '" + manifest.run_name + "', id " + manifest.run_id + ")";
+    }
+  }
+  return "";
 }
 
 std::string utc_stamp() {
@@ -65,7 +167,9 @@ std::string utc_stamp() {
 }  // namespace
 
 RunFolderClaim::~RunFolderClaim() {
-  if (fd_ >= 0) ::close(fd_);  // closing releases the flock
+  // Closing releases the flocks.
+  if (fd_ >= 0) ::close(fd_);
+  if (checkpoint_fd_ >= 0) ::close(checkpoint_fd_);
 }
 
 std::unique_ptr<RunFolderClaim> claim_run_folder(const RunSettings& settings, bool resume,
@@ -78,58 +182,76 @@ std::unique_ptr<RunFolderClaim> claim_run_folder(const RunSettings& settings, bo
   const std::string parent = folder.parent_path().empty() ? "." : folder.parent_path().string();
   baton::make_folders(parent, "run.output_dir");
   const std::string lock_path = parent + "/." + folder.filename().string() + ".lock";
-  const int fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    throw baton::ConfigError("cannot open the run's lock file '" + lock_path +
-                             "': " + std::strerror(errno) + " (is run.output_dir writable?)");
+  auto claim = std::make_unique<RunFolderClaim>(
+      lock_for_this_run(lock_path, "run folder '" + settings.run_dir + "'",
+                        "wait for it to end, or give this run another run.name"));
+  const std::string& checkpoints = settings.checkpoint.dir;
+  const bool checkpoints_apart = !checkpoints.empty() && !is_inside(checkpoints, settings.run_dir);
+  if (checkpoints_apart) {
+    baton::make_folders(checkpoints, "checkpoint.dir");
+    claim->checkpoint_fd_ = lock_for_this_run(
+        checkpoints + "/.baton.lock", "checkpoint.dir '" + checkpoints + "'",
+        "give each run a checkpoint.dir of its own (the default, <run folder>/checkpoints, is)");
   }
-  auto claim = std::make_unique<RunFolderClaim>(fd);
-  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    char holder[32] = {0};
-    const ssize_t read = ::pread(fd, holder, sizeof(holder) - 1, 0);
-    std::string pid = read > 0 ? std::string(holder, static_cast<std::size_t>(read)) : "";
-    while (!pid.empty() && (pid.back() == '\n' || pid.back() == ' ')) pid.pop_back();
-    throw baton::ConfigError("run folder '" + settings.run_dir + "' is in use by another run (" +
-                             (pid.empty() ? std::string("its process") : "process " + pid) +
-                             " holds " + lock_path +
-                             "); wait for it to end, or give this run another run.name");
-  }
-  const std::string pid = std::to_string(::getpid()) + "\n";
-  if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
-    throw baton::ConfigError("cannot write the run's lock file '" + lock_path +
-                             "': " + std::strerror(errno));
-  }
-  remove_partial_writes(settings.checkpoint.dir);
-  if (resume || settings.checkpoint.dir.empty()) return claim;
-  const std::string newest = any_checkpoint(settings.checkpoint.dir);
-  if (newest.empty()) return claim;
-  if (!overwrite) {
-    throw baton::ConfigError(
-        "run folder '" + settings.run_dir +
-        "' holds checkpoints of an earlier run (newest: " + settings.checkpoint.dir + "/" + newest +
-        "); --resume continues that run, --overwrite moves it aside and starts afresh, or give "
-        "this run another run.name");
-  }
-  const std::string aside = settings.run_dir + ".replaced-" + utc_stamp();
-  std::error_code error;
-  fs::rename(settings.run_dir, aside, error);
-  if (error) {
-    throw baton::ConfigError("--overwrite: cannot move '" + settings.run_dir + "' aside to '" +
-                             aside + "': " + error.message());
-  }
-  std::cout << "--overwrite: moved the earlier run in " << settings.run_dir << " aside to " << aside
-            << " (delete it when you no longer need it)" << std::endl;
-  if (!any_checkpoint(settings.checkpoint.dir).empty()) {
-    // checkpoint.dir outside the run folder: its checkpoints go aside too.
-    const std::string checkpoints_aside = settings.checkpoint.dir + ".replaced-" + utc_stamp();
-    fs::rename(settings.checkpoint.dir, checkpoints_aside, error);
-    if (error) {
-      throw baton::ConfigError("--overwrite: cannot move '" + settings.checkpoint.dir +
-                               "' aside: " + error.message());
+  remove_partial_writes(checkpoints);
+  if (resume) {
+    claim->run_id_ = run_identity(settings.run_dir);
+    const std::string foreign =
+        checkpoints.empty() ? "" : checkpoint_of_another_run(checkpoints, claim->run_id_);
+    if (!foreign.empty()) {
+      throw baton::ConfigError(
+          "--resume: checkpoint.dir '" + checkpoints + "' holds " + foreign +
+          ", written by another run than this one ('" + settings.name + "', id " + claim->run_id_ +
+          " in " + settings.run_dir +
+          "/run-id): resuming would train on its weights; give each run a checkpoint.dir of its "
+          "own, or resume that run");
     }
-    std::cout << "--overwrite: moved its checkpoints in " << settings.checkpoint.dir << " aside to "
-              << checkpoints_aside << std::endl;
+    return claim;
   }
+  const std::string newest = checkpoints.empty() ? "" : any_checkpoint(checkpoints);
+  if (!newest.empty() && !overwrite) {
+    throw baton::ConfigError(
+        (checkpoints_apart ? "checkpoint.dir '" + checkpoints + "'"
+                           : "run folder '" + settings.run_dir + "'") +
+        " holds checkpoints of an earlier run (newest: " + checkpoints + "/" + newest +
+        "); --resume continues that run, --overwrite moves it aside and starts afresh, or give "
+        "this run another run.name" +
+        (checkpoints_apart ? " and checkpoint.dir" : ""));
+  }
+  if (!newest.empty()) {
+    const std::string aside = settings.run_dir + ".replaced-" + utc_stamp();
+    std::error_code error;
+    if (fs::exists(settings.run_dir, error)) {
+      fs::rename(settings.run_dir, aside, error);
+      if (error) {
+        throw baton::ConfigError("--overwrite: cannot move '" + settings.run_dir + "' aside to '" +
+                                 aside + "': " + error.message());
+      }
+      std::cout << "--overwrite: moved the earlier run in " << settings.run_dir << " aside to "
+                << aside << " (delete it when you no longer need it)" << std::endl;
+    }
+    if (!any_checkpoint(checkpoints).empty()) {
+      // checkpoint.dir outside the run folder: its checkpoints go aside, its lock stays.
+      const std::string checkpoints_aside = checkpoints + "/replaced-" + utc_stamp();
+      baton::make_folders(checkpoints_aside, "checkpoint.dir");
+      for (const auto& entry : fs::directory_iterator(checkpoints, error)) {
+        const std::string name = entry.path().filename().string();
+        if (name.rfind("step-", 0) != 0) continue;
+        fs::rename(entry.path(), checkpoints_aside + "/" + name, error);
+        if (error) {
+          throw baton::ConfigError("--overwrite: cannot move '" + entry.path().string() +
+                                   "' aside: " + error.message());
+        }
+      }
+      std::cout << "--overwrite: moved the earlier checkpoints in " << checkpoints << " aside to "
+                << checkpoints_aside << std::endl;
+    }
+  } else if (fs::exists(settings.run_dir + "/run-id")) {
+    // A fresh start in a folder without checkpoints: a new run, a new identity.
+    std::error_code error;
+    fs::remove(settings.run_dir + "/run-id", error);
+  }
+  claim->run_id_ = run_identity(settings.run_dir);
   return claim;
 }
 

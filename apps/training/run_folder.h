@@ -3,6 +3,12 @@
 // aside cannot split it), a refusal to start fresh over an earlier run's checkpoints unless
 // the user says --resume or --overwrite (which moves the earlier run aside, and says so),
 // and a checkpoint folder that is writable now rather than at the first checkpoint.
+//
+// checkpoint.dir may lie outside the run folder, so it is owned the same way: its own lock
+// (<checkpoint.dir>/.baton.lock) for the whole run, and the run's identity (a random id kept
+// in <run folder>/run-id, made at a fresh start) recorded in every manifest, which --resume
+// checks: two runs given one checkpoint.dir cannot both run, nor one resume from the other's
+// checkpoints.
 #pragma once
 
 #include <memory>
@@ -20,12 +26,19 @@ class RunFolderClaim {
   RunFolderClaim(const RunFolderClaim&) = delete;
   RunFolderClaim& operator=(const RunFolderClaim&) = delete;
 
+  // This run's identity, recorded in its checkpoints' manifests.
+  const std::string& run_id() const { return run_id_; }
+
  private:
+  friend std::unique_ptr<RunFolderClaim> claim_run_folder(const RunSettings&, bool, bool);
   int fd_;
+  int checkpoint_fd_ = -1;  // the lock on checkpoint.dir, when it is outside the run folder
+  std::string run_id_;
 };
 
-// Throws ConfigError naming the folder and what to do: another run holds it (its pid), or it
-// holds checkpoints and neither `resume` nor `overwrite` was given. With `overwrite`, an
+// Throws ConfigError naming the folder and what to do: another run holds it or its
+// checkpoint.dir (its pid), it holds checkpoints and neither `resume` nor `overwrite` was
+// given, or `resume` would continue from checkpoints another run wrote. With `overwrite`, an
 // earlier run's folder is renamed to <folder>.replaced-<UTC time> and the move is printed.
 std::unique_ptr<RunFolderClaim> claim_run_folder(const RunSettings& settings, bool resume,
                                                  bool overwrite);

@@ -176,6 +176,8 @@ std::unique_ptr<Checkpointer> make_checkpointer(const RankRun& run) {
   CheckpointSettings settings = run.start.settings.checkpoint;
   settings.kill_while_writing_step = run.signal_at_step.kill_in_checkpoint_step;
   settings.schedule_choice = run.start.schedule_choice;
+  settings.run_name = run.start.settings.name;
+  if (run.start.folder) settings.run_id = run.start.folder->run_id();
   settings.writes = world.replica == 0;
   settings.data_parallel = world.replicas;
   return std::make_unique<Checkpointer>(
@@ -212,6 +214,17 @@ void run_steps(RankRun& run, const TrainOptions& options) {
   if (options.resume) {
     const Checkpointer::Restored restored = checkpointer->restore_latest();
     first_step = restored.step + 1;
+    if (restored.step > settings.steps) {
+      throw baton::ConfigError("--resume: the newest checkpoint (" + restored.folder +
+                               ") is at step " + std::to_string(restored.step) +
+                               ", past run.steps (" + std::to_string(settings.steps) +
+                               "): nothing is left to train; raise run.steps to train on, or "
+                               "take the checkpoint as it is (baton export)");
+    }
+    if (restored.step == settings.steps && world.rank == 0) {
+      std::cout << "--resume: the newest checkpoint (" << restored.folder << ") is at step "
+                << restored.step << ", run.steps: nothing is left to train" << std::endl;
+    }
     if (world.rank == 0) {
       std::cout << "resuming after step " << restored.step << " from " << restored.folder
                 << std::endl;

@@ -1,10 +1,9 @@
 #include "model_profile.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -18,6 +17,8 @@ namespace {
 // that a profile measured the older way is measured again rather than trusted (git log has
 // each format's change).
 constexpr const char* kFormat = "baton-profile-7";
+// A profile is a few kilobytes per unit; a file far larger is not one.
+constexpr std::uint64_t kLargestProfileBytes = 64ull << 20;
 
 double number(const nlohmann::json& object, const char* key, const std::string& where) {
   const auto found = object.find(key);
@@ -165,12 +166,29 @@ ModelProfile profile_from_json(const std::string& text, const std::string& origi
   }
 }
 
+bool is_profile_file(const std::string& path) {
+  // By its first bytes, not a whole parse: a profile cut short (a killed tune) is still one,
+  // to be measured again and replaced.
+  try {
+    const baton::ReadableFile file = baton::ReadableFile::open(path, "profile");
+    std::string head(static_cast<std::size_t>(std::min<std::uint64_t>(file.size(), 4096)), '\0');
+    file.read_at(0, head.data(), head.size());
+    const auto start = head.find_first_not_of(" \t\r\n");
+    return start != std::string::npos && head[start] == '{' &&
+           head.find("\"format\": \"baton-profile-") != std::string::npos;
+  } catch (const baton::Error&) {
+    return false;
+  }
+}
+
 ModelProfile read_profile(const std::string& path, const std::string& expected_fingerprint) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw baton::ConfigError("cannot read the profile '" + path + "'");
-  std::stringstream text;
-  text << file.rdbuf();
-  ModelProfile profile = profile_from_json(text.str(), "profile '" + path + "'");
+  std::string text;
+  try {
+    text = baton::read_file(path, "profile", kLargestProfileBytes);
+  } catch (const baton::Error& error) {
+    throw baton::ConfigError(error.what());
+  }
+  ModelProfile profile = profile_from_json(text, "profile '" + path + "'");
   if (!expected_fingerprint.empty() && profile.fingerprint != expected_fingerprint) {
     throw baton::ConfigError("profile '" + path +
                              "' was measured for another model, batch or "

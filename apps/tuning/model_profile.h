@@ -56,6 +56,9 @@ struct ModelProfile {
   const MicrobatchProfile& at(int microbatch_size, const std::string& origin) const;
 };
 
+// Whether `path` is a profile baton wrote (of any format version), and so may be replaced.
+bool is_profile_file(const std::string& path);
+
 // Reads a profile written by write_profile(). Throws ConfigError naming `path` for a file
 // that is missing, truncated or not a profile, and naming both fingerprints when
 // `expected_fingerprint` is not empty and differs (a profile of another model or machine).

@@ -21,6 +21,7 @@
 #include "median.h"
 #include "models/batches.h"
 #include "models/model_catalog.h"
+#include "owned_outputs.h"
 #include "stopwatch.h"
 #include "transfer_profiler.h"
 
@@ -456,6 +457,8 @@ CachedProfile cached_or_measured_profile(baton::Config& config, const std::strin
       cached.why_measured = error.what();
     }
   }
+  // Measured only where it may be written: never over a user's file (a YAML given as --profile).
+  check_output_file(path, "profile", "a profile", is_profile_file);
   cached.profile = profile_model(config, data_dir, timeout);
   const std::string folder = std::filesystem::path(path).parent_path().string();
   if (!folder.empty()) baton::make_folders(folder, "profile");

@@ -91,11 +91,11 @@ TEST(CliBenchPipeline, InterleavedTableShowsEveryStage) {
 TEST(CliBenchPipeline, AFailingRankIsReportedWithItsOwnWords) {
   const auto result = run_command("cd '" + kSource + "' && timeout -k 5 200 " + kBaton +
                                   " bench pipeline configs/bench-mlp-1f1b.yaml" + kSmall +
-                                  " --set data.source=files --set data.inputs=/nonexistent/x.npy" +
-                                  " --set data.targets=/nonexistent/y.npy 2>&1");
+                                  " --set data.source=files --set data.inputs=README.md" +
+                                  " --set data.targets=README.md 2>&1");
   EXPECT_NE(result.exit_code, 0);
   EXPECT_THAT(result.output, HasSubstr("bench pipeline: the pipelined run failed"));
-  EXPECT_THAT(result.output, HasSubstr("cannot read data.inputs '/nonexistent/x.npy'"));
+  EXPECT_THAT(result.output, HasSubstr("data.inputs ('README.md'): unknown file type"));
 }
 
 TEST(CliBenchPipeline, OneRankIsRefused) {

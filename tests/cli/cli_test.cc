@@ -197,7 +197,12 @@ TEST(Cli, ConfigCheckRefusesWhatALaunchWouldFailOnOrMisread) {
       {"'" + dir + "/twice.yaml'",
        "twice.yaml:3:3: duplicate key 'schedule.microbatches' (first at "},
       {"'" + dir + "/two-documents.yaml'", "two-documents.yaml:3:1: a second YAML document"},
-      {"'" + dir + "'", "'" + dir + "' is a directory, not a configuration file"},
+      {"'" + dir + "'", "configuration file '" + dir + "': it is a directory"},
+      {"--set run.output_dir=", "run.output_dir is empty"},
+      // (model.path: any existing file; config check does not load it.)
+      {"--set model.name=torchscript --set model.path=" + dir +
+           "/twice.yaml --set 'model.params.inputs=[\"float32[16777216,16777216]\"]'",
+       "one sample would hold more than 1073741824 elements"},
   };
   for (const auto& [arguments, expected] : cases) {
     const auto result = run_command(kBaton + " config check --no-env " + arguments);

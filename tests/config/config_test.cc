@@ -417,6 +417,23 @@ TEST(ConfigChecks, HostileYamlIsRefusedBeforeItCostsMemoryOrStack) {
   const std::string huge(2 << 20, '#');
   EXPECT_THAT(config_error_of([&] { load(huge); }),
               HasSubstr("run.yaml: 2097152 bytes; a configuration is at most 1048576 bytes"));
+  // Nested aliases, in lists and in mappings (issue 48: 386 bytes, 10^10 visits): refused by
+  // the walk's node budget at once, whatever the pattern.
+  for (const bool mappings : {false, true}) {
+    std::string nested = "run:\n  x: &a0 [n, n, n, n, n, n, n, n, n, n]\n";
+    for (int level = 1; level <= 10; ++level) {
+      nested +=
+          "  y" + std::to_string(level) + ": &a" + std::to_string(level) + (mappings ? " {" : " [");
+      for (int i = 0; i < 10; ++i) {
+        nested += (i ? ", " : "") + (mappings ? "k" + std::to_string(i) + ": " : std::string()) +
+                  "*a" + std::to_string(level - 1);
+      }
+      nested += mappings ? "}\n" : "]\n";
+    }
+    EXPECT_THAT(config_error_of([&] { load(nested); }),
+                HasSubstr("expands to more than 1000000 values once its aliases"))
+        << nested;
+  }
   std::string many = "plugins:\n  path: [";
   for (int i = 0; i < 5000; ++i) many += (i ? ", p" : "p");
   many += "]\n";

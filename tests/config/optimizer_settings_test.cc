@@ -109,7 +109,7 @@ TEST(OptimizerSettings, RulesBetweenKeysAreRefusedWhereWritten) {
       {"lr_schedule.min_lr=0.5", "lr_schedule.min_lr 0.5: the decay ends above optimizer.lr"},
       {"model.label_smoothing=1.5", "model.label_smoothing must be a finite number from 0 to 1"},
       {"eval.every=-1", "eval.every must be at least 0"},
-      {"eval.inputs=[x.npy]", "eval.inputs and eval.targets are held-out files for"},
+      {"eval.inputs=[/etc/passwd]", "eval.inputs and eval.targets are held-out files for"},
   };
   for (const auto& [assignment, expected] : cases) {
     const std::string message = error_of("optimizer: {lr: 0.01}\n", {assignment});

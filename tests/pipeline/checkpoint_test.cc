@@ -412,6 +412,21 @@ TEST(Checkpoint, ExportAndResumeProveTheFilesAreTheOnesWritten) {
            "')); m['ranks'][0]['files']['rank0.pt']['bytes'] = 'many'; json.dump(m, open('" +
            manifest + "', 'w'))\"",
        "file rank0.pt has no size and checksum"},
+      // Issue 48: the format edited to 1 skipped every checksum; a step edited 4 -> 6 made
+      // --resume skip steps; a sparse 16 GiB rank file was read whole (4.3 GB, bad_alloc).
+      {"a format downgraded over a wrong checksum", manifest,
+       python + "\"import json; m = json.load(open('" + manifest +
+           "')); m['format'] = 'baton-checkpoint-1'; "
+           "m['ranks'][0]['files']['rank0.pt']['checksum'] = '0000000000000000'; "
+           "json.dump(m, open('" +
+           manifest + "', 'w'))\"",
+       "checkpoint file '" + rank0 + "' has checksum "},
+      {"a step edited", manifest,
+       python + "\"import json; m = json.load(open('" + manifest + "')); m['step'] = 6; " +
+           "json.dump(m, open('" + manifest + "', 'w'))\"",
+       "says step 6, its folder is step-000004"},
+      {"a sparse 16 GiB rank file", rank1, "truncate -s 16G '" + rank1 + "'",
+       "checkpoint file '" + rank1 + "' has 17179869184 bytes, the manifest says "},
   };
   for (const Damage& damage : damages) {
     backup(damage.file);
@@ -470,7 +485,8 @@ TEST(Checkpoint, ARankKilledWhileWritingACheckpointLeavesThePreviousOneInUse) {
 }
 
 // `baton export` writes only files it makes: never into a checkpoint, never over a file that
-// is not a PyTorch archive; by default next to the checkpoints, in the run's folder.
+// is not an earlier export (a user's notes, or a zip: a stage file, photos.zip — issue 48
+// found "PK" was the only test); by default next to the checkpoints, in the run's folder.
 TEST(Checkpoint, ExportWritesOnlyFilesItMakes) {
   const std::string root = ::testing::TempDir() + "/checkpoint-export-target";
   baton_test::run_command("rm -rf '" + root + "'");
@@ -490,8 +506,15 @@ TEST(Checkpoint, ExportWritesOnlyFilesItMakes) {
   const auto over =
       baton_test::run_command(kBaton + " export '" + step + "' --out '" + notes + "'");
   EXPECT_NE(over.exit_code, 0) << over.output;
-  EXPECT_THAT(over.output, HasSubstr("is not a PyTorch archive"));
+  EXPECT_THAT(over.output, HasSubstr("exists and is not an export baton wrote"));
   EXPECT_EQ(baton_test::run_command("cat '" + notes + "'").output, "my notes\n");
+  const std::string archive = root + "/photos.zip";
+  ASSERT_EQ(baton_test::run_command("cp '" + step + "/rank0.pt' '" + archive + "'").exit_code, 0);
+  const auto over_zip =
+      baton_test::run_command(kBaton + " export '" + step + "' --out '" + archive + "'");
+  EXPECT_NE(over_zip.exit_code, 0) << over_zip.output;
+  EXPECT_THAT(over_zip.output, HasSubstr("exists and is not an export baton wrote"));
+  EXPECT_EQ(baton_test::run_command("cmp '" + step + "/rank0.pt' '" + archive + "'").exit_code, 0);
 
   // The default, twice: an earlier export is replaced.
   for (int i = 0; i < 2; ++i) {

@@ -100,12 +100,77 @@ TEST(RunFolder, PartialFilesOfAnInterruptedCheckpointWriteAreRemoved) {
   ASSERT_EQ(first.exit_code, 0) << first.output;
   const std::string partial = root + "/baton/checkpoints/step-000002/rank1.optim.tmp.Ab3dEf";
   std::ofstream(partial) << std::string(1 << 20, 'x');
+  // A user's file with a temporary-looking name is not baton's to remove.
+  const std::string users = root + "/baton/checkpoints/step-000002/notes.tmp.abcdef";
+  std::ofstream(users) << "mine";
   const auto resumed = baton_test::run_command(launch_line(root, 3, "--resume"));
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
   EXPECT_THAT(resumed.output, HasSubstr("removed 1 partial file (1 MiB) that an interrupted "
                                         "checkpoint write left in " +
                                         root + "/baton/checkpoints"));
   EXPECT_FALSE(std::filesystem::exists(partial));
+  EXPECT_TRUE(std::filesystem::exists(users));
+}
+
+// Issue 48: runs 'sa' and 'sb' given one checkpoint.dir both trained (rc 0) into the same
+// step-N folders, and `sb --resume` continued from sa's weights. checkpoint.dir is owned like
+// the run folder: locked while a run uses it, and stamped with the run's identity, which
+// --resume checks.
+TEST(RunFolder, TwoRunsCannotShareACheckpointFolder) {
+  const std::string root = ::testing::TempDir() + "/run-folder-shared";
+  baton_test::run_command("rm -rf '" + root + "' && mkdir -p '" + root + "'");
+  const std::string shared = "--set checkpoint.dir=" + root + "/shared ";
+  const auto run_named = [&](const std::string& name, int steps, const std::string& extra) {
+    return launch_line(root, steps, shared + "--set run.name=" + name + " " + extra);
+  };
+  // Together: the second is refused while the first holds the folder.
+  const std::string first_log = root + "/sa.log";
+  baton_test::run_command("(" + run_named("busy", 1000000, "--set run.log_every=100000") + " > '" +
+                          first_log + "' 2>&1 &)");
+  for (int i = 0; i < 900; ++i) {
+    if (baton_test::run_command("grep -q 'step 1/' '" + first_log + "'").exit_code == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const auto together = baton_test::run_command(run_named("sb", 2, ""));
+  baton_test::run_command("pkill -TERM -f 'run.name=busy' ; sleep 1");
+  EXPECT_NE(together.exit_code, 0) << together.output;
+  EXPECT_THAT(together.output,
+              HasSubstr("checkpoint.dir '" + root + "/shared' is in use by another run (process "));
+  EXPECT_THAT(together.output, HasSubstr("give each run a checkpoint.dir of its own"));
+  baton_test::run_command("rm -rf '" + root + "/shared'");
+
+  // One after the other: a fresh start is refused, and so is a resume from the other's.
+  const auto sa = baton_test::run_command(run_named("sa", 4, "--set checkpoint.every=2"));
+  ASSERT_EQ(sa.exit_code, 0) << sa.output;
+  const auto sb = baton_test::run_command(run_named("sb", 4, "--set checkpoint.every=2"));
+  EXPECT_NE(sb.exit_code, 0) << sb.output;
+  EXPECT_THAT(sb.output, HasSubstr("checkpoint.dir '" + root +
+                                   "/shared' holds checkpoints of an earlier run"));
+  const auto sb_resumed =
+      baton_test::run_command(run_named("sb", 8, "--set checkpoint.every=2 --resume"));
+  EXPECT_NE(sb_resumed.exit_code, 0) << sb_resumed.output;
+  EXPECT_THAT(sb_resumed.output, HasSubstr("holds step-000002 (run 'sa', id "));
+  EXPECT_THAT(sb_resumed.output, HasSubstr("written by another run than this one ('sb'"));
+  EXPECT_THAT(sb_resumed.output, testing::Not(HasSubstr("resuming after step")));
+  // Its own run resumes.
+  const auto sa_resumed =
+      baton_test::run_command(run_named("sa", 6, "--set checkpoint.every=2 --resume"));
+  EXPECT_EQ(sa_resumed.exit_code, 0) << sa_resumed.output;
+  EXPECT_THAT(sa_resumed.output, HasSubstr("resuming after step 4"));
+
+  // A manifest whose step was edited is not resumed from (it would skip steps 7 and 8).
+  const std::string manifest = root + "/shared/step-000006/manifest.json";
+  baton_test::run_command("sed -i 's/\"step\": 6/\"step\": 8/' '" + manifest + "'");
+  const auto edited =
+      baton_test::run_command(run_named("sa", 8, "--set checkpoint.every=2 --resume"));
+  EXPECT_EQ(edited.exit_code, 0) << edited.output;
+  EXPECT_THAT(edited.output, HasSubstr("says step 8, its folder is step-000006"));
+  EXPECT_THAT(edited.output, HasSubstr("resuming after step 4"));
+
+  // A resume past run.steps says there is nothing to train, with a failure.
+  const auto past = baton_test::run_command(run_named("sa", 3, "--resume"));
+  EXPECT_NE(past.exit_code, 0) << past.output;
+  EXPECT_THAT(past.output, HasSubstr("past run.steps (3): nothing is left to train"));
 }
 
 // Balanced cuts remembered for 2 stages do not apply to a resume onto 4: measured again

@@ -636,6 +636,55 @@ TEST_F(YourModel, BatonSplitRefusesWhatItCannotSplitSayingWhy) {
   EXPECT_NE(baton_test::run_command("test -e '" + file("x") + "/stage-0.pt'").exit_code, 0);
 }
 
+// Issue 48: stage 0 of a split at h.2 with stage 1 of a split at h.3 trained a 3-block model
+// (rc 0), its export missing 13 names. Each split has an identity; files of two, out of order
+// or short of the split's names are refused before anything trains.
+TEST_F(YourModel, StageFilesOfTwoSplitsOrOutOfOrderAreRefused) {
+  const std::string at2 = file("split-at-2"), at3 = file("split-at-3");
+  ASSERT_EQ(split(kNanoGpt, "--split-at h.2", at2).exit_code, 0);
+  ASSERT_EQ(split(kNanoGpt, "--split-at h.3", at3).exit_code, 0);
+  const auto run = [&](const std::string& stages, const std::string& name) {
+    return baton_test::launch(kBaton, 2, plus(common(1), nanogpt_run(stages, "1f1b", 1)), name)
+        .command;
+  };
+  const auto mixed = run("[" + at2 + "/stage-0.pt, " + at3 + "/stage-1.pt]", "two-splits");
+  expect_refused(mixed, "split-at-3/stage-1.pt' is stage 1 of split ");
+  EXPECT_THAT(mixed.output, HasSubstr("stage files of two splits make a model nobody wrote"));
+  expect_refused(run("[" + at2 + "/stage-1.pt, " + at2 + "/stage-0.pt]", "out-of-order"),
+                 "/stage-1.pt' is stage 1 of 2, listed as stage 0 of 2");
+}
+
+// baton-split --out owns its folder: never a file, never a folder of a user's files; a folder
+// it filled before is refilled, without the earlier split's extra stages. A model whose output
+// baton's stages cannot pass is refused by baton-split, not later by baton.
+TEST_F(YourModel, BatonSplitOwnsItsOutFolderAndRefusesOutputsStagesCannotPass) {
+  const std::string a_file = file("split-out-file");
+  baton_test::run_command("echo mine > '" + a_file + "'");
+  const auto over_file = split(kModels + "/uneven.py", "--stages 2", a_file);
+  EXPECT_EQ(over_file.exit_code, 1) << over_file.output;
+  EXPECT_THAT(over_file.output, HasSubstr("--out " + a_file + " exists and is not a folder"));
+  EXPECT_THAT(over_file.output, Not(HasSubstr("Traceback")));
+
+  const std::string users = file("split-out-users");
+  baton_test::run_command("mkdir -p '" + users + "' && echo mine > '" + users + "/model.yaml'");
+  const auto over_users = split(kModels + "/uneven.py", "--stages 2", users);
+  EXPECT_EQ(over_users.exit_code, 1) << over_users.output;
+  EXPECT_THAT(over_users.output, HasSubstr("holds model.yaml, which baton-split did not write"));
+  EXPECT_EQ(baton_test::run_command("cat '" + users + "/model.yaml'").output, "mine\n");
+
+  const std::string again = file("split-out-again");
+  ASSERT_EQ(split(kModels + "/uneven.py", "--stages 3", again).exit_code, 0);
+  const auto two = split(kModels + "/uneven.py", "--stages 2", again);
+  ASSERT_EQ(two.exit_code, 0) << two.output;
+  EXPECT_EQ(baton_test::run_command("ls '" + again + "'").output,
+            "model.yaml\nnames.json\nstage-0.pt\nstage-1.pt\n");
+
+  const auto dict = split(kModels + "/dict_output.py", "--stages 2", file("split-dict"));
+  EXPECT_EQ(dict.exit_code, 1) << dict.output;
+  EXPECT_THAT(dict.output, HasSubstr("the model returns {'logits': tensor, 'n': int}: a "
+                                     "pipeline's stages pass tensors only"));
+}
+
 TEST_F(YourModel, TargetsThatDoNotFitTheOutputAreRefusedNamingTheFileAndTheFix) {
   const std::string stages = file("masked-refusals");
   const auto made = split(kModels + "/masked_lm.py", "--stages 2", stages);

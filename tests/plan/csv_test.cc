@@ -155,7 +155,7 @@ TEST(CsvTest, FileRoundTripAndMissingFile) {
     read_plan_csv(path);
     FAIL() << "reading a missing file succeeded";
   } catch (const PlanError& error) {
-    EXPECT_NE(std::string(error.what()).find(std::string("cannot read plan CSV \"") + path),
+    EXPECT_NE(std::string(error.what()).find(std::string("cannot read plan CSV '") + path),
               std::string::npos)
         << error.what();
   }

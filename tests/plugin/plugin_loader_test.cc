@@ -1,11 +1,13 @@
 // The plugin loader against real shared libraries built by the test suite: one good
 // plugin and one for each way a plugin must be refused.
+#include <elf.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <torch/version.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 
 #include "baton/config.h"
@@ -238,7 +240,32 @@ TEST(PluginLoader, ReportsNonLibraryFile) {
   const std::string path = testing::TempDir() + "/libbaton-schedule-text.so";
   std::ofstream(path) << "not an ELF file\n";
   const std::string message = error_of([&] { baton::load_plugin_file(path, nullptr); });
-  EXPECT_THAT(message, HasSubstr(path + ": failed to load"));
+  EXPECT_THAT(message, HasSubstr(path + ": not loaded: baton cannot read its table"));
+}
+
+// A library whose section headers are gone still loads (dlopen reads program headers), but
+// its exports cannot be read from the file: refused unloaded, its constructor never run.
+TEST(PluginLoader, RefusesALibraryWhoseExportsCannotBeReadWithoutRunningIt) {
+  const std::string copy = testing::TempDir() + "/libbaton-schedule-headless.so";
+  std::filesystem::copy_file(path_of(PluginKind::kSchedule, "test-no-entry"), copy,
+                             std::filesystem::copy_options::overwrite_existing);
+  {
+    std::fstream file(copy, std::ios::in | std::ios::out | std::ios::binary);
+    Elf64_Ehdr header;
+    file.read(reinterpret_cast<char*>(&header), sizeof header);
+    header.e_shoff = 0;
+    header.e_shnum = 0;
+    header.e_shstrndx = 0;
+    file.seekp(0);
+    file.write(reinterpret_cast<const char*>(&header), sizeof header);
+  }
+  const std::string marker = testing::TempDir() + "/headless-constructor-ran";
+  std::remove(marker.c_str());
+  setenv("BATON_TEST_CONSTRUCTOR_MARKER", marker.c_str(), 1);
+  const std::string message = error_of([&] { baton::load_plugin_file(copy, nullptr); });
+  unsetenv("BATON_TEST_CONSTRUCTOR_MARKER");
+  EXPECT_THAT(message, HasSubstr(copy + ": not loaded: baton cannot read its table"));
+  EXPECT_FALSE(std::ifstream(marker).good()) << "the library's static constructor ran";
 }
 
 TEST(PluginLoader, WrapsThrowingFactory) {

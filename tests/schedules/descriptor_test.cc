@@ -30,7 +30,7 @@ TEST(ScheduleDescriptors, NameDescriptionAndParametersAreWhatUsersSee) {
     }
     ASSERT_EQ(descriptor.num_params, 1u);
     EXPECT_STREQ(descriptor.params[0].name, "path");
-    EXPECT_EQ(descriptor.params[0].type, ParamType::kString);
+    EXPECT_EQ(descriptor.params[0].type, ParamType::kFile);
     EXPECT_EQ(descriptor.params[0].default_value, nullptr);  // required
   }
 }

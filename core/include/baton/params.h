@@ -22,6 +22,11 @@ enum class ParamType : std::uint32_t {
   kString,
   kIntList,     // [1, 2, 3]
   kStringList,  // [a, b]
+  // A path to a file baton reads. Held and read as a string; a value that names something
+  // other than a regular file (a FIFO, a folder, a device) is refused when the configuration
+  // is read, naming the key. (Appended: the values above keep their numbers.)
+  kFile,
+  kFileList,  // [a.npy, b.npy]
 };
 
 BATON_API const char* param_type_name(ParamType type);

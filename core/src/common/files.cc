@@ -5,11 +5,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "baton/error.h"
 
@@ -18,6 +17,15 @@ namespace {
 
 [[noreturn]] void fail(const std::string& what, const std::string& path) {
   throw Error("cannot write '" + path + "': " + what + ": " + std::strerror(errno));
+}
+
+std::string kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO (a named pipe)";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
 }
 
 }  // namespace
@@ -81,22 +89,106 @@ void make_folders(const std::string& path, const std::string& what) {
   }
 }
 
-std::string read_file(const std::string& path, const std::string& what) {
-  // A FIFO would block and a device never end: only regular files are read.
-  std::error_code error;
-  const auto status = std::filesystem::status(path, error);
-  if (!error && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
-    throw Error("cannot read " + what + " '" + path + "': it is " +
-                (std::filesystem::is_directory(status) ? "a directory"
-                                                       : "not a regular file (a FIFO, a device)") +
-                "; give a file");
+std::string non_regular_kind(const std::string& path) {
+  struct stat status {};
+  if (::stat(path.c_str(), &status) != 0 || S_ISREG(status.st_mode)) return std::string();
+  return kind_of(status.st_mode);
+}
+
+ReadableFile ReadableFile::open(const std::string& path, const std::string& what) {
+  const std::string name = "cannot read " + what + " '" + path + "': ";
+  // O_NONBLOCK: opening a FIFO with no writer would wait forever; the type is checked on
+  // the opened file itself, so nothing can be swapped in between.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) {
+    const int error = errno;
+    throw Error(name + std::strerror(error) +
+                (error == ENOENT && !path.empty() && path[0] != '/'
+                     ? " (a relative path is taken from the folder baton runs in)"
+                     : ""));
   }
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw Error("cannot read " + what + " '" + path + "': " + std::strerror(errno));
-  std::ostringstream contents;
-  contents << file.rdbuf();
-  if (file.bad()) throw Error("cannot read " + what + " '" + path + "': read failed");
-  return contents.str();
+  struct stat status {};
+  if (::fstat(fd, &status) != 0 || !S_ISREG(status.st_mode)) {
+    ::close(fd);
+    throw Error(name + "it is " + kind_of(status.st_mode) +
+                "; baton reads only regular files: give one");
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  ReadableFile file;
+  file.fd_ = fd;
+  file.size_ = static_cast<std::uint64_t>(status.st_size);
+  file.path_ = path;
+  file.what_ = what;
+  return file;
+}
+
+ReadableFile::ReadableFile(ReadableFile&& other) noexcept
+    : fd_(other.fd_),
+      size_(other.size_),
+      path_(std::move(other.path_)),
+      what_(std::move(other.what_)) {
+  other.fd_ = -1;
+}
+
+ReadableFile& ReadableFile::operator=(ReadableFile&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = other.fd_;
+    size_ = other.size_;
+    path_ = std::move(other.path_);
+    what_ = std::move(other.what_);
+    other.fd_ = -1;
+  }
+  return *this;
+}
+
+ReadableFile::~ReadableFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void ReadableFile::read_at(std::uint64_t offset, void* into, std::size_t bytes) const {
+  auto* out = static_cast<char*>(into);
+  std::size_t done = 0;
+  while (done < bytes) {
+    const ssize_t n = ::pread(fd_, out + done, bytes - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      throw Error("cannot read " + what_ + " '" + path_ + "': " + std::strerror(errno));
+    }
+    if (n == 0) {
+      throw Error("cannot read " + what_ + " '" + path_ + "': it ends at byte " +
+                  std::to_string(offset + done) + ", where " + std::to_string(size_) +
+                  " bytes were there when it was opened: it shrank while in use (was it "
+                  "rewritten during the run?); leave a file alone while baton reads it");
+    }
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+std::string ReadableFile::read_all(std::uint64_t max_bytes) const {
+  if (size_ > max_bytes) {
+    throw Error("cannot read " + what_ + " '" + path_ + "': it is " + std::to_string(size_) +
+                " bytes, more than the " + std::to_string(max_bytes) + " a " + what_ +
+                " can be; is it the right file?");
+  }
+  std::string contents(static_cast<std::size_t>(size_), '\0');
+  read_at(0, contents.data(), contents.size());
+  return contents;
+}
+
+std::uint64_t require_readable_file(const std::string& path, const std::string& what) {
+  return ReadableFile::open(path, what).size();
+}
+
+std::uint64_t machine_memory_bytes() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return UINT64_MAX;
+  return static_cast<std::uint64_t>(pages) * static_cast<std::uint64_t>(page);
+}
+
+std::string read_file(const std::string& path, const std::string& what, std::uint64_t max_bytes) {
+  return ReadableFile::open(path, what).read_all(max_bytes);
 }
 
 }  // namespace baton

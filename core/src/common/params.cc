@@ -23,6 +23,10 @@ const char* param_type_name(ParamType type) {
       return "list of int";
     case ParamType::kStringList:
       return "list of string";
+    case ParamType::kFile:
+      return "file";
+    case ParamType::kFileList:
+      return "list of file";
   }
   return "unknown";
 }
@@ -58,7 +62,7 @@ bool ParamValue::as_bool() const {
 }
 
 const std::string& ParamValue::as_string() const {
-  if (type_ != ParamType::kString) wrong_type(*this, "string");
+  if (type_ != ParamType::kString && type_ != ParamType::kFile) wrong_type(*this, "string");
   return text_;
 }
 
@@ -70,7 +74,9 @@ std::vector<std::int64_t> ParamValue::as_int_list() const {
 }
 
 std::vector<std::string> ParamValue::as_string_list() const {
-  if (type_ != ParamType::kStringList) wrong_type(*this, "list of string");
+  if (type_ != ParamType::kStringList && type_ != ParamType::kFileList) {
+    wrong_type(*this, "list of string");
+  }
   return items_;
 }
 

@@ -22,8 +22,12 @@ std::string yaml_scalar(const std::string& text) {
 }
 
 std::string value_text(const ParamValue& value) {
-  if (value.type() == ParamType::kString) return yaml_scalar(value.text());
-  if (value.type() != ParamType::kStringList) return value.text();
+  if (value.type() == ParamType::kString || value.type() == ParamType::kFile) {
+    return yaml_scalar(value.text());
+  }
+  if (value.type() != ParamType::kStringList && value.type() != ParamType::kFileList) {
+    return value.text();
+  }
   const auto items = value.as_string_list();
   std::string text = "[";
   for (std::size_t i = 0; i < items.size(); ++i) text += (i ? ", " : "") + yaml_scalar(items[i]);

@@ -5,9 +5,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 #include <string_view>
@@ -15,6 +14,7 @@
 
 #include "baton/config.h"
 #include "baton/error.h"
+#include "baton/files.h"
 #include "baton/log.h"
 #include "baton/plan/shape_limits.h"
 #include "baton/suggest.h"
@@ -199,12 +199,32 @@ void read_params_node(const YAML::Node& node, const std::string& source, RawPara
   }
 }
 
+// An alias shares its anchor's node, so a walk that follows aliases can visit a node many
+// times: ten nested lists of ten aliases are 10^10 visits from 386 bytes. Every walk over a
+// configuration's nodes counts them against one budget, far above any real configuration and
+// far below what takes a noticeable time.
+constexpr std::size_t kMaxConfigNodes = 1000000;
+
+struct NodeBudget {
+  std::size_t visited = 0;
+
+  void visit(const YAML::Node& node, const std::string& source) {
+    if (++visited <= kMaxConfigNodes) return;
+    throw ConfigError(origin_of(source, node.Mark()).description +
+                      ": the configuration expands to more than " +
+                      std::to_string(kMaxConfigNodes) +
+                      " values once its aliases (*name) are followed; a configuration holds a "
+                      "few hundred: write the values out, or alias only plain values");
+  }
+};
+
 // YAML keeps one of two equal keys in a mapping and drops the other without a word: a
 // configuration that says a thing twice is refused, pointing at both.
 void refuse_duplicate_keys(const YAML::Node& node, const std::string& source,
-                           const std::string& path) {
+                           const std::string& path, NodeBudget& budget) {
+  budget.visit(node, source);
   if (node.IsSequence()) {
-    for (const auto& item : node) refuse_duplicate_keys(item, source, path);
+    for (const auto& item : node) refuse_duplicate_keys(item, source, path, budget);
     return;
   }
   if (!node.IsMap()) return;
@@ -219,8 +239,10 @@ void refuse_duplicate_keys(const YAML::Node& node, const std::string& source,
                           key_path + "' (first at " + origin_of(source, first->second).description +
                           "); YAML would keep only one of them: say it once");
       }
+    } else {
+      refuse_duplicate_keys(entry.first, source, key_path, budget);
     }
-    refuse_duplicate_keys(entry.second, source, key_path);
+    refuse_duplicate_keys(entry.second, source, key_path, budget);
   }
 }
 
@@ -266,7 +288,9 @@ WrittenConfig read_yaml(const std::string& text, const std::string& source) {
     throw ConfigError(origin_of(source, error.mark).description +
                       ": YAML syntax error: " + error.msg);
   }
-  refuse_duplicate_keys(root, source, "");
+  // This walk comes first and bounds the work of every later one (they visit fewer nodes).
+  NodeBudget budget;
+  refuse_duplicate_keys(root, source, "", budget);
   WrittenConfig written;
   if (root.IsNull()) return written;
   if (!root.IsMap()) {
@@ -403,11 +427,7 @@ void check_ranges(const Config& config) {
   positive("schedule", "microbatches");
   positive("schedule", "stages_per_rank");
   positive("run", "log_every");
-  // Counted in 32 bits by the program: 4294967296 must not become 0 (a division by zero) or
-  // 2147483648 a negative count.
-  const std::int64_t largest_count = 2147483647;
-  at_most("run", "steps", largest_count, "");
-  at_most("run", "log_every", largest_count, "");
+  // (Every integer key is at most 2^31 - 1: value_typing.cc applies it to all of them.)
   at_most("world", "ranks", kMaxRanks, "");
   const ParamValue& replicas = config.section("world").at("data_parallel");
   const ParamValue& ranks = config.section("world").at("ranks");
@@ -486,6 +506,12 @@ void check_ranges(const Config& config) {
                       "' must be a plain folder name (no '/' or control characters such as a "
                       "newline, not '.' or '..'): it names the "
                       "run's folder inside run.output_dir");
+  }
+  const ParamValue& output_dir = config.section("run").at("output_dir");
+  if (output_dir.as_string().empty()) {
+    throw ConfigError(output_dir.origin().description +
+                      ": run.output_dir is empty; give the folder that receives the run's "
+                      "folder (runs, the default, or '.' for the folder baton runs in)");
   }
   const ParamValue& rendezvous = config.section("world").at("rendezvous");
   if (rendezvous.as_string() != "tcp" && rendezvous.as_string() != "file") {
@@ -592,25 +618,20 @@ Config load_config_text(const std::string& yaml_text, const std::string& source_
 
 Config load_config_file(const std::string& path, const ConfigOverrides& overrides) {
   // A directory reads as empty (the embedded default, "valid"); a FIFO or a device would
-  // block or never end.
-  std::error_code error;
-  const auto status = std::filesystem::status(path, error);
-  if (!error && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
-    throw ConfigError(
-        "'" + path + "' is " +
-        (std::filesystem::is_directory(status) ? "a directory" : "not a regular file") +
-        ", not a configuration file; give the path of a .yaml file");
+  // block or never end: ReadableFile refuses both before reading.
+  std::string text;
+  try {
+    const ReadableFile file = ReadableFile::open(path, "configuration file");
+    // Read at most one byte more than a configuration may hold: a huge file is refused by
+    // its size, not read whole.
+    text.resize(
+        static_cast<std::size_t>(std::min<std::uint64_t>(file.size(), kMaxConfigBytes + 1)));
+    file.read_at(0, text.data(), text.size());
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const Error& error) {
+    throw ConfigError(std::string(error.what()) + "; give the path of a .yaml file");
   }
-  std::ifstream file(path);
-  if (!file) {
-    throw ConfigError("cannot read configuration file '" + path +
-                      "': no such file or not readable");
-  }
-  // Read at most one byte more than a configuration may hold: a huge file is refused by
-  // its size, not read whole.
-  std::string text(kMaxConfigBytes + 1, '\0');
-  file.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(file.gcount()));
   return load_config_text(text, path, overrides);
 }
 

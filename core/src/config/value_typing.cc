@@ -2,10 +2,16 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <limits>
 
 #include "baton/error.h"
+#include "baton/files.h"
 
 namespace baton {
 namespace config_internal {
@@ -20,9 +26,29 @@ bool parse_int(const std::string& text, std::string* canonical) {
   char* end = nullptr;
   errno = 0;
   const long long value = std::strtoll(text.c_str(), &end, 10);
-  if (errno != 0 || end == text.c_str() || *end != '\0') return false;
-  *canonical = std::to_string(value);
-  return true;
+  if (end == text.c_str() || *end != '\0') return false;
+  // Out of range for 64 bits still reads as a (too large) number, for the range's message.
+  *canonical = errno == ERANGE ? text : std::to_string(value);
+  return errno == 0 || errno == ERANGE;
+}
+
+// Every integer key is held in 32 bits somewhere between the YAML and its use (a count, a
+// step number, a size): the range is applied here, once, for every integer key of every
+// section and plugin, so 4294967297 is refused, never cut to 1.
+void check_int_range(const std::string& canonical, const RawValue& raw,
+                     const std::string& key_path) {
+  errno = 0;
+  const long long value = std::strtoll(canonical.c_str(), nullptr, 10);
+  const bool too_large =
+      value > std::numeric_limits<std::int32_t>::max() || (errno == ERANGE && canonical[0] != '-');
+  const bool too_small = !too_large && (value < std::numeric_limits<std::int32_t>::min() ||
+                                        (errno == ERANGE && canonical[0] == '-'));
+  if (!too_large && !too_small) return;
+  throw ConfigError(where(raw.origin) + key_path + " must be at " +
+                    (too_large
+                         ? "most " + std::to_string(std::numeric_limits<std::int32_t>::max())
+                         : "least " + std::to_string(std::numeric_limits<std::int32_t>::min())) +
+                    " (every integer key is a 32-bit integer), got " + canonical);
 }
 
 bool parse_float(const std::string& text, std::string* canonical) {
@@ -56,6 +82,7 @@ std::string typed_scalar(ParamType element_type, const std::string& text, const 
     case ParamType::kInt:
     case ParamType::kIntList:
       ok = parse_int(text, &canonical);
+      if (ok) check_int_range(canonical, raw, key_path);
       break;
     case ParamType::kFloat:
       ok = parse_float(text, &canonical);
@@ -67,6 +94,27 @@ std::string typed_scalar(ParamType element_type, const std::string& text, const 
     case ParamType::kStringList:
       canonical = text;
       break;
+    case ParamType::kFile:
+    case ParamType::kFileList: {
+      canonical = text;
+      // Found when the configuration is read, not when the run reaches the file. (Empty:
+      // the key is not used.)
+      if (text.empty()) break;
+      const std::string kind = non_regular_kind(text);
+      if (!kind.empty()) {
+        throw ConfigError(where(raw.origin) + key_path + ": '" + text + "' is " + kind +
+                          "; baton reads only regular files: give one");
+      }
+      if (::access(text.c_str(), R_OK) != 0) {
+        const int error = errno;
+        throw ConfigError(
+            where(raw.origin) + key_path + ": '" + text + "' " +
+            (error == ENOENT ? std::string("does not exist")
+                             : "cannot be read: " + std::string(std::strerror(error))) +
+            (text[0] == '/' ? "" : " (a relative path is taken from the folder baton runs in)"));
+      }
+      break;
+    }
   }
   if (!ok) {
     const char* wanted =
@@ -109,8 +157,9 @@ RawValue raw_value_from_text(const std::string& text, const ValueOrigin& origin,
 }
 
 ParamValue typed_value(const ParamSpec& spec, const RawValue& raw, const std::string& key_path) {
-  const bool want_list = spec.type == ParamType::kIntList || spec.type == ParamType::kStringList;
-  if (spec.type == ParamType::kStringList && !raw.is_list) {
+  const bool words = spec.type == ParamType::kStringList || spec.type == ParamType::kFileList;
+  const bool want_list = words || spec.type == ParamType::kIntList;
+  if (words && !raw.is_list) {
     // A single word where a list of words is expected is a list of one (model.cuts: balanced).
     RawValue one = raw;
     one.is_list = true;

@@ -3,11 +3,8 @@
 #include "baton/plan/csv.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
+#include <cstdint>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -205,13 +202,17 @@ void write_plan_csv(const Plan& plan, const std::string& path) {
 }
 
 Plan read_plan_csv(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    throw PlanError("cannot read plan CSV \"" + path + "\": " + std::strerror(errno));
+  // The largest plan (shape_limits.h: 2^20 units, a few actions each) is far below this.
+  constexpr std::uint64_t kLargestPlanFile = 256ull << 20;
+  std::string text;
+  try {
+    text = read_file(path, "plan CSV", kLargestPlanFile);
+  } catch (const PlanError&) {
+    throw;
+  } catch (const Error& error) {
+    throw PlanError(error.what());
   }
-  std::ostringstream contents;
-  contents << file.rdbuf();
-  return plan_from_csv(contents.str(), path);
+  return plan_from_csv(text, path);
 }
 
 }  // namespace baton

@@ -2,9 +2,12 @@
 
 #include <elf.h>
 
+#include <cstdint>
 #include <cstring>
-#include <fstream>
 #include <vector>
+
+#include "baton/error.h"
+#include "baton/files.h"
 
 namespace baton {
 namespace plugin_internal {
@@ -26,23 +29,23 @@ struct Bytes {
   }
 };
 
-// A plugin file is a few megabytes; anything far larger is left to dlopen.
+// A plugin file is a few megabytes; anything far larger is not one.
 constexpr std::uint64_t kLargestFileRead = 512ull << 20;
 
 }  // namespace
 
 ElfExport elf_exports(const std::string& path, const std::string& name) {
-  std::ifstream file(path, std::ios::binary | std::ios::ate);
-  if (!file) return ElfExport::kUnreadable;
-  const std::streamoff size = file.tellg();
-  if (size < static_cast<std::streamoff>(sizeof(Elf64_Ehdr)) ||
-      static_cast<std::uint64_t>(size) > kLargestFileRead) {
+  Bytes bytes;
+  try {
+    const ReadableFile file = ReadableFile::open(path, "plugin");
+    if (file.size() < sizeof(Elf64_Ehdr) || file.size() > kLargestFileRead) {
+      return ElfExport::kUnreadable;
+    }
+    bytes.data.resize(static_cast<std::size_t>(file.size()));
+    file.read_at(0, bytes.data.data(), bytes.data.size());
+  } catch (const Error&) {
     return ElfExport::kUnreadable;
   }
-  Bytes bytes;
-  bytes.data.resize(static_cast<std::size_t>(size));
-  file.seekg(0);
-  if (!file.read(bytes.data.data(), size)) return ElfExport::kUnreadable;
 
   Elf64_Ehdr header;
   if (!bytes.read(0, &header) || std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 ||

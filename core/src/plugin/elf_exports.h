@@ -11,7 +11,8 @@ namespace plugin_internal {
 enum class ElfExport { kDefined, kAbsent, kUnreadable };
 
 // Whether the ELF file at `path` defines the dynamic symbol `name`. kUnreadable when the
-// file is not a 64-bit little-endian ELF file this reader understands (dlopen then decides).
+// file is not a 64-bit little-endian ELF file with section headers this reader understands
+// (the loader then refuses it: loading is running its code).
 ElfExport elf_exports(const std::string& path, const std::string& name);
 
 }  // namespace plugin_internal

@@ -142,8 +142,17 @@ std::shared_ptr<LoadedPlugin> load_plugin_file(const std::string& path,
   if (!file_exists(path)) throw PluginError(path + ": no such file");
   // Read from the file, not after loading it: a library that is not a plugin is refused
   // before its static constructors run (a YAML may name any file).
-  if (plugin_internal::elf_exports(path, BATON_PLUGIN_ENTRY_POINT_NAME) ==
-      plugin_internal::ElfExport::kAbsent) {
+  const plugin_internal::ElfExport entry =
+      plugin_internal::elf_exports(path, BATON_PLUGIN_ENTRY_POINT_NAME);
+  if (entry == plugin_internal::ElfExport::kUnreadable) {
+    // dlopen would run the file's constructors before anything could be checked.
+    throw PluginError(path +
+                      ": not loaded: baton cannot read its table of exported symbols (it is not "
+                      "a 64-bit ELF shared library with the section headers a compiler writes), "
+                      "so it cannot check that this is a baton plugin before the file's code "
+                      "runs; give a plugin built against baton's SDK");
+  }
+  if (entry == plugin_internal::ElfExport::kAbsent) {
     throw PluginError(path + ": not a baton plugin: it does not export '" +
                       BATON_PLUGIN_ENTRY_POINT_NAME +
                       "' (read from the file; it was not loaded); declare the entry point with "

@@ -4,11 +4,14 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "baton/error.h"
+#include "baton/files.h"
 #include "script_outputs.h"
 
 namespace baton {
@@ -28,7 +31,89 @@ struct StageFile {
   // Tied weights: groups of original names that are one tensor in the model (baton-split
   // writes them; each stage file holding one keeps its own copy).
   std::vector<std::vector<std::string>> ties;
+  // Which split wrote it (baton-split records one in each file): its id, this file's place,
+  // the number of stages and every original name the split's files hold between them.
+  struct Split {
+    std::string id;
+    long stage = -1;
+    long stages = 0;
+    std::set<std::string> names;
+  };
+  std::optional<Split> split;
 };
+
+std::optional<StageFile::Split> read_split(const nlohmann::json& map, const std::string& path) {
+  if (!map.contains("split")) return std::nullopt;
+  const auto& entry = map.at("split");
+  const std::string rule = std::string("stage file '") + path + "': " + kStageNamesFile +
+                           ": \"split\" must be {\"id\": text, \"stage\": n, \"stages\": n, "
+                           "\"names\": [the original names the split holds]}";
+  if (!entry.is_object() || !entry.contains("id") || !entry["id"].is_string() ||
+      !entry.contains("stage") || !entry["stage"].is_number_integer() ||
+      !entry.contains("stages") || !entry["stages"].is_number_integer() ||
+      !entry.contains("names") || !entry["names"].is_array()) {
+    throw ConfigError(rule);
+  }
+  StageFile::Split split;
+  split.id = entry["id"].get<std::string>();
+  split.stage = entry["stage"].get<long>();
+  split.stages = entry["stages"].get<long>();
+  for (const auto& name : entry["names"]) {
+    if (!name.is_string()) throw ConfigError(rule);
+    split.names.insert(name.get<std::string>());
+  }
+  if (split.stages < 1 || split.stage < 0 || split.stage >= split.stages) throw ConfigError(rule);
+  return split;
+}
+
+// Stage files written by baton-split must be one split's, all of it, in its order: files of
+// two splits (cut at other places) would run as a model nobody wrote, silently.
+void check_one_whole_split(const std::vector<StageFile>& files) {
+  const StageFile* first = nullptr;
+  for (const auto& file : files) {
+    if (file.split) first = first ? first : &file;
+  }
+  if (first == nullptr) return;  // written by hand, or by a baton-split before splits had ids
+  const auto& split = *first->split;
+  const std::string remedy =
+      "; give model.stages the files of one baton-split run, in order (its model.yaml lists "
+      "them)";
+  std::set<std::string> held;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const StageFile& file = files[i];
+    if (!file.split) {
+      throw ConfigError("model.stages: '" + file.path + "' records no split, but '" + first->path +
+                        "' was written by baton-split" + remedy);
+    }
+    if (file.split->id != split.id) {
+      throw ConfigError("model.stages: '" + file.path + "' is stage " +
+                        std::to_string(file.split->stage) + " of split " + file.split->id +
+                        " and '" + first->path + "' stage " + std::to_string(split.stage) +
+                        " of split " + split.id +
+                        ": stage files of two splits make a model nobody wrote" + remedy);
+    }
+    if (file.split->stage != static_cast<long>(i) ||
+        file.split->stages != static_cast<long>(files.size())) {
+      throw ConfigError("model.stages: '" + file.path + "' is stage " +
+                        std::to_string(file.split->stage) + " of " +
+                        std::to_string(file.split->stages) + ", listed as stage " +
+                        std::to_string(i) + " of " + std::to_string(files.size()) + remedy);
+    }
+    for (const auto& names : {file.parameter_names, file.buffer_names}) {
+      for (const auto& entry : names) held.insert(entry.second);
+    }
+  }
+  if (held != split.names) {
+    std::vector<std::string> missing;
+    std::set_difference(split.names.begin(), split.names.end(), held.begin(), held.end(),
+                        std::back_inserter(missing));
+    throw ConfigError("model.stages: the files of split " + split.id + " hold " +
+                      std::to_string(held.size()) + " of its " +
+                      std::to_string(split.names.size()) + " names" +
+                      (missing.empty() ? std::string() : " (missing: " + missing.front() + ", …)") +
+                      " (a stage file rewritten, or edited?)" + remedy);
+  }
+}
 
 std::vector<std::vector<std::string>> read_ties(const nlohmann::json& map,
                                                 const std::string& path) {
@@ -72,14 +157,15 @@ NameMap read_section(const nlohmann::json& map, const char* section, const std::
 StageFile load_stage_file(const std::string& path) {
   StageFile file;
   file.path = path;
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(path, error)) {
-    throw ConfigError("stage file '" + path + "' " +
-                      (std::filesystem::exists(path, error) ? "is not a file" : "does not exist") +
+  try {
+    require_readable_file(path, "stage file");
+  } catch (const Error& error) {
+    std::error_code unknown;
+    throw ConfigError(std::string(error.what()) +
                       (path.empty() || path[0] == '/'
                            ? std::string()
-                           : " (a relative path is taken from the folder baton runs in, " +
-                                 std::filesystem::current_path(error).string() + ")"));
+                           : " (the folder baton runs in: " +
+                                 std::filesystem::current_path(unknown).string() + ")"));
   }
   torch::jit::ExtraFilesMap extra{{kStageNamesFile, ""}};
   try {
@@ -111,6 +197,7 @@ StageFile load_stage_file(const std::string& path) {
   file.parameter_names = read_section(map, "parameters", path);
   file.buffer_names = read_section(map, "buffers", path);
   file.ties = read_ties(map, path);
+  file.split = read_split(map, path);
   for (const auto& param : file.module.named_parameters(/*recurse=*/true)) {
     if (!file.parameter_names.count(param.name)) {
       throw ConfigError("stage file '" + path + "': parameter '" + param.name +
@@ -125,17 +212,21 @@ StageFile load_stage_file(const std::string& path) {
 class StageFilesChain : public UnitChain {
  public:
   explicit StageFilesChain(std::vector<StageFile> files) : files_(std::move(files)) {
-    // One name in two stages would make two parameters one in checkpoints and exports.
+    // One name in two stages would make two tensors one in checkpoints and exports: found
+    // here, for parameters and buffers alike, not after training at export.
     std::map<std::string, std::string> owner;
     for (int unit = 0; unit < num_units(); ++unit) {
-      for (const auto& named : unit_parameters(unit)) {
-        const auto inserted = owner.emplace(named.first, files_[unit].path);
-        if (!inserted.second) {
-          throw ConfigError("parameter '" + named.first + "' is in stage file '" +
-                            inserted.first->second + "' and in '" + files_[unit].path +
-                            "'; each parameter belongs to one stage. Give the files the "
-                            "original model's names (" +
-                            kStageNamesFile + ", as baton-split writes) or distinct names");
+      for (const bool buffers : {false, true}) {
+        for (const auto& named : buffers ? unit_buffers(unit) : unit_parameters(unit)) {
+          const auto inserted = owner.emplace(named.first, files_[unit].path);
+          if (!inserted.second) {
+            throw ConfigError(std::string(buffers ? "buffer" : "parameter") + " '" + named.first +
+                              "' is in stage file '" + inserted.first->second + "' and in '" +
+                              files_[unit].path +
+                              "'; each name belongs to one stage. Give the "
+                              "files the original model's names (" +
+                              kStageNamesFile + ", as baton-split writes) or distinct names");
+          }
         }
       }
     }
@@ -228,6 +319,7 @@ std::shared_ptr<UnitChain> load_stage_files_chain(const std::vector<std::string>
   if (paths.empty()) throw ConfigError("model.stages lists no stage files");
   std::vector<StageFile> files;
   for (const std::string& path : paths) files.push_back(load_stage_file(path));
+  check_one_whole_split(files);
   auto chain = std::make_shared<StageFilesChain>(std::move(files));
   chain->retie();
   return chain;

@@ -3,6 +3,7 @@
 #include <torch/script.h>
 
 #include "baton/error.h"
+#include "baton/files.h"
 #include "baton/runtime/buffers_kept.h"
 #include "script_outputs.h"
 
@@ -67,6 +68,13 @@ class TorchScriptChain : public UnitChain {
 }  // namespace
 
 std::shared_ptr<UnitChain> load_torchscript_chain(const std::string& path) {
+  try {
+    require_readable_file(path, "TorchScript model");
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const Error& error) {
+    throw ConfigError(error.what());
+  }
   try {
     return std::make_shared<TorchScriptChain>(torch::jit::load(path));
   } catch (const c10::Error& error) {

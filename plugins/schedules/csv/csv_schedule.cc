@@ -3,9 +3,9 @@
 // schedule designed elsewhere, or tuned by hand, runs without writing a plugin. The file must
 // describe exactly the pipeline the run asks for; check() says which of ranks, stages or
 // microbatches differ rather than letting the run fail later on a missing stage.
+#include <unistd.h>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,7 +22,7 @@ namespace {
 constexpr char kName[] = "csv";
 
 const baton::ParamSpec kParams[] = {
-    {"path", baton::ParamType::kString, nullptr,
+    {"path", baton::ParamType::kFile, nullptr,
      "The plan CSV: one line per rank, one action per cell (0F0, 1B0, 1RECV_F0, ...), an empty "
      "cell for an idle step."},
 };
@@ -50,8 +50,9 @@ class CsvSchedule final : public baton::Schedule {
     if (path_.empty()) {
       throw baton::ConfigError("csv: parameter 'path' is empty; set it to a plan CSV file");
     }
-    std::ifstream probe(path_, std::ios::binary);
-    if (!probe) {
+    // access(), not open(): a FIFO given as the path must not block here (read_plan_csv
+    // refuses what is not a regular file).
+    if (::access(path_.c_str(), R_OK) != 0) {
       throw baton::ConfigError("csv: cannot open the plan file \"" + path_ +
                                "\" (parameter 'path'): " + std::strerror(errno));
     }
