@@ -39,6 +39,11 @@ std::string rank_file(const std::string& folder, int rank, const std::string& su
   return folder + "/rank" + std::to_string(rank) + suffix;
 }
 
+// A checkpoint holds CPU tensors whatever world.device is: it loads on any machine.
+at::Tensor host_copy(const at::Tensor& tensor) {
+  return tensor.detach().to(at::kCPU, /*non_blocking=*/false, /*copy=*/true);
+}
+
 std::string describe_entry(const at::Tensor& tensor) {
   std::string text = baton::dtype_name(tensor.scalar_type()) + "[";
   for (std::int64_t d = 0; d < tensor.dim(); ++d) {
@@ -245,9 +250,9 @@ std::string Checkpointer::save(int step, const std::string& schedule_name) {
   }
   c10::Dict<std::string, at::Tensor> params;
   for (const auto& named : named_params_)
-    params.insert("param." + named.first, named.second.detach().clone());
+    params.insert("param." + named.first, host_copy(named.second));
   for (const auto& named : named_buffers_)
-    params.insert("buffer." + named.first, named.second.detach().clone());
+    params.insert("buffer." + named.first, host_copy(named.second));
   add_optimizer_state_by_name(*optimizer_, named_params_, &params);
   // What this rank writes, for the manifest: every entry's dtype and shape, every file's size
   // and checksum, so that export and resume can prove the files are the ones written.

@@ -7,16 +7,24 @@
 #include "baton/files.h"
 
 namespace baton_app {
+namespace {
+
+// A copy on the CPU, whatever world.device is: the dump is compared with PyTorch's anywhere.
+at::Tensor host(const at::Tensor& tensor) {
+  return tensor.detach().to(at::kCPU, /*non_blocking=*/false, /*copy=*/true);
+}
+
+}  // namespace
 
 void EquivalenceDump::record_initial(const NamedTensors& params) {
   if (dir_.empty()) return;
-  for (const auto& [name, param] : params) dump_.insert("initial." + name, param.detach().clone());
+  for (const auto& [name, param] : params) dump_.insert("initial." + name, host(param));
 }
 
 void EquivalenceDump::record_gradients(const NamedTensors& params) {
   if (dir_.empty()) return;
   for (const auto& [name, param] : params) {
-    if (param.grad().defined()) dump_.insert("grad." + name, param.grad().clone());
+    if (param.grad().defined()) dump_.insert("grad." + name, host(param.grad()));
   }
 }
 
@@ -36,8 +44,8 @@ void EquivalenceDump::write(const NamedTensors& params, const NamedTensors& buff
                             const std::vector<double>& losses,
                             std::int64_t buffers_after_first_step, std::int64_t buffers_at_end) {
   if (dir_.empty()) return;
-  for (const auto& [name, param] : params) dump_.insert("param." + name, param.detach().clone());
-  for (const auto& [name, buffer] : buffers) dump_.insert("buffer." + name, buffer.clone());
+  for (const auto& [name, param] : params) dump_.insert("param." + name, host(param));
+  for (const auto& [name, buffer] : buffers) dump_.insert("buffer." + name, host(buffer));
   if (!losses.empty()) dump_.insert("loss", at::tensor(losses, at::kDouble));
   if (!lrs_.empty()) dump_.insert("lr", at::tensor(lrs_, at::kDouble));
   if (!grad_norms_.empty()) dump_.insert("grad_norm", at::tensor(grad_norms_, at::kDouble));

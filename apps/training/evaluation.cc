@@ -88,6 +88,7 @@ baton::PipelineExecutor& Evaluation::executor_for(int microbatches, std::int64_t
   if (slot) return *slot;
   baton::ExecutorOptions options;
   options.timeout = timeout_;
+  options.device = pipeline_.device;
   options.replica = world_.replica;
   options.replicas = world_.replicas;
   options.stage_names = pipeline_.local.stage_names;

@@ -20,7 +20,11 @@ std::string state_key(const at::Tensor& param) {
 
 void put(c10::Dict<std::string, at::Tensor>* out, const std::string& name, const char* field,
          const at::Tensor& value) {
-  if (value.defined()) out->insert("optim." + name + "." + field, value.detach().clone());
+  // On the CPU, as the parameters are (checkpoint.cc): a checkpoint loads on any machine.
+  if (value.defined()) {
+    out->insert("optim." + name + "." + field,
+                value.detach().to(at::kCPU, /*non_blocking=*/false, /*copy=*/true));
+  }
 }
 
 // Adam's and AdamW's states have the same fields in two classes (torch::optim looks a state
@@ -83,7 +87,9 @@ void restore_optimizer_state_by_name(torch::optim::Optimizer& optimizer,
                                  "' of parameter '" + name + "' in '" + where +
                                  "' has another shape than the parameter");
       }
-      return value.defined() ? value.clone() : value;
+      // Onto the parameter's device (world.device), a copy either way.
+      return value.defined() ? value.to(param.device(), /*non_blocking=*/false, /*copy=*/true)
+                             : value;
     };
     std::unique_ptr<torch::optim::OptimizerParamState> state;
     if (optimizer_name == "adam" || optimizer_name == "adamw") {

@@ -12,6 +12,7 @@
 #include "losses.h"
 #include "model_catalog.h"
 #include "optimizer_factory.h"
+#include "rank_device.h"
 #include "recompute_setting.h"
 
 namespace baton_app {
@@ -74,13 +75,17 @@ std::unique_ptr<RankPipeline> build_rank_pipeline(baton::Config& config, RankPla
   pipeline->local =
       cut_into_stages(config, pipeline->model, pipeline->plan.configured, world, store, settings,
                       pipeline->first_microbatch.inputs, options.resume);
-  pipeline->transport = options.transport ? options.transport
-                                          : connect_transport(config, pipeline->plan.plugins, world,
-                                                              store, settings.timeout);
+  pipeline->device = rank_device(config, world);
+  place_on_device(*pipeline->model.chain, pipeline->local, pipeline->device);
+  pipeline->transport = options.transport
+                            ? options.transport
+                            : connect_transport(config, pipeline->plan.plugins, world, store,
+                                                settings.timeout, pipeline->device);
   // From here a failure is recorded before the transport's connections close.
   const FailureRecord::OnUnwind record_before_disconnecting(options.failures);
   baton::ExecutorOptions executor_options = std::move(options.executor);
   executor_options.timeout = settings.timeout;
+  executor_options.device = pipeline->device;
   executor_options.replica = world.replica;
   executor_options.replicas = world.replicas;
   executor_options.bucket_bytes = static_cast<std::int64_t>(

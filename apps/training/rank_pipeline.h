@@ -71,6 +71,7 @@ struct RankPipeline {
   baton_models::Batch first_microbatch;  // step 1's first: this replica's rows of it
   bool prefetch_data = false;            // data.prefetch, decided for this machine
   LocalStages local;
+  c10::Device device{c10::kCPU};  // world.device: where the rank's stages live (rank_device.h)
   std::shared_ptr<baton::Transport> transport;
   std::unique_ptr<baton::PipelineExecutor> executor;  // set up by the caller (executor->setup)
   OptimizerSettings optimizer_settings;               // optimizer and lr_schedule, read once

@@ -185,7 +185,8 @@ std::shared_ptr<baton::Transport> connect_transport(const baton::Config& config,
                                                     const baton::ConfiguredPlugins& plugins,
                                                     const WorldInfo& world,
                                                     const std::shared_ptr<baton::Store>& store,
-                                                    std::chrono::milliseconds timeout) {
+                                                    std::chrono::milliseconds timeout,
+                                                    c10::Device device) {
   if (!store) return nullptr;
   const baton::Viability viability = plugins.transport->viability();
   if (!viability.viable) {
@@ -208,7 +209,7 @@ std::shared_ptr<baton::Transport> connect_transport(const baton::Config& config,
     const baton::WaitNotice notice(
         "transport", "transport '" + plugins.transport->name() + "' to connect to its peers");
     transport->connect({world.rank, world.world_size,
-                        std::make_shared<baton::PrefixStore>("transport", store), timeout});
+                        std::make_shared<baton::PrefixStore>("transport", store), timeout, device});
   }
   BATON_LOG_INFO("transport", "'" << plugins.transport->name() << "' connected in "
                                   << rounded_seconds_since(started) << " s");

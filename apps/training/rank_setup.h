@@ -52,12 +52,14 @@ LocalStages cut_into_stages(const baton::Config& config, baton_models::BuiltMode
                             const std::shared_ptr<baton::Store>& store, const RunSettings& settings,
                             const std::vector<at::Tensor>& first_microbatch, bool resume);
 
-// The configured transport, connected to every other rank; null for a single rank.
+// The configured transport, connected to every other rank; null for a single rank. `device`:
+// where the rank's tensors live (rank_device.h), which a GPU transport works on.
 std::shared_ptr<baton::Transport> connect_transport(const baton::Config& config,
                                                     const baton::ConfiguredPlugins& plugins,
                                                     const WorldInfo& world,
                                                     const std::shared_ptr<baton::Store>& store,
-                                                    std::chrono::milliseconds timeout);
+                                                    std::chrono::milliseconds timeout,
+                                                    c10::Device device = c10::Device(c10::kCPU));
 
 // validation.validators: the built-in ones and validator plugins, in the configured order.
 std::vector<std::shared_ptr<baton::Validator>> make_validators(const baton::Config& config,

@@ -66,6 +66,7 @@ WorldInfo world_from_environment() {
     if (get(kLaunchStorePort)) world.store_port = integer(kLaunchStorePort, 1);
     world.store_hosted_by_launcher = true;
     world.local_world_size = world.world_size;  // baton launch starts every rank here
+    world.local_rank = world.rank;
     if (get(kLaunchRunId)) world.run_id = get(kLaunchRunId);
     check_rank(world, kLaunchRank);
   } else if (get("RANK") && get("WORLD_SIZE")) {
@@ -76,6 +77,7 @@ WorldInfo world_from_environment() {
     if (get("MASTER_PORT")) world.store_port = integer("MASTER_PORT", 1);
     if (get("TORCHELASTIC_RUN_ID")) world.run_id = get("TORCHELASTIC_RUN_ID");
     if (get("LOCAL_WORLD_SIZE")) world.local_world_size = integer("LOCAL_WORLD_SIZE", 1);
+    if (get("LOCAL_RANK")) world.local_rank = integer("LOCAL_RANK", 0);
     check_rank(world, "RANK");
   } else if (get("SLURM_PROCID") && get("SLURM_NTASKS")) {
     world.launcher = "slurm";
@@ -86,6 +88,7 @@ WorldInfo world_from_environment() {
     if (get("SLURM_NTASKS_PER_NODE")) {
       world.local_world_size = std::max(1, std::atoi(get("SLURM_NTASKS_PER_NODE")));
     }
+    if (get("SLURM_LOCALID")) world.local_rank = integer("SLURM_LOCALID", 0);
     check_rank(world, "SLURM_PROCID");
   } else if (get("OMPI_COMM_WORLD_RANK") && get("OMPI_COMM_WORLD_SIZE")) {
     world.launcher = "openmpi";
@@ -93,6 +96,9 @@ WorldInfo world_from_environment() {
     world.world_size = integer("OMPI_COMM_WORLD_SIZE", 1);
     if (get("OMPI_COMM_WORLD_LOCAL_SIZE")) {
       world.local_world_size = integer("OMPI_COMM_WORLD_LOCAL_SIZE", 1);
+    }
+    if (get("OMPI_COMM_WORLD_LOCAL_RANK")) {
+      world.local_rank = integer("OMPI_COMM_WORLD_LOCAL_RANK", 0);
     }
     check_rank(world, "OMPI_COMM_WORLD_RANK");
   }

@@ -13,6 +13,7 @@ struct WorldInfo {
   int rank = 0;
   int world_size = 1;
   int local_world_size = 1;       // ranks on this machine (threads per rank are shared out by it)
+  int local_rank = 0;             // this rank among them: its GPU with world.device: cuda
   std::string launcher = "none";  // "baton", "torchrun", "slurm", "openmpi", "none"
   std::string store_address;      // empty: from the configuration
   int store_port = -1;            // -1: from the configuration

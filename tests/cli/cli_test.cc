@@ -174,7 +174,7 @@ TEST(Cli, ConfigCheckRefusesWhatALaunchWouldFailOnOrMisread) {
   std::ofstream(dir + "/twice.yaml") << "schedule:\n  microbatches: 4\n  microbatches: 8\n";
   std::ofstream(dir + "/two-documents.yaml") << "run:\n  steps: 3\n---\nrun:\n  steps: 9\n";
   std::ofstream(dir + "/newline-name.yaml") << "run:\n  name: \"a\\nb\"\n";
-  const std::vector<std::pair<std::string, std::string>> cases = {
+  std::vector<std::pair<std::string, std::string>> cases = {
       {"--set run.log_every=4294967296", "run.log_every must be at most 2147483647"},
       {"--set run.steps=2147483648", "run.steps must be at most 2147483647"},
       {"--set world.heartbeat_s=0.01",
@@ -204,6 +204,13 @@ TEST(Cli, ConfigCheckRefusesWhatALaunchWouldFailOnOrMisread) {
            "/twice.yaml --set 'model.params.inputs=[\"float32[16777216,16777216]\"]'",
        "one sample would hold more than 1073741824 elements"},
   };
+  cases.push_back({"--set world.device=gpu", "world.device must be cpu or cuda, got 'gpu'"});
+  if (!BATON_TORCH_CUDA) {
+    // Debian's LibTorch: no tensor can be placed on a GPU, said before anything starts.
+    cases.push_back({"--set world.device=cuda",
+                     "world.device: cuda, but this baton is built against a LibTorch without "
+                     "CUDA"});
+  }
   for (const auto& [arguments, expected] : cases) {
     const auto result = run_command(kBaton + " config check --no-env " + arguments);
     EXPECT_NE(result.exit_code, 0) << arguments << "\n" << result.output;

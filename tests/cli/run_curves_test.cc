@@ -53,7 +53,8 @@ TEST(RunCurves, BatonPlotWritesTheFileAndNamesWhatIsMissing) {
   const auto missing =
       baton_test::run_command(std::string(BATON_BINARY) + " plot '" + dir + "/nothing'");
   EXPECT_NE(missing.exit_code, 0);
-  EXPECT_THAT(missing.output, HasSubstr("cannot read '" + dir + "/nothing/metrics.jsonl'"));
+  EXPECT_THAT(missing.output,
+              HasSubstr("cannot read metrics file '" + dir + "/nothing/metrics.jsonl'"));
   std::ofstream(dir + "/run/metrics.jsonl") << "{\"run\":\"r\"}\n";
   const auto empty = baton_test::run_command(std::string(BATON_BINARY) + " plot '" + dir + "/run'");
   EXPECT_NE(empty.exit_code, 0);

@@ -157,14 +157,25 @@ TEST_F(CsvSchedule, AFaultyOrderIsRefusedNamingTheCell) {
   }
 }
 
+// A missing plan file is a configuration mistake, found when the parameters are read (the
+// key is a `file`), naming the key; a file removed after that is named by the plugin.
 TEST_F(CsvSchedule, NamesAMissingFile) {
   const std::string path = dir_ + "/no-such-plan.csv";
-  const LoadedSchedule csv = load_schedule("csv", {{"path", path}});
   try {
-    csv->check({2, 1, 2});
+    load_schedule("csv", {{"path", path}});
     FAIL() << "a missing file was accepted";
   } catch (const ConfigError& error) {
-    EXPECT_EQ(std::string(error.what()), "csv: cannot open the plan file \"" + path +
+    EXPECT_EQ(std::string(error.what()), "schedule.params.path: '" + path + "' does not exist");
+  }
+  const std::string removed = dir_ + "/removed-plan.csv";
+  std::ofstream(removed) << "rank,action\n";
+  const LoadedSchedule csv = load_schedule("csv", {{"path", removed}});
+  std::remove(removed.c_str());
+  try {
+    csv->check({2, 1, 2});
+    FAIL() << "a removed file was accepted";
+  } catch (const ConfigError& error) {
+    EXPECT_EQ(std::string(error.what()), "csv: cannot open the plan file \"" + removed +
                                              "\" (parameter 'path'): No such file or directory");
   }
 }

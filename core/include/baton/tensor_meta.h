@@ -37,9 +37,12 @@ struct BATON_API TensorMeta {
 // "float32", "bfloat16", "int64": the names people know from PyTorch.
 BATON_API std::string dtype_name(at::ScalarType dtype);
 
-// Flat int64 encoding of a list of metas, for sending over a transport at setup.
+// Flat int64 encoding of a list of metas, for sending over a transport at setup: shapes and
+// dtypes only (not strides, not the device).
 BATON_API std::vector<std::int64_t> encode_metas(const std::vector<TensorMeta>& metas);
-// Inverse of encode_metas; throws baton::Error on malformed input.
-BATON_API std::vector<TensorMeta> decode_metas(const std::vector<std::int64_t>& encoded);
+// Inverse of encode_metas, the metas placed on the receiver's `device` (where its buffers
+// are allocated); throws baton::Error on malformed input.
+BATON_API std::vector<TensorMeta> decode_metas(const std::vector<std::int64_t>& encoded,
+                                               c10::Device device = c10::kCPU);
 
 }  // namespace baton

@@ -58,6 +58,10 @@ struct TransportContext {
   int world_size = 1;
   std::shared_ptr<Store> store;
   std::chrono::milliseconds timeout{60000};
+  // Where this rank's tensors live (world.device: its GPU is the one of its local rank). A GPU
+  // transport works on this device; CPU when the caller does not say (a conformance run).
+  // (Appended: the fields above keep their places.)
+  c10::Device device{c10::kCPU};
 };
 
 class BATON_API Transport : public PluginObject {

@@ -28,6 +28,8 @@ class BATON_API ModuleChain : public UnitChain {
   std::string unit_name(int unit) const override;
   std::vector<at::Tensor> run_unit(int unit, const std::vector<at::Tensor>& inputs) override;
   std::vector<std::pair<std::string, at::Tensor>> unit_parameters(int unit) const override;
+  // Every parameter and buffer of the unit's module, persistent or not.
+  void move_unit(int unit, c10::Device device) override;
   void set_training(bool training) override;
 
   const std::shared_ptr<torch::nn::Module>& root() const { return root_; }

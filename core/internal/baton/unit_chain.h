@@ -30,6 +30,10 @@ class BATON_API UnitChain {
   // names (none unless the chain knows which buffers the model persists).
   virtual std::vector<std::pair<std::string, at::Tensor>> unit_buffers(int unit) const;
   virtual void set_training(bool training) = 0;
+  // Moves the unit's parameters and buffers to `device` in place (their tensors keep their
+  // identity, as PyTorch's Module.to() does). The default moves what unit_parameters() and
+  // unit_buffers() list.
+  virtual void move_unit(int unit, c10::Device device);
 };
 
 // Stage `stage_index` made of units [first_unit, end_unit) of `chain`.

@@ -507,6 +507,20 @@ void check_ranges(const Config& config) {
                       "newline, not '.' or '..'): it names the "
                       "run's folder inside run.output_dir");
   }
+  const ParamValue& device = config.section("world").at("device");
+  if (device.as_string() != "cpu" && device.as_string() != "cuda") {
+    throw ConfigError(device.origin().description + ": world.device must be cpu or cuda, got '" +
+                      device.as_string() + "'" + did_you_mean(device.as_string(), {"cpu", "cuda"}));
+  }
+  if (device.as_string() == "cuda" && !BATON_TORCH_CUDA) {
+    throw ConfigError(device.origin().description +
+                      ": world.device: cuda, but this baton is built against a LibTorch without "
+                      "CUDA (" BATON_TORCH_VERSION
+                      ", CPU only: Debian's libtorch-dev is), so no "
+                      "tensor can be placed on a GPU; build baton against a CUDA LibTorch "
+                      "(scripts/gpu-check does, on a machine with a GPU), or use world.device: "
+                      "cpu");
+  }
   const ParamValue& output_dir = config.section("run").at("output_dir");
   if (output_dir.as_string().empty()) {
     throw ConfigError(output_dir.origin().description +

@@ -36,6 +36,9 @@ std::vector<SectionSpec> core_sections() {
        {
            {"ranks", ParamType::kInt, "2",
             "Number of ranks (processes): world.data_parallel x the ranks of one pipeline."},
+           {"device", ParamType::kString, "cpu",
+            "Where each rank's stages, receive buffers and data live: cpu, or cuda (GPU "
+            "<local rank> of its machine; needs baton built against a CUDA LibTorch)."},
            {"data_parallel", ParamType::kInt, "1",
             "Replicas of the pipeline, each on its own slice of data.batch_size, their "
             "gradients averaged (all-reduced) every step; rank = replica x pipeline ranks + "

@@ -71,6 +71,24 @@ void check_plan_and_options(int rank, const Plan& plan, const ExecutorOptions& o
   }
 }
 
+// The step's data where the rank's stages are: on the CPU, as it is.
+StepData on_device(StepData data, c10::Device device) {
+  if (device.is_cpu()) return data;
+  if (data.inputs) {
+    data.inputs = [inputs = std::move(data.inputs), device](int mb) {
+      std::vector<at::Tensor> moved;
+      for (const auto& tensor : inputs(mb)) moved.push_back(tensor.to(device));
+      return moved;
+    };
+  }
+  if (data.targets) {
+    data.targets = [targets = std::move(data.targets), device](int mb) {
+      return targets(mb).to(device);
+    };
+  }
+  return data;
+}
+
 }  // namespace
 
 struct PipelineExecutor::Impl {
@@ -265,7 +283,8 @@ void PipelineExecutor::setup(const StepData& first_step) {
   if (impl.compute.holds_first_stage()) {
     if (!first_step.inputs) throw Error("setup: the rank of stage 0 was given no inputs");
     for (const auto& tensor : first_step.inputs(0)) {
-      first_inputs.push_back(TensorMeta::of(tensor.contiguous()));
+      // Where run_step() puts them.
+      first_inputs.push_back(TensorMeta::of(tensor.contiguous().to(impl.options.device)));
     }
   }
   HandshakeContext context{impl.rank,
@@ -274,7 +293,8 @@ void PipelineExecutor::setup(const StepData& first_step) {
                            impl.options.timeout,
                            impl.comms.transport_rank(0),
                            impl.options.stage_names,
-                           {}};
+                           {},
+                           impl.options.device};
   for (const auto& [index, stage] : impl.compute.stages()) {
     const WaitNotice notice("runtime", "the neighbours of stage " + std::to_string(index) +
                                            " to agree on the tensors it receives and sends");
@@ -315,7 +335,7 @@ StepResult PipelineExecutor::run_step(const StepData& data) {
   if (!impl.ready) throw Error("run_step() before setup()");
   ++impl.training_step;
   impl.result = StepResult();
-  impl.compute.begin_step(data);
+  impl.compute.begin_step(on_device(data, impl.options.device));
   impl.comms.begin_step(impl.training_step);
   impl.reducer.begin_step();
   if (impl.compute.holds_last_stage() && impl.compute.counts_targets()) impl.divide_by_targets();
@@ -329,6 +349,7 @@ StepResult PipelineExecutor::run_step(const StepData& data) {
                           std::string("summing the gradients of tied parameters: ") + error.what());
   }
 
+  impl.compute.read_losses();
   StepResult& result = impl.result;
   result.step_seconds = impl.spans.now();
   result.compute_seconds = impl.spans.compute_seconds();

@@ -33,17 +33,18 @@ Transport& transport_of(HandshakeContext& context) {
 void send_values(HandshakeContext& context, int peer, int stage, int part,
                  const std::vector<std::int64_t>& values) {
   Transport& transport = transport_of(context);
-  at::Tensor length = at::tensor({static_cast<std::int64_t>(values.size())}, at::kLong);
+  at::Tensor length =
+      at::tensor({static_cast<std::int64_t>(values.size())}, at::kLong).to(context.device);
   peer += context.rank_offset;
   transport.isend(length, peer, handshake_tag(stage, part))->wait(context.timeout);
   if (values.empty()) return;
-  at::Tensor payload = at::tensor(values, at::kLong);
+  at::Tensor payload = at::tensor(values, at::kLong).to(context.device);
   transport.isend(payload, peer, handshake_tag(stage, part + 1))->wait(context.timeout);
 }
 
 std::vector<std::int64_t> recv_values(HandshakeContext& context, int peer, int stage, int part) {
   Transport& transport = transport_of(context);
-  at::Tensor length = at::empty({1}, at::kLong);
+  at::Tensor length = at::empty({1}, at::TensorOptions(at::kLong).device(context.device));
   peer += context.rank_offset;
   transport.irecv(length, peer, handshake_tag(stage, part))->wait(context.timeout);
   const std::int64_t count = length.item<std::int64_t>();
@@ -52,8 +53,9 @@ std::vector<std::int64_t> recv_values(HandshakeContext& context, int peer, int s
                 std::to_string(count));
   }
   if (count == 0) return {};
-  at::Tensor payload = at::empty({count}, at::kLong);
+  at::Tensor payload = at::empty({count}, at::TensorOptions(at::kLong).device(context.device));
   transport.irecv(payload, peer, handshake_tag(stage, part + 1))->wait(context.timeout);
+  payload = payload.cpu();
   const std::int64_t* data = payload.data_ptr<std::int64_t>();
   return std::vector<std::int64_t>(data, data + count);
 }
@@ -135,7 +137,8 @@ StageMetas exchange_stage_metadata(HandshakeContext& context, Stage& stage,
       failure = decode_text(
           std::vector<std::int64_t>(message.begin() + (message.empty() ? 0 : 1), message.end()));
     } else {
-      metas.inputs = decode_metas(std::vector<std::int64_t>(message.begin() + 1, message.end()));
+      metas.inputs = decode_metas(std::vector<std::int64_t>(message.begin() + 1, message.end()),
+                                  context.device);
     }
   }
 

@@ -29,6 +29,8 @@ struct HandshakeContext {
   std::vector<std::string> stage_names;
   // Output metadata of this rank's stages handled so far (for same-rank neighbours).
   std::map<int, std::vector<TensorMeta>> local_outputs;
+  // This rank's device: the setup messages and the metas' buffers live there.
+  c10::Device device{c10::kCPU};
 };
 
 struct StageMetas {

@@ -51,6 +51,7 @@ void StageCompute::set_metas(int stage, std::vector<TensorMeta> inputs,
 
 void StageCompute::begin_step(StepData data) {
   states_.clear();
+  recorded_losses_.clear();
   microbatch_losses_.clear();
   kept_ = KeptTally();
   peak_activations_ = 0;
@@ -75,6 +76,27 @@ void StageCompute::begin_step(StepData data) {
       counted_targets_ += target_counts_.back();
     }
   }
+}
+
+void StageCompute::read_losses() {
+  if (recorded_losses_.empty()) return;
+  std::vector<at::Tensor> losses;
+  for (const auto& recorded : recorded_losses_) losses.push_back(recorded.second.reshape({}));
+  // One copy to the host for the whole step; in double, as item<double>() reads each.
+  const at::Tensor values = at::stack(losses).to(at::kDouble).cpu();
+  const double* value = values.data_ptr<double>();
+  for (std::size_t i = 0; i < recorded_losses_.size(); ++i) {
+    if (!count_targets_) {
+      microbatch_losses_.push_back(value[i]);
+      continue;
+    }
+    const double summed = value[i];
+    const std::int64_t counted =
+        target_counts_.at(static_cast<std::size_t>(recorded_losses_[i].first));
+    microbatch_losses_.push_back(counted > 0 ? summed / static_cast<double>(counted) : 0.0);
+    scaled_loss_sum_ += summed * loss_scale_;
+  }
+  recorded_losses_.clear();
 }
 
 double StageCompute::step_loss() const {
@@ -249,16 +271,11 @@ at::Tensor StageCompute::scaled_loss(int mb, const std::vector<at::Tensor>& outp
   if (count_targets_) {
     // A sum over the microbatch's counted targets, scaled to the global batch's mean.
     at::Tensor sum = loss_function_(outputs, targets);
-    if (record) {
-      const double summed = sum.item<double>();
-      const std::int64_t counted = target_counts_.at(static_cast<std::size_t>(mb));
-      microbatch_losses_.push_back(counted > 0 ? summed / static_cast<double>(counted) : 0.0);
-      scaled_loss_sum_ += summed * loss_scale_;
-    }
+    if (record) recorded_losses_.emplace_back(mb, sum.detach());
     return sum * loss_scale_;
   }
   at::Tensor loss = loss_function_(outputs, targets);
-  if (record) microbatch_losses_.push_back(loss.item<double>());
+  if (record) recorded_losses_.emplace_back(mb, loss.detach());
   if (scale_loss_by_microbatches_) loss = loss / plan_.num_microbatches;
   return loss;
 }

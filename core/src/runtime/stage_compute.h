@@ -79,6 +79,9 @@ class StageCompute {
   // recompute_stages).
   void set_recompute_stages(std::set<int> stages) { recompute_stages_ = std::move(stages); }
 
+  // The step's losses, read from the device once, at its end: on a GPU each read is a
+  // synchronisation, so the microbatches' losses stay tensors until the step is done.
+  void read_losses();
   const std::vector<double>& microbatch_losses() const { return microbatch_losses_; }
   int peak_activations() const { return peak_activations_; }
   // What this rank's stages hold for their microbatches now, read from the tensors themselves
@@ -155,6 +158,9 @@ class StageCompute {
   // Per step.
   std::map<std::pair<int, int>, MicrobatchState> states_;
   StepData data_;
+  // The losses as computed (sums over counted targets, or means), with their microbatch, in
+  // the order they ran; read_losses() turns them into microbatch_losses_.
+  std::vector<std::pair<int, at::Tensor>> recorded_losses_;
   std::vector<double> microbatch_losses_;  // unscaled (means)
   // Token-mean losses: the step's targets, taken at its start, their count, and the scale.
   std::vector<at::Tensor> targets_;

@@ -86,20 +86,19 @@ at::Tensor TensorMeta::allocate() const {
   return at::empty(shape, at::TensorOptions().dtype(dtype).device(device));
 }
 
-// Layout: count, then per tensor: dtype, device type, device index, rank, shape…
+// Layout: count, then per tensor: dtype, rank, shape… No device: where a tensor lives is each
+// side's own business (a sender's GPU index means nothing to its receiver).
 std::vector<std::int64_t> encode_metas(const std::vector<TensorMeta>& metas) {
   std::vector<std::int64_t> encoded{static_cast<std::int64_t>(metas.size())};
   for (const auto& meta : metas) {
     encoded.push_back(static_cast<std::int64_t>(meta.dtype));
-    encoded.push_back(static_cast<std::int64_t>(meta.device.type()));
-    encoded.push_back(meta.device.index());
     encoded.push_back(static_cast<std::int64_t>(meta.shape.size()));
     encoded.insert(encoded.end(), meta.shape.begin(), meta.shape.end());
   }
   return encoded;
 }
 
-std::vector<TensorMeta> decode_metas(const std::vector<std::int64_t>& encoded) {
+std::vector<TensorMeta> decode_metas(const std::vector<std::int64_t>& encoded, c10::Device device) {
   std::size_t at = 0;
   auto next = [&]() -> std::int64_t {
     if (at >= encoded.size()) {
@@ -122,17 +121,7 @@ std::vector<TensorMeta> decode_metas(const std::vector<std::int64_t>& encoded) {
       throw Error("malformed tensor metadata: dtype " + std::to_string(dtype));
     }
     meta.dtype = static_cast<at::ScalarType>(dtype);
-    const std::int64_t device_type = next();
-    const std::int64_t device_index = next();
-    if ((device_type != static_cast<std::int64_t>(c10::DeviceType::CPU) &&
-         device_type != static_cast<std::int64_t>(c10::DeviceType::CUDA)) ||
-        device_index < -1 || device_index > 1023 ||
-        (device_type == static_cast<std::int64_t>(c10::DeviceType::CPU) && device_index > 0)) {
-      throw Error("malformed tensor metadata: device " + std::to_string(device_type) + ":" +
-                  std::to_string(device_index));
-    }
-    meta.device = at::Device(static_cast<c10::DeviceType>(device_type),
-                             static_cast<c10::DeviceIndex>(device_index));
+    meta.device = device;
     const std::int64_t rank = next();
     if (rank < 0 || rank > 64)
       throw Error("malformed tensor metadata: rank " + std::to_string(rank));

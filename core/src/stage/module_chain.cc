@@ -47,6 +47,10 @@ std::vector<std::pair<std::string, at::Tensor>> ModuleChain::unit_parameters(int
   return params;
 }
 
+void ModuleChain::move_unit(int unit, c10::Device device) {
+  units_.at(static_cast<std::size_t>(unit)).module.ptr()->to(device);
+}
+
 void ModuleChain::set_training(bool training) {
   root_->train(training);
 }

@@ -309,6 +309,10 @@ class StageFilesChain : public UnitChain {
     for (auto& file : files_) file.module.train(training);
   }
 
+  void move_unit(int unit, c10::Device device) override {
+    files_.at(static_cast<std::size_t>(unit)).module.to(device);
+  }
+
  private:
   std::vector<StageFile> files_;
 };

@@ -48,6 +48,9 @@ class TorchScriptChain : public UnitChain {
   }
 
   void set_training(bool training) override { root_.train(training); }
+  void move_unit(int unit, c10::Device device) override {
+    units_.at(static_cast<std::size_t>(unit)).second.to(device);
+  }
 
   torch::jit::Module& root() { return root_; }
 

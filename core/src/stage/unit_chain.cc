@@ -63,6 +63,17 @@ std::vector<std::pair<std::string, at::Tensor>> UnitChain::unit_buffers(int /*un
   return {};
 }
 
+void UnitChain::move_unit(int unit, c10::Device device) {
+  for (const auto& named : unit_parameters(unit)) {
+    at::Tensor tensor = named.second;
+    tensor.set_data(tensor.to(device));
+  }
+  for (const auto& named : unit_buffers(unit)) {
+    at::Tensor tensor = named.second;
+    tensor.set_data(tensor.to(device));
+  }
+}
+
 std::shared_ptr<Stage> make_chain_stage(std::shared_ptr<UnitChain> chain, int stage_index,
                                         int first_unit, int end_unit) {
   if (first_unit < 0 || end_unit > chain->num_units() || first_unit >= end_unit) {

@@ -59,7 +59,12 @@ void NcclTransport::connect(const baton::TransportContext& ctx) {
   if (ctx.store == nullptr) throw baton::TransportError(who + "nccl: no rendezvous store");
   const std::chrono::milliseconds timeout =
       options_.connect_timeout.count() > 0 ? options_.connect_timeout : ctx.timeout;
-  device_ = options_.device >= 0 ? options_.device : ctx.rank % device_count_;
+  // The run's placement decides (world.device: cuda puts a rank on its local rank's GPU);
+  // transport.params.device overrides it; a caller that names no device (a conformance run)
+  // gets one per rank in turn.
+  device_ = options_.device >= 0   ? options_.device
+            : ctx.device.is_cuda() ? ctx.device.index()
+                                   : ctx.rank % device_count_;
   cudaError_t error = cudaSetDevice(device_);
   if (error != cudaSuccess) {
     throw baton::TransportError(who + "nccl: cannot use CUDA device " + std::to_string(device_) +

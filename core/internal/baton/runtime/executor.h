@@ -84,6 +84,11 @@ struct InjectedFault {
 
 struct ExecutorOptions {
   std::chrono::milliseconds timeout{60000};
+  // Where this rank's stages live (world.device), and so its tensors: receive buffers are
+  // allocated here (the setup handshake exchanges shapes and dtypes, never devices), the
+  // step's inputs and targets are moved here, and the setup messages travel from here. The
+  // stages must already be on it.
+  c10::Device device{c10::kCPU};
   // Divide each microbatch's loss by the number of microbatches, so the accumulated
   // gradient equals the gradient of the mean loss over the whole batch (what the
   // unpipelined model computes). Turn off to get the sum.
