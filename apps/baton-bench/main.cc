@@ -9,10 +9,10 @@
 #include "pipeline.h"
 #include "pipeline_rank.h"
 #include "plan_bench.h"
-#include "rank.h"
 #include "sweep.h"
 #include "training/config_sections.h"
 #include "transport_bench.h"
+#include "transport_rank.h"
 #include "tune_bench.h"
 #include "unpipelined.h"
 

@@ -17,7 +17,6 @@
 #include "baton/error.h"
 #include "baton/log.h"
 #include "baton/runtime/executor.h"
-#include "baton/runtime/transfer_probe.h"
 #include "checkpoint.h"
 #include "compute_setup.h"
 #include "equivalence_dump.h"
@@ -64,25 +63,6 @@ std::vector<int> pipeline_neighbours(const baton::Plan& plan, const WorldInfo& w
     }
   }
   return neighbours;
-}
-
-// One stage-boundary message (stage 0's output, which stage 1 on rank 1 receives), timed
-// as a ping-pong between ranks 0 and 1 (TrainOptions::on_transfer_probe).
-void probe_transfer(const TrainOptions& options, baton::Transport* transport,
-                    const baton::PipelineExecutor& executor, const baton::Plan& plan, int rank,
-                    std::chrono::milliseconds timeout) {
-  if (!options.on_transfer_probe || !transport || rank > 1 || plan.stage_to_rank.at(1) != 1) {
-    return;
-  }
-  std::int64_t bytes = 0;
-  for (const auto& meta : rank == 0 ? executor.output_metas(0) : executor.input_metas(1)) {
-    std::int64_t elements = 1;
-    for (const std::int64_t size : meta.shape) elements *= size;
-    bytes += elements * static_cast<std::int64_t>(c10::elementSize(meta.dtype));
-  }
-  const double seconds =
-      baton::probe_one_way_seconds(*transport, 1 - rank, rank == 0, bytes, 50, timeout);
-  if (rank == 0) options.on_transfer_probe(bytes, seconds);
 }
 
 // Printed once by rank 0 when there are replicas: who is who.
@@ -340,9 +320,10 @@ void run_steps(RankRun& run, const TrainOptions& options) {
       const double eval_loss = evaluation.due(step, settings.steps) ? evaluation.run() : NAN;
       if (std::isfinite(eval_loss)) dump.record_eval(step, eval_loss);
       progress->step_done(step, result, seconds, samples_per_step, tokens_per_step, lr, eval_loss);
-      if (options.on_step) {
-        options.on_step(step, std::chrono::duration<double>(started.time_since_epoch()).count(),
-                        seconds, result);
+      for (const auto& observer : options.training_observers) {
+        observer->step_ended(step,
+                             std::chrono::duration<double>(started.time_since_epoch()).count(),
+                             seconds, result);
       }
       if (step % baton::kTrimEverySteps == 0) baton::release_free_heap_pages();
       if (checkpointer->due(step, settings.steps)) {
@@ -354,8 +335,9 @@ void run_steps(RankRun& run, const TrainOptions& options) {
       }
     }
     heartbeat.reset();  // done training: a neighbour that finishes later must not think it hung
-    // Ranks 0 and 1 are pipeline ranks 0 and 1 of replica 0 whatever the replicas.
-    probe_transfer(options, transport.get(), executor, plan, world.rank, settings.timeout);
+    for (const auto& observer : options.training_observers) {
+      observer->trained({pipeline, world, settings.timeout});
+    }
     trace_path = run.trace.finish(plan, pipeline.recompute_stages);
   } catch (const baton::Error& error) {
     run.failures.record();

@@ -4,14 +4,13 @@
 // metrics and trace.
 #pragma once
 
-#include <cstdint>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "baton/config.h"
 #include "baton/runtime/executor.h"
+#include "training_observer.h"
 
 namespace baton_app {
 
@@ -28,15 +27,10 @@ struct TrainOptions {
   // Start afresh over an earlier run's checkpoints, moving that run aside (run_folder.h).
   bool overwrite = false;
 
-  // For benchmarks (baton bench pipeline): observers of the executor's steps (typed spans),
-  // and `on_step`, which sees every step as it ends: when it started (steady clock, seconds),
-  // how long it took in all (batch, zeroing, plan, optimizer, progress) and the executor's
-  // result.
+  // For a program that measures the run (a bench): observers of the executor's steps (typed
+  // spans), and of the training loop (training_observer.h).
   std::vector<std::shared_ptr<baton::StepObserver>> step_observers;
-  std::function<void(int step, double started_s, double seconds, const baton::StepResult&)> on_step;
-  // After the last step, ranks 0 and 1 time a ping-pong of one stage-boundary message over
-  // the run's transport and rank 0 reports it (bytes, one-way seconds).
-  std::function<void(std::int64_t bytes, double one_way_seconds)> on_transfer_probe;
+  std::vector<std::shared_ptr<TrainingObserver>> training_observers;
 };
 
 // Runs the configured steps on this rank. Throws baton::Error (annotated StepError when a

@@ -1,5 +1,5 @@
 // `baton bench tune`'s measured order: which candidate pairs the rounds tell apart.
-#include "baton-bench/measured_order.h"
+#include "baton-bench/tune/measured_order.h"
 
 #include <gtest/gtest.h>
 

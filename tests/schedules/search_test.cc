@@ -9,7 +9,7 @@
 #include <fstream>
 #include <string>
 
-#include "baton-bench/rank_correlation.h"
+#include "baton-bench/tune/rank_correlation.h"
 #include "baton/config.h"
 #include "baton/error.h"
 #include "baton/plan/compile.h"

@@ -153,6 +153,12 @@ struct PipelineExecutor::Impl {
                                                : 0.0);
   }
 
+  // Where a failure after the plan's last action is reported (0 for an empty column).
+  int last_timestep() const {
+    const std::size_t slots = plan.rank_steps.at(static_cast<std::size_t>(rank)).size();
+    return slots > 0 ? static_cast<int>(slots) - 1 : 0;
+  }
+
   StepError step_error(int timestep, const std::string& cause) const {
     return annotate_step_error(plan, rank, training_step, timestep, cause, options.replica,
                                options.replicas);
@@ -191,30 +197,36 @@ struct PipelineExecutor::Impl {
     spans.add(SpanKind::kPostReduction, posted_at, spans.now(), action);
   }
 
+  // This rank's column of the plan, one slot per timestep (an action, or idle), in order.
+  // ("step" in this file is the training step; a plan position is a timestep.)
   void run_plan() {
-    const auto& steps = plan.rank_steps.at(static_cast<std::size_t>(rank));
+    const auto& timeline = plan.rank_steps.at(static_cast<std::size_t>(rank));
     const StepComms::Outgoing outgoing = [this](const Action& send) {
       return compute.outgoing(send);
     };
-    std::size_t t = 0;
-    while (t < steps.size()) {
-      const std::size_t first = t;
+    std::size_t timestep = 0;
+    while (timestep < timeline.size()) {
+      const std::size_t first = timestep;
       try {
-        if (!steps[t]) {
-          ++t;
-        } else if (is_comm(steps[t]->type)) {
-          std::vector<Action> run;
-          while (t < steps.size() && steps[t] && is_comm(steps[t]->type))
-            run.push_back(*steps[t++]);
-          comms.post_run(run, outgoing);
-        } else {
-          faults.before(*steps[t], training_step);
-          if (steps[t]->type == ActionType::kReduceGrad) {
-            run_reduction(*steps[t], static_cast<int>(t));
-          } else {
-            run_compute(*steps[t], static_cast<int>(t));
+        if (!timeline[timestep]) {
+          ++timestep;
+        } else if (is_comm(timeline[timestep]->type)) {
+          // Consecutive transfers are posted together (a batch for the transport).
+          std::vector<Action> transfers;
+          while (timestep < timeline.size() && timeline[timestep] &&
+                 is_comm(timeline[timestep]->type)) {
+            transfers.push_back(*timeline[timestep++]);
           }
-          ++t;
+          comms.post_run(transfers, outgoing);
+        } else {
+          const Action& action = *timeline[timestep];
+          faults.before(action, training_step);
+          if (action.type == ActionType::kReduceGrad) {
+            run_reduction(action, static_cast<int>(timestep));
+          } else {
+            run_compute(action, static_cast<int>(timestep));
+          }
+          ++timestep;
         }
       } catch (const StepError&) {
         throw;
@@ -222,7 +234,7 @@ struct PipelineExecutor::Impl {
         throw step_error(static_cast<int>(first), error.what());
       }
     }
-    const int last = steps.empty() ? 0 : static_cast<int>(steps.size()) - 1;
+    const int last = last_timestep();
     try {
       comms.finish_step();
     } catch (const std::exception& error) {
@@ -344,8 +356,7 @@ StepResult PipelineExecutor::run_step(const StepData& data) {
   try {
     impl.ties.synchronise();
   } catch (const std::exception& error) {
-    const int last = static_cast<int>(impl.plan.rank_steps.at(impl.rank).size()) - 1;
-    throw impl.step_error(last > 0 ? last : 0,
+    throw impl.step_error(impl.last_timestep(),
                           std::string("summing the gradients of tied parameters: ") + error.what());
   }
 
@@ -364,10 +375,9 @@ StepResult PipelineExecutor::run_step(const StepData& data) {
       try {
         result.loss = impl.reducer.average_loss(result.loss);
       } catch (const std::exception& error) {
-        const int last = static_cast<int>(impl.plan.rank_steps.at(impl.rank).size()) - 1;
-        throw impl.step_error(last > 0 ? last : 0, std::string("averaging the loss across the "
-                                                               "replicas: ") +
-                                                       error.what());
+        throw impl.step_error(impl.last_timestep(), std::string("averaging the loss across the "
+                                                                "replicas: ") +
+                                                        error.what());
       }
     }
   }
@@ -376,9 +386,8 @@ StepResult PipelineExecutor::run_step(const StepData& data) {
       result.grad_norm = impl.norm.measure();
       result.has_grad_norm = true;
     } catch (const std::exception& error) {
-      const int last = static_cast<int>(impl.plan.rank_steps.at(impl.rank).size()) - 1;
       throw impl.step_error(
-          last > 0 ? last : 0,
+          impl.last_timestep(),
           std::string("summing the gradient's norm over the pipeline: ") + error.what());
     }
   }

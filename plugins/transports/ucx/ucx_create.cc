@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "baton/machine.h"
 #include "baton/plugin_implementation.h"
-#include "baton/runtime/compute_environment.h"
 #include "peer_process_watch.h"
 #include "ucx_transport.h"
 

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "baton/export.h"
+#include "baton/machine.h"  // cpus_available()
 
 namespace baton {
 
@@ -27,9 +28,6 @@ BATON_API BlasInfo detect_blas();
 // tests; `openblas_config` is openblas_get_config()'s text when that symbol exists.
 BATON_API BlasInfo classify_blas_library(const std::string& resolved_path,
                                          const std::string& openblas_config);
-
-// Logical CPUs this process may run on (its affinity mask), at least 1.
-BATON_API int cpus_available();
 
 // The default threads per rank: cpus_available() / local_ranks, at least 1.
 BATON_API int default_threads_per_rank(int local_ranks);

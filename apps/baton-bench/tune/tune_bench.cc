@@ -142,9 +142,20 @@ void write_picture(const std::vector<Measured>& runs, const std::string& path) {
   baton::write_file_atomically(path, render_chart_svg(chart));
 }
 
-int run_tune_bench(const TuneBenchOptions& options) {
-  PipelineBenchSettings base = options.settings;
-  const auto deadline = BenchClock::now() + std::chrono::seconds(base.timeout_s);
+// The candidates the search ranks first for this configuration, from the model's profile
+// (measured, or reused), as `baton tune` finds them.
+struct Searched {
+  PipelineBenchSettings base;
+  RunSettings run;
+  CachedProfile cached;
+  SearchResult result;
+  std::size_t count = 0;  // the top ones measured
+};
+
+Searched search_candidates(const TuneBenchOptions& options) {
+  Searched searched;
+  searched.base = options.settings;
+  PipelineBenchSettings& base = searched.base;
   baton::Config config = load_bench_config(base);
   base.ranks = static_cast<int>(config.section("world").get_int("ranks"));
   if (base.ranks < 2) {
@@ -157,51 +168,59 @@ int run_tune_bench(const TuneBenchOptions& options) {
         "(the first step of a turn is not counted), got " +
         std::to_string(base.steps));
   }
-  const RunSettings run = read_run_settings(config);
+  searched.run = read_run_settings(config);
   // The profile is measured with the threads each rank will have, as `baton tune` does.
   WorldInfo world;
   world.world_size = base.ranks;
   world.local_world_size = base.ranks;
   set_up_compute(config, world);
-  const std::string profile_path = run.run_dir + "/profile.json";
-  const CachedProfile cached =
-      cached_or_measured_profile(config, profile_path, BATON_DATA_DIR, run.timeout);
+  const std::string profile_path = searched.run.run_dir + "/profile.json";
+  searched.cached =
+      cached_or_measured_profile(config, profile_path, BATON_DATA_DIR, searched.run.timeout);
   std::cerr << "bench tune: "
-            << (cached.reused ? "reused the profile " : "measured the model into ") << profile_path
-            << " (transfers " << cached.profile.transfer.source << ")\n";
-  const SearchSpace space = search_space_from_config(config, base.ranks, cached.profile.batch_size);
-  const SearchResult result =
-      search_schedules(baton::plugin_loader_for(config), cached.profile, space);
-  const std::size_t count = std::min(result.ranked.size(), static_cast<std::size_t>(options.top));
+            << (searched.cached.reused ? "reused the profile " : "measured the model into ")
+            << profile_path << " (transfers " << searched.cached.profile.transfer.source << ")\n";
+  const SearchSpace space =
+      search_space_from_config(config, base.ranks, searched.cached.profile.batch_size);
+  searched.result =
+      search_schedules(baton::plugin_loader_for(config), searched.cached.profile, space);
+  searched.count = std::min(searched.result.ranked.size(), static_cast<std::size_t>(options.top));
+  return searched;
+}
 
+// The top candidates trained side by side in one set of ranks, in turns (candidate_rotation.h),
+// and each one's steps gathered: per round, by round parity, per rank.
+std::vector<Measured> measure_in_turns(const Searched& searched, int rounds,
+                                       BenchClock::time_point deadline,
+                                       StepsByRound* steps_by_round) {
+  const PipelineBenchSettings& base = searched.base;
   std::vector<Measured> runs;
   RotationPlan rotation;
   rotation.warmup_steps = base.warmup;
-  const int rounds = rounds_for(options.rounds, count);
   rotation.rounds = rounds;
   rotation.steps_per_turn = base.steps;
-  for (std::size_t i = 0; i < count; ++i) {
+  for (std::size_t i = 0; i < searched.count; ++i) {
     Measured one;
-    one.candidate = result.ranked[i];
+    one.candidate = searched.result.ranked[i];
     runs.push_back(one);
-    rotation.candidates.push_back(candidate_sets(result.ranked[i]));
+    rotation.candidates.push_back(candidate_sets(searched.result.ranked[i]));
   }
-  std::cerr << "bench tune: " << count << " candidates set up side by side in " << base.ranks
-            << " ranks, " << rounds << " rounds of " << base.steps << " steps each" << std::endl;
+  std::cerr << "bench tune: " << searched.count << " candidates set up side by side in "
+            << base.ranks << " ranks, " << rounds << " rounds of " << base.steps << " steps each"
+            << std::endl;
   const ScratchFolder scratch;
   const RotationResult timings = run_rotation_ranks(base, rotation, scratch, deadline);
-  if (timings.intervals_s.size() != count) {
+  if (timings.intervals_s.size() != searched.count) {
     throw baton::Error("bench tune: rank 0 timed " + std::to_string(timings.intervals_s.size()) +
-                       " candidates of " + std::to_string(count));
+                       " candidates of " + std::to_string(searched.count));
   }
-  std::vector<double> spreads;
-  StepsByRound steps_by_round(count);
-  for (std::size_t i = 0; i < count; ++i) {
+  steps_by_round->assign(searched.count, {});
+  for (std::size_t i = 0; i < searched.count; ++i) {
     Measured& one = runs[i];
     for (std::size_t round = 0; round < timings.intervals_s[i].size(); ++round) {
       std::vector<double> turn_ms;
       for (const double seconds : timings.intervals_s[i][round]) turn_ms.push_back(seconds * 1000);
-      steps_by_round[i].push_back(turn_ms);
+      (*steps_by_round)[i].push_back(turn_ms);
       one.rounds_ms.push_back(median_of(turn_ms));
       one.steps_ms.insert(one.steps_ms.end(), turn_ms.begin(), turn_ms.end());
       std::vector<double>& half = one.steps_by_parity_ms[round % 2];
@@ -214,72 +233,90 @@ int run_tune_bench(const TuneBenchOptions& options) {
         predicted_compute_by_rank(one.candidate, static_cast<std::size_t>(base.ranks));
     const auto [fastest, slowest] = std::minmax_element(one.rounds_ms.begin(), one.rounds_ms.end());
     one.spread = *fastest > 0 ? *slowest / *fastest - 1 : 0;
-    spreads.push_back(one.spread);
   }
-  const double typical_spread = median_of(spreads);
-  std::vector<double> predicted, measured, odd_rounds, even_rounds;
+  return runs;
+}
+
+// What the measurements say about the prediction, all candidates together.
+struct TuneSummary {
+  std::vector<double> measured;  // ms, in the predicted order
+  double typical_spread = 0;     // the median candidate's rounds, slowest over fastest - 1
+  double correlation = 0;        // predicted against measured (Spearman)
+  double repeatability = 0;      // even rounds against odd: the measurement against itself
+  MeasuredOrder order;           // the pairs the measurement itself orders
+  std::vector<std::pair<int, int>> alike;  // of those, the ones the prediction orders alike
+  std::size_t best = 0;                    // the fastest measured
+  double gap = 0;                          // auto's choice (the first) over the best - 1
+};
+
+TuneSummary summarize(const std::vector<Measured>& runs, const StepsByRound& steps_by_round,
+                      int rounds) {
+  TuneSummary summary;
+  std::vector<double> spreads, predicted, odd_rounds, even_rounds;
   for (const Measured& one : runs) {
+    spreads.push_back(one.spread);
     predicted.push_back(one.candidate.predicted_step_s * 1000);
-    measured.push_back(one.measured_ms);
+    summary.measured.push_back(one.measured_ms);
     even_rounds.push_back(median_of(one.steps_by_parity_ms[0]));
     odd_rounds.push_back(median_of(one.steps_by_parity_ms[1]));
   }
-  const double correlation = rank_correlation(predicted, measured);
-  // The measurement against itself: how well the candidates' order in half of the rounds
-  // predicts their order in the other half. A prediction cannot be judged more finely than
-  // the measurement repeats.
-  const double repeatability = rounds > 1 ? rank_correlation(even_rounds, odd_rounds) : 0;
-  // Which pairs the measurement itself orders, and whether the prediction orders them alike:
-  // what the rank correlation means once candidates closer than the noise are set aside.
-  const MeasuredOrder order = resolve_measured_order(steps_by_round);
-  const std::vector<std::pair<int, int>> alike = pairs_predicted_alike(order, predicted);
-  const std::size_t best = static_cast<std::size_t>(
-      std::min_element(measured.begin(), measured.end()) - measured.begin());
-  const double gap = measured[best] > 0 ? measured[0] / measured[best] - 1 : 0;
-  const std::string out = options.out.empty() ? run.run_dir + "/bench-tune" : options.out;
-  baton::make_folders(out, "bench tune");
-  const std::string picture = out + "/predicted_vs_measured.svg";
-  write_picture(runs, picture);
+  summary.typical_spread = median_of(spreads);
+  summary.correlation = rank_correlation(predicted, summary.measured);
+  // A prediction cannot be judged more finely than the measurement repeats.
+  summary.repeatability = rounds > 1 ? rank_correlation(even_rounds, odd_rounds) : 0;
+  // What the rank correlation means once candidates closer than the noise are set aside.
+  summary.order = resolve_measured_order(steps_by_round);
+  summary.alike = pairs_predicted_alike(summary.order, predicted);
+  const std::vector<double>& measured = summary.measured;
+  summary.best = static_cast<std::size_t>(std::min_element(measured.begin(), measured.end()) -
+                                          measured.begin());
+  summary.gap = measured[summary.best] > 0 ? measured[0] / measured[summary.best] - 1 : 0;
+  return summary;
+}
 
-  if (options.format == "json") {
-    nlohmann::ordered_json candidates = nlohmann::ordered_json::array();
-    for (const Measured& one : runs) {
-      candidates.push_back({{"schedule", one.candidate.schedule},
-                            {"stages_per_rank", one.candidate.stages_per_rank},
-                            {"microbatches", one.candidate.microbatches},
-                            {"bounds", one.candidate.bounds},
-                            {"predicted_ms", rounded(one.candidate.predicted_step_s * 1000, 3)},
-                            {"measured_ms", one.measured_ms},
-                            {"rounds_ms", rounded_all(one.rounds_ms, 3)},
-                            {"steps_ms", one.steps_ms},
-                            {"spread", rounded(one.spread, 4)},
-                            {"compute_ms", rounded_all(one.compute_ms, 3)},
-                            {"predicted_compute_ms", rounded_all(one.predicted_compute_ms, 3)},
-                            {"predicted_idle_ms", rounded_all(one.predicted_idle_ms(), 3)},
-                            {"comm_ms", rounded_all(one.comm_ms, 3)},
-                            {"same_plan", one.candidate.same_plan}});
-    }
-    const nlohmann::ordered_json report = {{"candidates", candidates},
-                                           {"rank_correlation", rounded(correlation, 3)},
-                                           {"rank_correlation_of_a_perfect_prediction",
-                                            rounded(order.perfect_prediction_correlation, 3)},
-                                           {"rounds", rounds},
-                                           {"auto_index", 0},
-                                           {"best_measured_index", best},
-                                           {"auto_over_best", rounded(gap, 4)},
-                                           {"typical_spread", rounded(typical_spread, 4)},
-                                           {"repeatability", rounded(repeatability, 3)},
-                                           {"pairs", order.pairs},
-                                           {"resolved_pairs", order.resolved},
-                                           {"resolved_pairs_predicted_alike", alike.size()},
-                                           {"searched", result.ranked.size()},
-                                           {"transfers", cached.profile.transfer.source},
-                                           {"picture", picture}};
-    std::cout << report.dump(2) << "\n";
-    return 0;
+void print_json(const Searched& searched, const std::vector<Measured>& runs,
+                const TuneSummary& summary, int rounds, const std::string& picture) {
+  nlohmann::ordered_json candidates = nlohmann::ordered_json::array();
+  for (const Measured& one : runs) {
+    candidates.push_back({{"schedule", one.candidate.schedule},
+                          {"stages_per_rank", one.candidate.stages_per_rank},
+                          {"microbatches", one.candidate.microbatches},
+                          {"bounds", one.candidate.bounds},
+                          {"predicted_ms", rounded(one.candidate.predicted_step_s * 1000, 3)},
+                          {"measured_ms", one.measured_ms},
+                          {"rounds_ms", rounded_all(one.rounds_ms, 3)},
+                          {"steps_ms", one.steps_ms},
+                          {"spread", rounded(one.spread, 4)},
+                          {"compute_ms", rounded_all(one.compute_ms, 3)},
+                          {"predicted_compute_ms", rounded_all(one.predicted_compute_ms, 3)},
+                          {"predicted_idle_ms", rounded_all(one.predicted_idle_ms(), 3)},
+                          {"comm_ms", rounded_all(one.comm_ms, 3)},
+                          {"same_plan", one.candidate.same_plan}});
   }
-  std::ostringstream text;
-  text << "bench tune: the top " << count << " of " << result.ranked.size()
+  const nlohmann::ordered_json report = {{"candidates", candidates},
+                                         {"rank_correlation", rounded(summary.correlation, 3)},
+                                         {"rank_correlation_of_a_perfect_prediction",
+                                          rounded(summary.order.perfect_prediction_correlation, 3)},
+                                         {"rounds", rounds},
+                                         {"auto_index", 0},
+                                         {"best_measured_index", summary.best},
+                                         {"auto_over_best", rounded(summary.gap, 4)},
+                                         {"typical_spread", rounded(summary.typical_spread, 4)},
+                                         {"repeatability", rounded(summary.repeatability, 3)},
+                                         {"pairs", summary.order.pairs},
+                                         {"resolved_pairs", summary.order.resolved},
+                                         {"resolved_pairs_predicted_alike", summary.alike.size()},
+                                         {"searched", searched.result.ranked.size()},
+                                         {"transfers", searched.cached.profile.transfer.source},
+                                         {"picture", picture}};
+  std::cout << report.dump(2) << "\n";
+}
+
+// The candidates' table, then where each rank's step went.
+void print_candidates(const Searched& searched, const std::vector<Measured>& runs,
+                      const TuneSummary& summary, int rounds, std::ostringstream& text) {
+  const PipelineBenchSettings& base = searched.base;
+  text << "bench tune: the top " << searched.count << " of " << searched.result.ranked.size()
        << " candidates, trained for real side by side in " << base.ranks << " ranks: after "
        << base.warmup << " warm-up steps each, " << rounds
        << " rounds in which every candidate runs " << base.steps
@@ -293,7 +330,8 @@ int run_tune_bench(const TuneBenchOptions& options) {
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const Measured& one = runs[i];
     const double predicted_ms = one.candidate.predicted_step_s * 1000;
-    const std::string mark = std::to_string(i + 1) + (i == 0 ? "a" : "") + (i == best ? "*" : "");
+    const std::string mark =
+        std::to_string(i + 1) + (i == 0 ? "a" : "") + (i == summary.best ? "*" : "");
     std::snprintf(line, sizeof(line), "%-4s %-18s %9d %12d %-16s %12.3f %12.3f %9.2f %6.1f%%\n",
                   mark.c_str(), one.candidate.schedule.c_str(), one.candidate.stages_per_rank,
                   one.candidate.microbatches, cuts_text(one.candidate.bounds).c_str(), predicted_ms,
@@ -312,44 +350,66 @@ int run_tune_bench(const TuneBenchOptions& options) {
     }
     text << "\n";
   }
+}
+
+// How well the prediction ordered them, and how far the measurement can tell.
+void print_judgement(const std::vector<Measured>& runs, const TuneSummary& summary, int rounds,
+                     std::ostringstream& text) {
+  const MeasuredOrder& order = summary.order;
   text << "\n"
-       << "rank correlation, predicted against measured (Spearman): " << fixed(correlation, 3);
+       << "rank correlation, predicted against measured (Spearman): "
+       << fixed(summary.correlation, 3);
   if (!std::isnan(order.perfect_prediction_correlation)) {
     text << " (a prediction that knew every candidate's true step would typically score "
          << fixed(order.perfect_prediction_correlation, 3)
          << " against a measurement this noisy: a bootstrap over rounds)";
   }
-  text << "\nauto's choice measured " << fixed(measured[0], 3) << " ms; the best measured ("
-       << label(runs[best].candidate) << ") " << fixed(measured[best], 3) << " ms: auto is "
-       << fixed(gap * 100, 1) << "% slower\n";
-  if (rounds > 1) {
-    // What a user needs to read the two figures: differences below the machine's own
-    // round-to-round spread are noise, whichever way they point.
-    text << "noise: a candidate's rounds spread a median " << fixed(typical_spread * 100, 1)
-         << "% from fastest to slowest on this machine; the measurement against itself (even "
-            "rounds against odd, Spearman): "
-         << fixed(repeatability, 3) << "; the top " << count << " are predicted within "
-         << fixed(
-                (runs.back().candidate.predicted_step_s / runs.front().candidate.predicted_step_s -
-                 1) *
-                    100,
-                1)
-         << "% of each other\n";
-    text << "measured order: the rounds order " << order.resolved.size() << " of the "
-         << order.pairs
-         << " pairs of candidates with 95% confidence (a bootstrap over rounds; the others "
-            "are closer than the noise); the prediction orders "
-         << alike.size() << " of them alike\n";
-    for (const auto& [faster, slower] : order.resolved) {
-      if (std::find(alike.begin(), alike.end(), std::make_pair(faster, slower)) != alike.end()) {
-        continue;
-      }
-      text << "  predicted the other way: " << faster + 1 << " ("
-           << label(runs[static_cast<std::size_t>(faster)].candidate) << ") measured faster than "
-           << slower + 1 << " (" << label(runs[static_cast<std::size_t>(slower)].candidate)
-           << ")\n";
+  text << "\nauto's choice measured " << fixed(summary.measured[0], 3) << " ms; the best measured ("
+       << label(runs[summary.best].candidate) << ") " << fixed(summary.measured[summary.best], 3)
+       << " ms: auto is " << fixed(summary.gap * 100, 1) << "% slower\n";
+  if (rounds <= 1) return;
+  // What a user needs to read the two figures: differences below the machine's own
+  // round-to-round spread are noise, whichever way they point.
+  const double predicted_range =
+      runs.back().candidate.predicted_step_s / runs.front().candidate.predicted_step_s - 1;
+  text << "noise: a candidate's rounds spread a median " << fixed(summary.typical_spread * 100, 1)
+       << "% from fastest to slowest on this machine; the measurement against itself (even "
+          "rounds against odd, Spearman): "
+       << fixed(summary.repeatability, 3) << "; the top " << runs.size() << " are predicted within "
+       << fixed(predicted_range * 100, 1) << "% of each other\n";
+  text << "measured order: the rounds order " << order.resolved.size() << " of the " << order.pairs
+       << " pairs of candidates with 95% confidence (a bootstrap over rounds; the others "
+          "are closer than the noise); the prediction orders "
+       << summary.alike.size() << " of them alike\n";
+  for (const auto& [faster, slower] : order.resolved) {
+    const auto& alike = summary.alike;
+    if (std::find(alike.begin(), alike.end(), std::make_pair(faster, slower)) != alike.end()) {
+      continue;
     }
+    text << "  predicted the other way: " << faster + 1 << " ("
+         << label(runs[static_cast<std::size_t>(faster)].candidate) << ") measured faster than "
+         << slower + 1 << " (" << label(runs[static_cast<std::size_t>(slower)].candidate) << ")\n";
   }
+}
+
+int run_tune_bench(const TuneBenchOptions& options) {
+  const auto deadline = BenchClock::now() + std::chrono::seconds(options.settings.timeout_s);
+  const Searched searched = search_candidates(options);
+  const int rounds = rounds_for(options.rounds, searched.count);
+  StepsByRound steps_by_round;
+  const std::vector<Measured> runs = measure_in_turns(searched, rounds, deadline, &steps_by_round);
+  const TuneSummary summary = summarize(runs, steps_by_round, rounds);
+  const std::string out = options.out.empty() ? searched.run.run_dir + "/bench-tune" : options.out;
+  baton::make_folders(out, "bench tune");
+  const std::string picture = out + "/predicted_vs_measured.svg";
+  write_picture(runs, picture);
+  if (options.format == "json") {
+    print_json(searched, runs, summary, rounds, picture);
+    return 0;
+  }
+  std::ostringstream text;
+  print_candidates(searched, runs, summary, rounds, text);
+  print_judgement(runs, summary, rounds, text);
   text << "picture: " << picture << "\n";
   std::cout << text.str();
   return 0;

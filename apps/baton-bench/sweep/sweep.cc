@@ -172,8 +172,131 @@ struct SweepOptions {
   std::string format = "table";
 };
 
+// One schedule at one microbatch count: its ranks trained for real, against the simulated
+// plan; a plan the schedule cannot make is a skipped point that says why.
+Point measure_point(const PipelineBenchSettings& base, const ScheduleChoice& schedule, int count,
+                    std::int64_t microbatch_size, BenchClock::time_point deadline) {
+  Point point;
+  point.schedule = schedule;
+  point.microbatches = count;
+  PipelineBenchSettings settings = base;
+  for (const std::string& set :
+       {"schedule.name=" + schedule.name,
+        "schedule.stages_per_rank=" + std::to_string(schedule.stages_per_rank),
+        "schedule.microbatches=" + std::to_string(count),
+        "data.batch_size=" + std::to_string(microbatch_size * count)}) {
+    settings.sets.push_back(set);
+  }
+  std::cerr << "bench sweep: " << schedule.label() << ", " << count << " microbatches" << std::endl;
+  baton::Config point_config = load_bench_config(settings);
+  baton::CompiledPlan plan;
+  try {
+    const baton::PluginLoader loader = baton::plugin_loader_for(point_config);
+    const baton::ConfiguredPlugins plugins = baton::resolve_plugins(point_config, loader);
+    plan = baton::compile_configured_plan(point_config, plugins, base.ranks).plan;
+  } catch (const baton::ConfigError& error) {
+    point.skipped = error.what();
+    return point;
+  }
+  const ScratchFolder run_scratch;
+  const auto records = run_pipeline_ranks(settings, run_scratch, deadline);
+  PipelineFigures figures;
+  analyse_pipeline(records, settings.warmup, plan.lowered, &figures);
+  point.real_ms = figures.real_ms;
+  point.predicted_ms = figures.predicted_ms;
+  const baton::SimulationResult simulated = baton::simulate(plan.lowered);
+  for (std::size_t r = 0; r < records.size(); ++r) {
+    point.peak_rss_bytes.push_back(records[r].peak_rss_bytes);
+    point.peak_activations.push_back(simulated.ranks.at(r).peak_activations);
+    int measured = 0;
+    std::int64_t heap = 0;
+    for (const auto& step : records[r].steps) {
+      if (step.step <= settings.warmup) continue;
+      measured = std::max(measured, step.peak_activations);
+      heap = std::max(heap, step.peak_heap_bytes);
+    }
+    point.measured_activations.push_back(measured);
+    point.peak_heap_bytes.push_back(heap);
+  }
+  return point;
+}
+
+std::string json_report(const std::vector<Point>& points, int ranks, std::int64_t microbatch_size,
+                        const std::string& out) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const Point& p : points) {
+    nlohmann::ordered_json point = {{"schedule", p.schedule.name},
+                                    {"stages_per_rank", p.schedule.stages_per_rank},
+                                    {"microbatches", p.microbatches}};
+    if (!p.skipped.empty()) {
+      point["skipped"] = p.skipped;
+    } else {
+      point["real_ms"] = rounded(p.real_ms, 3);
+      point["predicted_ms"] = rounded(p.predicted_ms, 3);
+      point["peak_rss_bytes"] = p.peak_rss_bytes;
+      point["peak_heap_bytes"] = p.peak_heap_bytes;
+      point["peak_activations"] = p.peak_activations;
+      point["measured_activations"] = p.measured_activations;
+    }
+    list.push_back(std::move(point));
+  }
+  nlohmann::ordered_json fits = nlohmann::ordered_json::array();
+  for (int r = 0; r < ranks; ++r) {
+    const Fit fit = fit_rank(points, static_cast<std::size_t>(r));
+    fits.push_back({{"rank", r},
+                    {"bytes_per_activation", rounded(fit.bytes_per_activation, 0)},
+                    {"pairs", fit.pairs}});
+  }
+  const nlohmann::ordered_json report = {{"microbatch_size", microbatch_size},
+                                         {"points", std::move(list)},
+                                         {"fits", std::move(fits)},
+                                         {"charts", {out + "/step_time.svg", out + "/memory.svg"}}};
+  return report.dump() + "\n";
+}
+
+std::string table_report(const std::vector<Point>& points, int ranks, int steps,
+                         const std::string& model, const std::string& out) {
+  std::ostringstream text;
+  text << "bench sweep: " << model << "; medians over " << steps << " steps after warm-up\n\n"
+       << "  schedule                  M   real_ms  predicted_ms  efficiency  peak memory per "
+          "rank, heap in use / resident (MiB)   activations held per rank: simulated "
+          "(measured)\n";
+  for (const Point& p : points) {
+    char line[160];
+    std::snprintf(line, sizeof(line), "  %-24s %3d", p.schedule.label().c_str(), p.microbatches);
+    text << line;
+    if (!p.skipped.empty()) {
+      text << "   skipped: " << p.skipped << "\n";
+      continue;
+    }
+    std::snprintf(line, sizeof(line), "  %8.2f  %12.2f  %10.3f   ", p.real_ms, p.predicted_ms,
+                  p.real_ms > 0 ? p.predicted_ms / p.real_ms : 0);
+    text << line;
+    std::string rss, held;
+    for (std::size_t r = 0; r < p.peak_rss_bytes.size(); ++r) {
+      rss += (rss.empty() ? "" : ", ") +
+             fixed(static_cast<double>(p.peak_heap_bytes[r]) / (1 << 20), 1) + " / " +
+             fixed(static_cast<double>(p.peak_rss_bytes[r]) / (1 << 20), 1);
+    }
+    for (std::size_t r = 0; r < p.peak_activations.size(); ++r) {
+      held += (held.empty() ? "" : " / ") + std::to_string(p.peak_activations[r]) + " (" +
+              std::to_string(p.measured_activations[r]) + ")";
+    }
+    std::snprintf(line, sizeof(line), "%-36s %s\n", rss.c_str(), held.c_str());
+    text << line;
+  }
+  text << "\n  heap per activation held (same microbatches and stages per rank, most held "
+          "against fewest, median):\n";
+  for (int r = 0; r < ranks; ++r) {
+    const Fit fit = fit_rank(points, static_cast<std::size_t>(r));
+    text << "    rank " << r << ": " << fixed(fit.bytes_per_activation / 1024, 1) << " KiB ("
+         << fit.pairs << " pairs)\n";
+  }
+  text << "\n  pictures: " << out << "/step_time.svg, " << out << "/memory.svg\n";
+  return text.str();
+}
+
 int run_sweep_bench(const SweepOptions& options) {
-  const std::string& format = options.format;
   const std::vector<ScheduleChoice> schedules = parse_schedules(options.schedules);
   const std::vector<int> counts = parse_counts(options.microbatches);
   PipelineBenchSettings base = options.settings;
@@ -190,137 +313,22 @@ int run_sweep_bench(const SweepOptions& options) {
         std::to_string(base.ranks) + " ranks, batch " + std::to_string(batch) + ", " +
         std::to_string(configured_microbatches) + " microbatches)");
   }
-  const auto microbatch_size = batch / configured_microbatches;
+  const std::int64_t microbatch_size = batch / configured_microbatches;
   const std::string out = !options.out.empty()
                               ? options.out
                               : config.section("run").get_string("output_dir") + "/bench-sweep";
-
   std::vector<Point> points;
   for (const auto& schedule : schedules) {
-    for (int count : counts) {
-      Point point;
-      point.schedule = schedule;
-      point.microbatches = count;
-      PipelineBenchSettings settings = base;
-      for (const std::string& set :
-           {"schedule.name=" + schedule.name,
-            "schedule.stages_per_rank=" + std::to_string(schedule.stages_per_rank),
-            "schedule.microbatches=" + std::to_string(count),
-            "data.batch_size=" + std::to_string(microbatch_size * count)}) {
-        settings.sets.push_back(set);
-      }
-      std::cerr << "bench sweep: " << schedule.label() << ", " << count << " microbatches"
-                << std::endl;
-      baton::Config point_config = load_bench_config(settings);
-      baton::CompiledPlan plan;
-      try {
-        const baton::PluginLoader loader = baton::plugin_loader_for(point_config);
-        const baton::ConfiguredPlugins plugins = baton::resolve_plugins(point_config, loader);
-        plan = baton::compile_configured_plan(point_config, plugins, base.ranks).plan;
-      } catch (const baton::ConfigError& error) {
-        point.skipped = error.what();
-        points.push_back(point);
-        continue;
-      }
-      const ScratchFolder run_scratch;
-      const auto records = run_pipeline_ranks(settings, run_scratch, deadline);
-      PipelineFigures figures;
-      analyse_pipeline(records, settings.warmup, plan.lowered, &figures);
-      point.real_ms = figures.real_ms;
-      point.predicted_ms = figures.predicted_ms;
-      const baton::SimulationResult simulated = baton::simulate(plan.lowered);
-      for (std::size_t r = 0; r < records.size(); ++r) {
-        point.peak_rss_bytes.push_back(records[r].peak_rss_bytes);
-        point.peak_activations.push_back(simulated.ranks.at(r).peak_activations);
-        int measured = 0;
-        std::int64_t heap = 0;
-        for (const auto& step : records[r].steps) {
-          if (step.step <= settings.warmup) continue;
-          measured = std::max(measured, step.peak_activations);
-          heap = std::max(heap, step.peak_heap_bytes);
-        }
-        point.measured_activations.push_back(measured);
-        point.peak_heap_bytes.push_back(heap);
-      }
-      points.push_back(point);
+    for (const int count : counts) {
+      points.push_back(measure_point(base, schedule, count, microbatch_size, deadline));
     }
   }
   const std::string model = config.section("model").get_string("name") + ", microbatch of " +
                             std::to_string(microbatch_size);
   write_charts(points, schedules, out, model);
-
-  std::ostringstream text;
-  if (format == "json") {
-    nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    for (const Point& p : points) {
-      nlohmann::ordered_json point = {{"schedule", p.schedule.name},
-                                      {"stages_per_rank", p.schedule.stages_per_rank},
-                                      {"microbatches", p.microbatches}};
-      if (!p.skipped.empty()) {
-        point["skipped"] = p.skipped;
-      } else {
-        point["real_ms"] = rounded(p.real_ms, 3);
-        point["predicted_ms"] = rounded(p.predicted_ms, 3);
-        point["peak_rss_bytes"] = p.peak_rss_bytes;
-        point["peak_heap_bytes"] = p.peak_heap_bytes;
-        point["peak_activations"] = p.peak_activations;
-        point["measured_activations"] = p.measured_activations;
-      }
-      list.push_back(std::move(point));
-    }
-    nlohmann::ordered_json fits = nlohmann::ordered_json::array();
-    for (int r = 0; r < base.ranks; ++r) {
-      const Fit fit = fit_rank(points, static_cast<std::size_t>(r));
-      fits.push_back({{"rank", r},
-                      {"bytes_per_activation", rounded(fit.bytes_per_activation, 0)},
-                      {"pairs", fit.pairs}});
-    }
-    const nlohmann::ordered_json report = {
-        {"microbatch_size", microbatch_size},
-        {"points", std::move(list)},
-        {"fits", std::move(fits)},
-        {"charts", {out + "/step_time.svg", out + "/memory.svg"}}};
-    text << report.dump() << "\n";
-  } else {
-    text << "bench sweep: " << model << "; medians over " << base.steps
-         << " steps after warm-up\n\n"
-         << "  schedule                  M   real_ms  predicted_ms  efficiency  peak memory per "
-            "rank, heap in use / resident (MiB)   activations held per rank: simulated "
-            "(measured)\n";
-    for (const Point& p : points) {
-      char line[160];
-      std::snprintf(line, sizeof(line), "  %-24s %3d", p.schedule.label().c_str(), p.microbatches);
-      text << line;
-      if (!p.skipped.empty()) {
-        text << "   skipped: " << p.skipped << "\n";
-        continue;
-      }
-      std::snprintf(line, sizeof(line), "  %8.2f  %12.2f  %10.3f   ", p.real_ms, p.predicted_ms,
-                    p.real_ms > 0 ? p.predicted_ms / p.real_ms : 0);
-      text << line;
-      std::string rss, held;
-      for (std::size_t r = 0; r < p.peak_rss_bytes.size(); ++r) {
-        rss += (rss.empty() ? "" : ", ") +
-               fixed(static_cast<double>(p.peak_heap_bytes[r]) / (1 << 20), 1) + " / " +
-               fixed(static_cast<double>(p.peak_rss_bytes[r]) / (1 << 20), 1);
-      }
-      for (std::size_t r = 0; r < p.peak_activations.size(); ++r) {
-        held += (held.empty() ? "" : " / ") + std::to_string(p.peak_activations[r]) + " (" +
-                std::to_string(p.measured_activations[r]) + ")";
-      }
-      std::snprintf(line, sizeof(line), "%-36s %s\n", rss.c_str(), held.c_str());
-      text << line;
-    }
-    text << "\n  heap per activation held (same microbatches and stages per rank, most held "
-            "against fewest, median):\n";
-    for (int r = 0; r < base.ranks; ++r) {
-      const Fit fit = fit_rank(points, static_cast<std::size_t>(r));
-      text << "    rank " << r << ": " << fixed(fit.bytes_per_activation / 1024, 1) << " KiB ("
-           << fit.pairs << " pairs)\n";
-    }
-    text << "\n  pictures: " << out << "/step_time.svg, " << out << "/memory.svg\n";
-  }
-  std::cout << text.str();
+  std::cout << (options.format == "json"
+                    ? json_report(points, base.ranks, microbatch_size, out)
+                    : table_report(points, base.ranks, base.steps, model, out));
   return 0;
 }
 

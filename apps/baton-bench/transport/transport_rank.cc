@@ -1,4 +1,4 @@
-#include "rank.h"
+#include "transport_rank.h"
 
 #include <sys/prctl.h>
 #include <unistd.h>

@@ -15,10 +15,10 @@
 #include "method.h"
 #include "perftest.h"
 #include "process_group.h"
-#include "rank.h"
 #include "report.h"
 #include "scratch_folder.h"
 #include "sizes.h"
+#include "transport_rank.h"
 
 namespace baton_app {
 namespace {

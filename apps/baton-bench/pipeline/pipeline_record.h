@@ -32,7 +32,9 @@ struct PipelineRecord {
   std::int64_t peak_rss_bytes = 0;  // the rank's peak resident memory (getrusage)
 };
 
-// Installs the observers in `options` that collect the record; write() saves it.
+// Installs the observers in `options` that collect the record; write() saves it. It hears
+// the executor's spans (a StepObserver) and the training loop (a TrainingObserver): each
+// step as it ends, and once trained, it times the stage-boundary message itself.
 class PipelineRecorder {
  public:
   explicit PipelineRecorder(std::string path);
@@ -42,9 +44,11 @@ class PipelineRecorder {
 
  private:
   class SpanCollector;
+  class LoopListener;
 
   std::string path_;
   std::shared_ptr<SpanCollector> collector_;
+  std::shared_ptr<LoopListener> listener_;
   std::string steps_text_;  // the steps so far, as the record's JSON array holds them
   std::int64_t probe_bytes_ = 0;
   double probe_one_way_s_ = -1.0;  // < 0: no probe on this rank

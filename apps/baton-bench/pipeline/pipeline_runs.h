@@ -1,5 +1,5 @@
 // The processes of `baton bench pipeline`, `sweep` and `tune`: the configured ranks
-// training for real (each recording its steps, see training/pipeline_record.h), and the
+// training for real (each recording its steps, see pipeline_record.h), and the
 // unpipelined reference alone or as several concurrent copies (unpipelined.h). Every
 // child runs under the bench's deadline; a failure is reported with the child's own words.
 #pragma once

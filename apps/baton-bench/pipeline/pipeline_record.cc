@@ -5,12 +5,16 @@
 #include <algorithm>
 #include <fstream>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "baton/error.h"
 #include "baton/files.h"
+#include "baton/runtime/transfer_probe.h"
 #include "heap_in_use.h"
+#include "training/rank_pipeline.h"
 
 namespace baton_app {
 
@@ -74,31 +78,67 @@ class PipelineRecorder::SpanCollector : public baton::StepObserver {
   std::int64_t peak_heap_bytes_ = 0;
 };
 
-PipelineRecorder::PipelineRecorder(std::string path)
-    : path_(std::move(path)), collector_(std::make_shared<SpanCollector>()) {}
+// One stage-boundary message (stage 0's output, which stage 1 on rank 1 receives), timed as
+// a ping-pong between ranks 0 and 1 (pipeline ranks 0 and 1 of replica 0, whatever the
+// replicas) over the run's transport; -1 where this rank takes no part.
+static std::pair<std::int64_t, double> probe_stage_boundary(const TrainedRank& trained) {
+  const baton::Plan& plan = trained.pipeline.plan.plan();
+  const int rank = trained.world.rank;
+  baton::Transport* transport = trained.pipeline.transport.get();
+  if (!transport || rank > 1 || plan.num_stages < 2 || plan.stage_to_rank.at(1) != 1) {
+    return {0, -1.0};
+  }
+  const baton::PipelineExecutor& executor = *trained.pipeline.executor;
+  std::int64_t bytes = 0;
+  for (const auto& meta : rank == 0 ? executor.output_metas(0) : executor.input_metas(1)) {
+    std::int64_t elements = 1;
+    for (const std::int64_t size : meta.shape) elements *= size;
+    bytes += elements * static_cast<std::int64_t>(c10::elementSize(meta.dtype));
+  }
+  const double seconds =
+      baton::probe_one_way_seconds(*transport, 1 - rank, rank == 0, bytes, 50, trained.timeout);
+  return {bytes, rank == 0 ? seconds : -1.0};
+}
 
-PipelineRecorder::~PipelineRecorder() = default;
+class PipelineRecorder::LoopListener : public TrainingObserver {
+ public:
+  explicit LoopListener(PipelineRecorder& recorder) : recorder_(recorder) {}
 
-void PipelineRecorder::attach(TrainOptions* options) {
-  options->step_observers.push_back(collector_);
-  options->on_step = [this](int step, double started_s, double seconds,
-                            const baton::StepResult& result) {
+  void step_ended(int step, double started_s, double seconds,
+                  const baton::StepResult& result) override {
     nlohmann::json spans = nlohmann::json::array();
-    for (const baton::StepSpan& span : collector_->spans()) spans.push_back(span_json(span));
+    for (const baton::StepSpan& span : recorder_.collector_->spans()) {
+      spans.push_back(span_json(span));
+    }
     const nlohmann::json recorded = {{"step", step},
                                      {"started_s", started_s},
                                      {"seconds", seconds},
                                      {"executor_seconds", result.step_seconds},
                                      {"peak_activations", result.peak_activations},
-                                     {"peak_heap_bytes", collector_->peak_heap_bytes()},
+                                     {"peak_heap_bytes", recorder_.collector_->peak_heap_bytes()},
                                      {"spans", std::move(spans)}};
-    if (!steps_text_.empty()) steps_text_ += ',';
-    steps_text_ += recorded.dump();
-  };
-  options->on_transfer_probe = [this](std::int64_t bytes, double seconds) {
-    probe_bytes_ = bytes;
-    probe_one_way_s_ = seconds;
-  };
+    if (!recorder_.steps_text_.empty()) recorder_.steps_text_ += ',';
+    recorder_.steps_text_ += recorded.dump();
+  }
+
+  void trained(const TrainedRank& rank) override {
+    std::tie(recorder_.probe_bytes_, recorder_.probe_one_way_s_) = probe_stage_boundary(rank);
+  }
+
+ private:
+  PipelineRecorder& recorder_;
+};
+
+PipelineRecorder::PipelineRecorder(std::string path)
+    : path_(std::move(path)),
+      collector_(std::make_shared<SpanCollector>()),
+      listener_(std::make_shared<LoopListener>(*this)) {}
+
+PipelineRecorder::~PipelineRecorder() = default;
+
+void PipelineRecorder::attach(TrainOptions* options) {
+  options->step_observers.push_back(collector_);
+  options->training_observers.push_back(listener_);
 }
 
 void PipelineRecorder::write() const {
