@@ -4,7 +4,6 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
@@ -41,11 +40,7 @@ void die_with_the_launcher() {
 
 // The files a dump writes: rank<N>.pt (the run's tensors), rank<N>.error (its failure).
 bool is_dump_file_name(const std::string& name) {
-  if (name.rfind("rank", 0) != 0) return false;
-  std::size_t end = 4;
-  while (end < name.size() && std::isdigit(static_cast<unsigned char>(name[end]))) ++end;
-  const std::string suffix = name.substr(end);
-  return end > 4 && (suffix == ".pt" || suffix == ".error");
+  return is_rank_file_name(name, {".pt", ".error"});
 }
 
 int run_rank(const RunOptions& run) {

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -49,6 +50,17 @@ void check_output_file(const std::string& path, const std::string& flag, const s
                              " baton wrote: baton does not write over a file it did not make; "
                              "remove it or give another path");
   }
+}
+
+bool is_rank_file_name(const std::string& name, std::initializer_list<const char*> suffixes) {
+  if (name.rfind("rank", 0) != 0) return false;
+  std::size_t end = 4;
+  while (end < name.size() && std::isdigit(static_cast<unsigned char>(name[end]))) ++end;
+  if (end == 4) return false;
+  for (const char* suffix : suffixes) {
+    if (name.compare(end, std::string::npos, suffix) == 0) return true;
+  }
+  return false;
 }
 
 void claim_output_folder(const std::string& path, const std::string& flag,

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <string>
 
 namespace baton_app {
@@ -17,6 +18,9 @@ namespace baton_app {
 // `what`: what the command writes there ("an export", "a profile"), for the message.
 void check_output_file(const std::string& path, const std::string& flag, const std::string& what,
                        const std::function<bool(const std::string& path)>& made_by_baton);
+
+// Whether `name` is a file a rank writes: rank<N> followed by one of `suffixes` ("rank3.pt").
+bool is_rank_file_name(const std::string& name, std::initializer_list<const char*> suffixes);
 
 // Makes `path` a folder this command writes files into, or throws baton::ConfigError naming
 // `flag`: it may hold anything else (a test's configs, a run's folder), but not a file of a

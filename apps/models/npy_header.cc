@@ -1,5 +1,7 @@
 #include "npy_header.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <sstream>
 
@@ -156,6 +158,13 @@ NpyHeader parse_npy_header(std::string_view bytes, std::uint64_t file_size,
   parsed.data_offset = data_offset;
   parsed.data_bytes = count * element;
   return parsed;
+}
+
+NpyHeader read_npy_header(const baton::ReadableFile& file, const std::string& where) {
+  std::string head(static_cast<std::size_t>(std::min<std::uint64_t>(file.size(), kNpyHeadBytes)),
+                   '\0');
+  file.read_at(0, head.data(), head.size());
+  return parse_npy_header(head, file.size(), where);
 }
 
 }  // namespace baton_models

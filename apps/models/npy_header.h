@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "baton/files.h"
+
 namespace baton_models {
 
 struct NpyHeader {
@@ -29,7 +31,11 @@ inline NpyHeader parse_npy_header(std::string_view bytes, const std::string& whe
   return parse_npy_header(bytes, bytes.size(), where);
 }
 
-// How many of a file's first bytes parse_npy_header reads at most: a longer header is refused.
+// How many of a file's first bytes read_npy_header reads: a longer header is refused.
 constexpr std::size_t kNpyHeadBytes = 1 << 20;
+
+// The header of the .npy `file`, read from its first bytes and checked against its size, so
+// its data is read only once the header says what it holds.
+NpyHeader read_npy_header(const baton::ReadableFile& file, const std::string& where);
 
 }  // namespace baton_models

@@ -3,7 +3,6 @@
 #include <ATen/ATen.h>
 #include <torch/serialize.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -36,10 +35,7 @@ at::ScalarType scalar_type_of(const std::string& code, const std::string& where)
 
 // The header first, checked against the file's size; then the data straight into the tensor.
 at::Tensor read_npy(const baton::ReadableFile& file, const std::string& where) {
-  std::string head(static_cast<std::size_t>(std::min<std::uint64_t>(file.size(), kNpyHeadBytes)),
-                   '\0');
-  file.read_at(0, head.data(), head.size());
-  const NpyHeader header = parse_npy_header(head, file.size(), where);
+  const NpyHeader header = read_npy_header(file, where);
   at::Tensor tensor = at::empty(header.shape, scalar_type_of(header.type_code, where));
   file.read_at(header.data_offset, tensor.data_ptr(), header.data_bytes);
   // No uint16 in LibTorch 1.13: read as int16, then widened.

@@ -38,10 +38,7 @@ std::shared_ptr<const TokenStream> TokenStream::open(const std::string& path,
   stream->path_ = path;
   std::uint64_t data_bytes = stream->file_.size();
   if (kind == "npy") {
-    std::string head(static_cast<std::size_t>(std::min<std::uint64_t>(data_bytes, kNpyHeadBytes)),
-                     '\0');
-    stream->file_.read_at(0, head.data(), head.size());
-    const NpyHeader header = parse_npy_header(head, data_bytes, where);
+    const NpyHeader header = read_npy_header(stream->file_, where);
     const std::string& code = header.type_code;
     if (header.shape.size() != 1 || code[0] == 'f' || code == "b1") {
       throw baton::ConfigError(where + ": a token file must be a 1-D integer array");

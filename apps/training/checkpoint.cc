@@ -21,6 +21,7 @@
 #include "baton/tensor_meta.h"
 #include "checkpoint_manifest.h"
 #include "checksum.h"
+#include "host_copy.h"
 #include "optimizer_state.h"
 #include "store_count.h"
 
@@ -37,11 +38,6 @@ std::string step_folder(const std::string& dir, int step) {
 
 std::string rank_file(const std::string& folder, int rank, const std::string& suffix) {
   return folder + "/rank" + std::to_string(rank) + suffix;
-}
-
-// A checkpoint holds CPU tensors whatever world.device is: it loads on any machine.
-at::Tensor host_copy(const at::Tensor& tensor) {
-  return tensor.detach().to(at::kCPU, /*non_blocking=*/false, /*copy=*/true);
 }
 
 std::string describe_entry(const at::Tensor& tensor) {
@@ -126,7 +122,8 @@ int verify_checkpoint(const std::string& folder) {
   // The folder's name and the manifest's step are written together: a step edited in one
   // would resume at the wrong step (skipping, or repeating, training).
   const std::string name = fs::path(folder).filename().string();
-  if (name.rfind("step-", 0) == 0 && std::strtoll(name.c_str() + 5, nullptr, 10) != manifest.step) {
+  const long named_step = checkpoint_step_of(name);
+  if (named_step >= 0 && named_step != manifest.step) {
     throw baton::ConfigError("checkpoint manifest '" + folder + "/manifest.json' says step " +
                              std::to_string(manifest.step) + ", its folder is " + name +
                              " (edited, or moved from another folder?)");
@@ -195,22 +192,32 @@ void verify_rank_entries(const std::string& folder, int rank,
   }
 }
 
-std::string latest_checkpoint(const std::string& dir) {
+long checkpoint_step_of(const std::string& folder_name) {
+  if (folder_name.rfind("step-", 0) != 0) return -1;
+  char* end = nullptr;
+  const long step = std::strtol(folder_name.c_str() + 5, &end, 10);
+  return end != folder_name.c_str() + 5 && *end == '\0' && step >= 0 ? step : -1;
+}
+
+std::vector<std::string> checkpoint_folders(const std::string& dir) {
   std::error_code error;
-  std::vector<std::string> complete;
+  std::vector<std::string> names;
   for (const auto& entry : fs::directory_iterator(dir, error)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind("step-", 0) == 0 && fs::exists(entry.path() / "manifest.json"))
-      complete.push_back(entry.path().string());
+    if (checkpoint_step_of(name) >= 0 && entry.is_directory(error)) names.push_back(name);
   }
-  // Newest first, by step number (step-1000000 sorts before step-999999 as text).
-  const auto step_of = [](const std::string& path) {
-    const std::string name = fs::path(path).filename().string().substr(5);
-    return std::strtoll(name.c_str(), nullptr, 10);
-  };
-  std::sort(complete.begin(), complete.end(),
-            [&](const std::string& a, const std::string& b) { return step_of(a) > step_of(b); });
-  for (const std::string& folder : complete) {
+  std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+    return checkpoint_step_of(a) < checkpoint_step_of(b);
+  });
+  return names;
+}
+
+std::string latest_checkpoint(const std::string& dir) {
+  const std::vector<std::string> names = checkpoint_folders(dir);
+  // Newest first; only complete ones (the manifest is written last).
+  for (auto name = names.rbegin(); name != names.rend(); ++name) {
+    const std::string folder = dir + "/" + *name;
+    if (!fs::exists(folder + "/manifest.json")) continue;
     try {
       verify_checkpoint(folder);
       return folder;

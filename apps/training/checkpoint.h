@@ -48,6 +48,13 @@ struct CheckpointSettings {
 // skipped with a warning naming what is wrong.
 std::string latest_checkpoint(const std::string& dir);
 
+// The step a checkpoint folder's name says ("step-000042": 42), or -1 for any other name.
+long checkpoint_step_of(const std::string& folder_name);
+
+// The checkpoint folders (step-*) under `dir`, complete or not, as names, oldest first by
+// step number (step-1000000 sorts before step-999999 as text). Empty when `dir` is missing.
+std::vector<std::string> checkpoint_folders(const std::string& dir);
+
 // The schedule: auto choice recorded in checkpoint `folder`'s manifest (JSON text), or empty
 // when it has none (a named schedule, or a checkpoint from before choices were recorded).
 std::string schedule_choice_in(const std::string& folder);

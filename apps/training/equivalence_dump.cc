@@ -5,26 +5,19 @@
 #include <cmath>
 
 #include "baton/files.h"
+#include "host_copy.h"
 
 namespace baton_app {
-namespace {
-
-// A copy on the CPU, whatever world.device is: the dump is compared with PyTorch's anywhere.
-at::Tensor host(const at::Tensor& tensor) {
-  return tensor.detach().to(at::kCPU, /*non_blocking=*/false, /*copy=*/true);
-}
-
-}  // namespace
 
 void EquivalenceDump::record_initial(const NamedTensors& params) {
   if (dir_.empty()) return;
-  for (const auto& [name, param] : params) dump_.insert("initial." + name, host(param));
+  for (const auto& [name, param] : params) dump_.insert("initial." + name, host_copy(param));
 }
 
 void EquivalenceDump::record_gradients(const NamedTensors& params) {
   if (dir_.empty()) return;
   for (const auto& [name, param] : params) {
-    if (param.grad().defined()) dump_.insert("grad." + name, host(param.grad()));
+    if (param.grad().defined()) dump_.insert("grad." + name, host_copy(param.grad()));
   }
 }
 
@@ -44,8 +37,8 @@ void EquivalenceDump::write(const NamedTensors& params, const NamedTensors& buff
                             const std::vector<double>& losses,
                             std::int64_t buffers_after_first_step, std::int64_t buffers_at_end) {
   if (dir_.empty()) return;
-  for (const auto& [name, param] : params) dump_.insert("param." + name, host(param));
-  for (const auto& [name, buffer] : buffers) dump_.insert("buffer." + name, host(buffer));
+  for (const auto& [name, param] : params) dump_.insert("param." + name, host_copy(param));
+  for (const auto& [name, buffer] : buffers) dump_.insert("buffer." + name, host_copy(buffer));
   if (!losses.empty()) dump_.insert("loss", at::tensor(losses, at::kDouble));
   if (!lrs_.empty()) dump_.insert("lr", at::tensor(lrs_, at::kDouble));
   if (!grad_norms_.empty()) dump_.insert("grad_norm", at::tensor(grad_norms_, at::kDouble));

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "baton/error.h"
+#include "host_copy.h"
 
 namespace baton_app {
 namespace {
@@ -20,11 +21,7 @@ std::string state_key(const at::Tensor& param) {
 
 void put(c10::Dict<std::string, at::Tensor>* out, const std::string& name, const char* field,
          const at::Tensor& value) {
-  // On the CPU, as the parameters are (checkpoint.cc): a checkpoint loads on any machine.
-  if (value.defined()) {
-    out->insert("optim." + name + "." + field,
-                value.detach().to(at::kCPU, /*non_blocking=*/false, /*copy=*/true));
-  }
+  if (value.defined()) out->insert("optim." + name + "." + field, host_copy(value));
 }
 
 // Adam's and AdamW's states have the same fields in two classes (torch::optim looks a state

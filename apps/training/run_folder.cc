@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -17,32 +16,24 @@
 
 #include "baton/error.h"
 #include "baton/files.h"
+#include "checkpoint.h"
 #include "checkpoint_manifest.h"
+#include "owned_outputs.h"
 
 namespace baton_app {
 namespace {
 
 namespace fs = std::filesystem;
 
-// The newest step-* folder under `dir`, or empty.
+// The newest checkpoint folder under `dir` (complete or not), or empty.
 std::string any_checkpoint(const std::string& dir) {
-  std::error_code error;
-  std::string found;
-  for (const auto& entry : fs::directory_iterator(dir, error)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("step-", 0) == 0 && (found.empty() || name > found)) found = name;
-  }
-  return found;
+  const std::vector<std::string> names = checkpoint_folders(dir);
+  return names.empty() ? std::string() : names.back();
 }
 
 // The files a checkpoint write makes: rank<N>.pt, rank<N>.optim and manifest.json.
 bool is_checkpoint_file_name(const std::string& name) {
-  if (name == "manifest.json") return true;
-  if (name.rfind("rank", 0) != 0) return false;
-  std::size_t digits = 4;
-  while (digits < name.size() && std::isdigit(static_cast<unsigned char>(name[digits]))) ++digits;
-  const std::string rest = name.substr(digits);
-  return digits > 4 && (rest == ".pt" || rest == ".optim");
+  return name == "manifest.json" || is_rank_file_name(name, {".pt", ".optim"});
 }
 
 // Files a checkpoint write left half-written when its process was killed (written to
@@ -53,11 +44,8 @@ void remove_partial_writes(const std::string& checkpoints) {
   std::error_code error;
   int removed = 0;
   std::uintmax_t bytes = 0;
-  for (const auto& step : fs::directory_iterator(checkpoints, error)) {
-    if (step.path().filename().string().rfind("step-", 0) != 0 || !step.is_directory(error)) {
-      continue;
-    }
-    for (const auto& file : fs::directory_iterator(step.path(), error)) {
+  for (const std::string& step : checkpoint_folders(checkpoints)) {
+    for (const auto& file : fs::directory_iterator(checkpoints + "/" + step, error)) {
       const std::string name = file.path().filename().string();
       const auto mark = name.rfind(".tmp.");
       if (mark == std::string::npos || name.size() != mark + 11 ||
@@ -112,12 +100,12 @@ bool is_inside(const std::string& inner, const std::string& outer) {
   return std::mismatch(b.begin(), b.end(), a.begin(), a.end()).first == b.end();
 }
 
-// The run's identity: kept in <run folder>/run-id, made when the run starts afresh (or when a
-// run from before identities is resumed).
-std::string run_identity(const std::string& run_dir) {
+// The run's identity, kept in <run folder>/run-id: a new one when the run starts afresh (or
+// when a run from before identities is resumed), the kept one when it resumes.
+std::string run_identity(const std::string& run_dir, bool fresh) {
   const std::string path = run_dir + "/run-id";
   std::error_code error;
-  if (fs::exists(path, error)) {
+  if (!fresh && fs::exists(path, error)) {
     std::string id = baton::read_file(path, "run identity", 256);
     while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
     if (!id.empty()) return id;
@@ -133,13 +121,7 @@ std::string run_identity(const std::string& run_dir) {
 // The first checkpoint under `dir` that another run wrote ("step-000007 (run 'sa')"), or empty.
 std::string checkpoint_of_another_run(const std::string& dir, const std::string& run_id) {
   std::error_code error;
-  std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(dir, error)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("step-", 0) == 0) names.push_back(name);
-  }
-  std::sort(names.begin(), names.end());
-  for (const std::string& name : names) {
+  for (const std::string& name : checkpoint_folders(dir)) {
     const std::string manifest_path = dir + "/" + name + "/manifest.json";
     if (!fs::exists(manifest_path, error)) continue;
     Manifest manifest;
@@ -195,7 +177,7 @@ std::unique_ptr<RunFolderClaim> claim_run_folder(const RunSettings& settings, bo
   }
   remove_partial_writes(checkpoints);
   if (resume) {
-    claim->run_id_ = run_identity(settings.run_dir);
+    claim->run_id_ = run_identity(settings.run_dir, /*fresh=*/false);
     const std::string foreign =
         checkpoints.empty() ? "" : checkpoint_of_another_run(checkpoints, claim->run_id_);
     if (!foreign.empty()) {
@@ -234,24 +216,19 @@ std::unique_ptr<RunFolderClaim> claim_run_folder(const RunSettings& settings, bo
       // checkpoint.dir outside the run folder: its checkpoints go aside, its lock stays.
       const std::string checkpoints_aside = checkpoints + "/replaced-" + utc_stamp();
       baton::make_folders(checkpoints_aside, "checkpoint.dir");
-      for (const auto& entry : fs::directory_iterator(checkpoints, error)) {
-        const std::string name = entry.path().filename().string();
-        if (name.rfind("step-", 0) != 0) continue;
-        fs::rename(entry.path(), checkpoints_aside + "/" + name, error);
+      for (const std::string& name : checkpoint_folders(checkpoints)) {
+        fs::rename(checkpoints + "/" + name, checkpoints_aside + "/" + name, error);
         if (error) {
-          throw baton::ConfigError("--overwrite: cannot move '" + entry.path().string() +
+          throw baton::ConfigError("--overwrite: cannot move '" + checkpoints + "/" + name +
                                    "' aside: " + error.message());
         }
       }
       std::cout << "--overwrite: moved the earlier checkpoints in " << checkpoints << " aside to "
                 << checkpoints_aside << std::endl;
     }
-  } else if (fs::exists(settings.run_dir + "/run-id")) {
-    // A fresh start in a folder without checkpoints: a new run, a new identity.
-    std::error_code error;
-    fs::remove(settings.run_dir + "/run-id", error);
   }
-  claim->run_id_ = run_identity(settings.run_dir);
+  // A fresh start (over nothing, or with the earlier run moved aside): a new identity.
+  claim->run_id_ = run_identity(settings.run_dir, /*fresh=*/true);
   return claim;
 }
 

@@ -641,9 +641,7 @@ Config load_config_file(const std::string& path, const ConfigOverrides& override
     text.resize(
         static_cast<std::size_t>(std::min<std::uint64_t>(file.size(), kMaxConfigBytes + 1)));
     file.read_at(0, text.data(), text.size());
-  } catch (const ConfigError&) {
-    throw;
-  } catch (const Error& error) {
+  } catch (const Error& error) {  // ReadableFile's: the file cannot be read as one
     throw ConfigError(std::string(error.what()) + "; give the path of a .yaml file");
   }
   return load_config_text(text, path, overrides);

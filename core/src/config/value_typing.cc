@@ -21,33 +21,29 @@ std::string where(const ValueOrigin& origin) {
   return origin.description.empty() ? std::string() : origin.description + ": ";
 }
 
-bool parse_int(const std::string& text, std::string* canonical) {
+// A whole number: its value, and its canonical text. A number past 64 bits still reads, as
+// the nearest 64-bit value (which the range check refuses), its canonical text as written.
+bool parse_int(const std::string& text, std::string* canonical, long long* value) {
   if (text.empty()) return false;
   char* end = nullptr;
   errno = 0;
-  const long long value = std::strtoll(text.c_str(), &end, 10);
+  *value = std::strtoll(text.c_str(), &end, 10);
   if (end == text.c_str() || *end != '\0') return false;
-  // Out of range for 64 bits still reads as a (too large) number, for the range's message.
-  *canonical = errno == ERANGE ? text : std::to_string(value);
-  return errno == 0 || errno == ERANGE;
+  *canonical = errno == ERANGE ? text : std::to_string(*value);
+  return true;
 }
 
 // Every integer key is held in 32 bits somewhere between the YAML and its use (a count, a
 // step number, a size): the range is applied here, once, for every integer key of every
 // section and plugin, so 4294967297 is refused, never cut to 1.
-void check_int_range(const std::string& canonical, const RawValue& raw,
+void check_int_range(long long value, const std::string& canonical, const RawValue& raw,
                      const std::string& key_path) {
-  errno = 0;
-  const long long value = std::strtoll(canonical.c_str(), nullptr, 10);
-  const bool too_large =
-      value > std::numeric_limits<std::int32_t>::max() || (errno == ERANGE && canonical[0] != '-');
-  const bool too_small = !too_large && (value < std::numeric_limits<std::int32_t>::min() ||
-                                        (errno == ERANGE && canonical[0] == '-'));
-  if (!too_large && !too_small) return;
+  constexpr long long kLargest = std::numeric_limits<std::int32_t>::max();
+  constexpr long long kSmallest = std::numeric_limits<std::int32_t>::min();
+  if (value >= kSmallest && value <= kLargest) return;
   throw ConfigError(where(raw.origin) + key_path + " must be at " +
-                    (too_large
-                         ? "most " + std::to_string(std::numeric_limits<std::int32_t>::max())
-                         : "least " + std::to_string(std::numeric_limits<std::int32_t>::min())) +
+                    (value > kLargest ? "most " + std::to_string(kLargest)
+                                      : "least " + std::to_string(kSmallest)) +
                     " (every integer key is a 32-bit integer), got " + canonical);
 }
 
@@ -80,10 +76,12 @@ std::string typed_scalar(ParamType element_type, const std::string& text, const 
   bool ok = true;
   switch (element_type) {
     case ParamType::kInt:
-    case ParamType::kIntList:
-      ok = parse_int(text, &canonical);
-      if (ok) check_int_range(canonical, raw, key_path);
+    case ParamType::kIntList: {
+      long long value = 0;
+      ok = parse_int(text, &canonical, &value);
+      if (ok) check_int_range(value, canonical, raw, key_path);
       break;
+    }
     case ParamType::kFloat:
       ok = parse_float(text, &canonical);
       break;

@@ -207,8 +207,6 @@ Plan read_plan_csv(const std::string& path) {
   std::string text;
   try {
     text = read_file(path, "plan CSV", kLargestPlanFile);
-  } catch (const PlanError&) {
-    throw;
   } catch (const Error& error) {
     throw PlanError(error.what());
   }

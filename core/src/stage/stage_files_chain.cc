@@ -69,11 +69,9 @@ std::optional<StageFile::Split> read_split(const nlohmann::json& map, const std:
 // Stage files written by baton-split must be one split's, all of it, in its order: files of
 // two splits (cut at other places) would run as a model nobody wrote, silently.
 void check_one_whole_split(const std::vector<StageFile>& files) {
-  const StageFile* first = nullptr;
-  for (const auto& file : files) {
-    if (file.split) first = first ? first : &file;
-  }
-  if (first == nullptr) return;  // written by hand, or by a baton-split before splits had ids
+  const auto first = std::find_if(files.begin(), files.end(),
+                                  [](const StageFile& file) { return file.split.has_value(); });
+  if (first == files.end()) return;  // written by hand, or by a baton-split before splits had ids
   const auto& split = *first->split;
   const std::string remedy =
       "; give model.stages the files of one baton-split run, in order (its model.yaml lists "
@@ -99,8 +97,8 @@ void check_one_whole_split(const std::vector<StageFile>& files) {
                         std::to_string(file.split->stages) + ", listed as stage " +
                         std::to_string(i) + " of " + std::to_string(files.size()) + remedy);
     }
-    for (const auto& names : {file.parameter_names, file.buffer_names}) {
-      for (const auto& entry : names) held.insert(entry.second);
+    for (const NameMap* names : {&file.parameter_names, &file.buffer_names}) {
+      for (const auto& entry : *names) held.insert(entry.second);
     }
   }
   if (held != split.names) {

@@ -73,8 +73,6 @@ class TorchScriptChain : public UnitChain {
 std::shared_ptr<UnitChain> load_torchscript_chain(const std::string& path) {
   try {
     require_readable_file(path, "TorchScript model");
-  } catch (const ConfigError&) {
-    throw;
   } catch (const Error& error) {
     throw ConfigError(error.what());
   }
