@@ -434,6 +434,13 @@ TEST(ConfigChecks, HostileYamlIsRefusedBeforeItCostsMemoryOrStack) {
                 HasSubstr("expands to more than 1000000 values once its aliases"))
         << nested;
   }
+  // An alias inside its own anchor is a cycle (found by fuzz_config_yaml: a stack overflow):
+  // refused by the walk's depth bound, in lists and in mappings.
+  for (const std::string cycle : {"run:\n  x: &a [*a]\n", "run:\n  x: &a {k: *a}\n"}) {
+    EXPECT_THAT(config_error_of([&] { load(cycle); }),
+                HasSubstr("nested more than 64 deep once aliases (*name) are followed"))
+        << cycle;
+  }
   std::string many = "plugins:\n  path: [";
   for (int i = 0; i < 5000; ++i) many += (i ? ", p" : "p");
   many += "]\n";

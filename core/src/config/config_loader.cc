@@ -200,15 +200,23 @@ void read_params_node(const YAML::Node& node, const std::string& source, RawPara
 }
 
 // An alias shares its anchor's node, so a walk that follows aliases can visit a node many
-// times: ten nested lists of ten aliases are 10^10 visits from 386 bytes. Every walk over a
+// times: ten nested lists of ten aliases are 10^10 visits from 386 bytes. And an alias inside
+// its own anchor (`&a [*a]`) makes a cycle that a walk never leaves. Every walk over a
 // configuration's nodes counts them against one budget, far above any real configuration and
-// far below what takes a noticeable time.
+// far below what takes a noticeable time, and the first walk bounds the depth.
 constexpr std::size_t kMaxConfigNodes = 1000000;
+constexpr int kMaxConfigDepth = 64;
 
 struct NodeBudget {
   std::size_t visited = 0;
 
-  void visit(const YAML::Node& node, const std::string& source) {
+  void visit(const YAML::Node& node, const std::string& source, int depth) {
+    if (depth > kMaxConfigDepth) {
+      throw ConfigError(origin_of(source, node.Mark()).description + ": values nested more than " +
+                        std::to_string(kMaxConfigDepth) +
+                        " deep once aliases (*name) are followed; an alias inside its own "
+                        "anchor (&a [*a]) never ends: write the values out");
+    }
     if (++visited <= kMaxConfigNodes) return;
     throw ConfigError(origin_of(source, node.Mark()).description +
                       ": the configuration expands to more than " +
@@ -221,10 +229,10 @@ struct NodeBudget {
 // YAML keeps one of two equal keys in a mapping and drops the other without a word: a
 // configuration that says a thing twice is refused, pointing at both.
 void refuse_duplicate_keys(const YAML::Node& node, const std::string& source,
-                           const std::string& path, NodeBudget& budget) {
-  budget.visit(node, source);
+                           const std::string& path, NodeBudget& budget, int depth = 0) {
+  budget.visit(node, source, depth);
   if (node.IsSequence()) {
-    for (const auto& item : node) refuse_duplicate_keys(item, source, path, budget);
+    for (const auto& item : node) refuse_duplicate_keys(item, source, path, budget, depth + 1);
     return;
   }
   if (!node.IsMap()) return;
@@ -240,9 +248,9 @@ void refuse_duplicate_keys(const YAML::Node& node, const std::string& source,
                           "); YAML would keep only one of them: say it once");
       }
     } else {
-      refuse_duplicate_keys(entry.first, source, key_path, budget);
+      refuse_duplicate_keys(entry.first, source, key_path, budget, depth + 1);
     }
-    refuse_duplicate_keys(entry.second, source, key_path, budget);
+    refuse_duplicate_keys(entry.second, source, key_path, budget, depth + 1);
   }
 }
 
