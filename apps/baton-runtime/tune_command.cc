@@ -16,9 +16,9 @@
 #include "commands.h"
 #include "number_format.h"
 #include "run_options.h"
-#include "training/compute_setup.h"
+#include "training/rank_compute.h"
 #include "training/run_settings.h"
-#include "training/world_env.h"
+#include "training/world_info.h"
 #include "tuning/model_profiler.h"
 #include "tuning/schedule_search.h"
 
@@ -38,7 +38,7 @@ int run_tune(const TuneOptions& options) {
   WorldInfo world;  // one process: the threads a rank of this run would have
   world.world_size = static_cast<int>(config.section("world").get_int("ranks"));
   world.local_world_size = world.world_size;
-  const ComputeSetup compute = set_up_compute(config, world);
+  const RankCompute compute = set_up_compute(config, world);
   std::cerr << "compute: " << compute.describe() << "\n";
 
   const std::string path =

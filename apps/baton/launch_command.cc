@@ -23,7 +23,7 @@
 #include "run_check.h"
 #include "run_options.h"
 #include "training/config_sections.h"
-#include "training/world_env.h"
+#include "training/world_info.h"
 
 namespace baton_app {
 namespace {
@@ -197,6 +197,151 @@ std::vector<std::string> rank_arguments(const RunOptions& run, int world_size) {
   return words;
 }
 
+// Where the supervision of the ranks stands.
+struct Supervision {
+  int first_failure = -1;  // the first rank seen to fail; -1: none yet
+  int interrupted_by = 0;  // the signal that stopped the launcher; 0: none
+  bool stopped = false;    // the launcher sent SIGTERM to the ranks still running
+  std::chrono::steady_clock::time_point stop_at = std::chrono::steady_clock::time_point::max();
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+};
+
+// One look at every rank: a stopped one is named, an exited one recorded (the first failure
+// starts the countdown to stopping the others). Whether any still runs.
+bool check_ranks(ProcessGroup& group, std::vector<RankProcess>& ranks, Supervision& supervision) {
+  bool any_running = false;
+  for (auto& process : ranks) {
+    if (!process.running) continue;
+    const ChildState state = group.check(process.child);
+    if (state.running && state.stopped_by != 0) {
+      // Alive but silent: its peers will time out waiting for it. It is the cause of what
+      // follows, so it is named now and first in the summary.
+      if (process.stopped_by == 0) {
+        process.stopped_by = state.stopped_by;
+        std::cerr << "launch: rank " << process.rank << " is stopped ("
+                  << strsignal(process.stopped_by)
+                  << "): it answers no one, and its peers will time out waiting for it"
+                  << std::endl;
+      }
+      any_running = true;
+      continue;
+    }
+    if (state.running) {
+      any_running = true;
+      continue;
+    }
+    process.status = state.wait_status;
+    process.running = false;
+    const bool ok = WIFEXITED(process.status) && WEXITSTATUS(process.status) == 0;
+    if (!ok && supervision.first_failure < 0) {
+      supervision.first_failure = process.rank;
+      // The others were aborted by the failing rank and usually fail on their own at once,
+      // with their own annotated error: give them a moment to say it, then stop them
+      // (SIGTERM), and kill what still runs 10 s later.
+      supervision.stop_at = std::chrono::steady_clock::now() + kStopGrace;
+      supervision.deadline = supervision.stop_at + std::chrono::seconds(10);
+    }
+  }
+  return any_running;
+}
+
+// Relays the ranks' output and watches them until none runs and their outputs are closed:
+// after a failure or a stop signal the rest get SIGTERM, then SIGKILL 10 s later.
+void supervise(ProcessGroup& group, std::vector<RankProcess>& ranks, Supervision& supervision) {
+  for (;;) {
+    if (supervision.interrupted_by == 0) supervision.interrupted_by = stop_signal_received();
+    if (supervision.interrupted_by != 0 && !supervision.stopped) {
+      std::cerr << "\nlaunch: " << strsignal(supervision.interrupted_by)
+                << " received; stopping the " << ranks.size()
+                << " ranks (SIGTERM, then SIGKILL after 10 s)" << std::endl;
+      supervision.stop_at = std::chrono::steady_clock::now();
+      supervision.deadline = supervision.stop_at + std::chrono::seconds(10);
+    }
+    std::vector<pollfd> fds;
+    fds.push_back({g_signal_pipe[0], POLLIN, 0});
+    for (auto& process : ranks) {
+      if (process.output_fd >= 0) fds.push_back({process.output_fd, POLLIN, 0});
+    }
+    poll(fds.data(), fds.size(), 200);
+    for (auto& process : ranks) {
+      if (process.output_fd < 0) continue;
+      pollfd check{process.output_fd, POLLIN, 0};
+      if (poll(&check, 1, 0) > 0) drain(process);
+    }
+    if (!check_ranks(group, ranks, supervision)) {
+      bool outputs_open = false;
+      for (auto& process : ranks) {
+        while (process.output_fd >= 0 && drain(process)) {
+        }
+        outputs_open |= process.output_fd >= 0;
+      }
+      if (!outputs_open) return;
+    }
+    if (!supervision.stopped && std::chrono::steady_clock::now() > supervision.stop_at) {
+      supervision.stopped = true;
+      for (auto& other : ranks) {
+        if (!other.running) continue;
+        other.stopped_by_launcher = true;
+        group.signal(other.child, SIGTERM);
+        group.signal(other.child, SIGCONT);  // a stopped rank acts on SIGTERM only once it runs
+      }
+    }
+    if (std::chrono::steady_clock::now() > supervision.deadline) {
+      for (auto& process : ranks) {
+        if (process.running) group.signal(process.child, SIGKILL);
+      }
+    }
+  }
+}
+
+// The launcher's summary and exit code, once no rank runs.
+int report_outcome(const std::vector<RankProcess>& ranks, const Supervision& supervision,
+                   baton::TcpStore& store, const std::string& run_id) {
+  const int world_size = static_cast<int>(ranks.size());
+  if (supervision.interrupted_by != 0) {
+    std::cerr << "launch: stopped by " << strsignal(supervision.interrupted_by)
+              << "; no rank is left running" << std::endl;
+    return 128 + supervision.interrupted_by;
+  }
+  if (supervision.first_failure < 0) {
+    std::cout << "launch: all " << world_size << " ranks finished" << std::endl;
+    return 0;
+  }
+  // The rank that failed first. A rank killed by a signal we did not send (a crash, the OOM
+  // killer) could not say so, and its peers' errors follow from it: it comes first.
+  // Otherwise the order the ranks recorded in the store before aborting, which may differ
+  // from the order they exited in.
+  int first_failure = supervision.first_failure;
+  const auto crashed = std::find_if(ranks.begin(), ranks.end(), [](const RankProcess& process) {
+    return WIFSIGNALED(process.status) && !process.stopped_by_launcher;
+  });
+  const auto hung = std::find_if(ranks.begin(), ranks.end(), [](const RankProcess& process) {
+    return process.stopped_by != 0;
+  });
+  if (crashed != ranks.end()) {
+    first_failure = crashed->rank;
+  } else if (hung != ranks.end()) {
+    first_failure = hung->rank;
+  } else {
+    const int recorded = first_recorded_failure(store, run_id, world_size);
+    if (recorded >= 0) first_failure = recorded;
+  }
+  const RankProcess& failed = ranks[static_cast<std::size_t>(first_failure)];
+  const std::string how = failed.stopped_by != 0
+                              ? std::string("it hung: stopped by ") + strsignal(failed.stopped_by) +
+                                    ", it answered no one until the launcher ended it"
+                              : describe_exit(failed.status);
+  std::cerr << "\nlaunch: rank " << first_failure << " failed first (" << how
+            << "); the other ranks failed or were stopped after it:\n";
+  for (const auto& process : ranks) {
+    if (process.rank == first_failure) continue;
+    std::cerr << "launch: rank " << process.rank << ": " << describe_exit(process.status) << "\n";
+  }
+  if (failed.stopped_by == 0) std::cerr << failure_excerpt(failed) << "\n";
+  std::cerr << std::flush;
+  return 1;
+}
+
 int launch(const RunOptions& run, int world_size) {
   const std::vector<std::string> run_args = rank_arguments(run, world_size);
   // The configuration is checked once here, before any rank starts (each rank reads it
@@ -228,130 +373,9 @@ int launch(const RunOptions& run, int world_size) {
     ranks.push_back(spawn_rank(group, rank, world_size, program, run_args, store.port(), run_id,
                                store_options.token));
   }
-
-  int first_failure = -1;
-  auto stop_at = std::chrono::steady_clock::time_point::max();
-  auto deadline = std::chrono::steady_clock::time_point::max();
-  bool stopped = false;
-  int interrupted_by = 0;
-  for (;;) {
-    if (interrupted_by == 0) interrupted_by = stop_signal_received();
-    if (interrupted_by != 0 && !stopped) {
-      std::cerr << "\nlaunch: " << strsignal(interrupted_by) << " received; stopping the "
-                << world_size << " ranks (SIGTERM, then SIGKILL after 10 s)" << std::endl;
-      stop_at = std::chrono::steady_clock::now();
-      deadline = stop_at + std::chrono::seconds(10);
-    }
-    std::vector<pollfd> fds;
-    fds.push_back({g_signal_pipe[0], POLLIN, 0});
-    for (auto& process : ranks) {
-      if (process.output_fd >= 0) fds.push_back({process.output_fd, POLLIN, 0});
-    }
-    poll(fds.data(), fds.size(), 200);
-    for (auto& process : ranks) {
-      if (process.output_fd < 0) continue;
-      pollfd check{process.output_fd, POLLIN, 0};
-      if (poll(&check, 1, 0) > 0) drain(process);
-    }
-    bool any_running = false;
-    for (auto& process : ranks) {
-      if (!process.running) continue;
-      const ChildState state = group.check(process.child);
-      if (state.running && state.stopped_by != 0) {
-        // Alive but silent: its peers will time out waiting for it. It is the cause of what
-        // follows, so it is named now and first in the summary.
-        if (process.stopped_by == 0) {
-          process.stopped_by = state.stopped_by;
-          std::cerr << "launch: rank " << process.rank << " is stopped ("
-                    << strsignal(process.stopped_by)
-                    << "): it answers no one, and its peers will time out waiting for it"
-                    << std::endl;
-        }
-        any_running = true;
-        continue;
-      }
-      if (!state.running) {
-        process.status = state.wait_status;
-        process.running = false;
-        const bool ok = WIFEXITED(process.status) && WEXITSTATUS(process.status) == 0;
-        if (!ok && first_failure < 0) {
-          first_failure = process.rank;
-          // The others were aborted by the failing rank and usually fail on their own at
-          // once, with their own annotated error: give them a moment to say it, then stop
-          // them (SIGTERM), and kill what still runs 10 s later.
-          stop_at = std::chrono::steady_clock::now() + kStopGrace;
-          deadline = stop_at + std::chrono::seconds(10);
-        }
-      } else {
-        any_running = true;
-      }
-    }
-    if (!any_running) {
-      bool outputs_open = false;
-      for (auto& process : ranks) {
-        while (process.output_fd >= 0 && drain(process)) {
-        }
-        outputs_open |= process.output_fd >= 0;
-      }
-      if (!outputs_open) break;
-    }
-    if (!stopped && std::chrono::steady_clock::now() > stop_at) {
-      stopped = true;
-      for (auto& other : ranks) {
-        if (!other.running) continue;
-        other.stopped_by_launcher = true;
-        group.signal(other.child, SIGTERM);
-        group.signal(other.child, SIGCONT);  // a stopped rank acts on SIGTERM only once it runs
-      }
-    }
-    if (std::chrono::steady_clock::now() > deadline) {
-      for (auto& process : ranks) {
-        if (process.running) group.signal(process.child, SIGKILL);
-      }
-    }
-  }
-
-  if (interrupted_by != 0) {
-    std::cerr << "launch: stopped by " << strsignal(interrupted_by) << "; no rank is left running"
-              << std::endl;
-    return 128 + interrupted_by;
-  }
-  if (first_failure < 0) {
-    std::cout << "launch: all " << world_size << " ranks finished" << std::endl;
-    return 0;
-  }
-  // The rank that failed first. A rank killed by a signal we did not send (a crash, the OOM
-  // killer) could not say so, and its peers' errors follow from it: it comes first.
-  // Otherwise the order the ranks recorded in the store before aborting, which may differ
-  // from the order they exited in.
-  const auto crashed = std::find_if(ranks.begin(), ranks.end(), [](const RankProcess& process) {
-    return WIFSIGNALED(process.status) && !process.stopped_by_launcher;
-  });
-  const auto hung = std::find_if(ranks.begin(), ranks.end(), [](const RankProcess& process) {
-    return process.stopped_by != 0;
-  });
-  if (crashed != ranks.end()) {
-    first_failure = crashed->rank;
-  } else if (hung != ranks.end()) {
-    first_failure = hung->rank;
-  } else {
-    const int recorded = first_recorded_failure(store, run_id, world_size);
-    if (recorded >= 0) first_failure = recorded;
-  }
-  const RankProcess& failed = ranks[static_cast<std::size_t>(first_failure)];
-  const std::string how = failed.stopped_by != 0
-                              ? std::string("it hung: stopped by ") + strsignal(failed.stopped_by) +
-                                    ", it answered no one until the launcher ended it"
-                              : describe_exit(failed.status);
-  std::cerr << "\nlaunch: rank " << first_failure << " failed first (" << how
-            << "); the other ranks failed or were stopped after it:\n";
-  for (const auto& process : ranks) {
-    if (process.rank == first_failure) continue;
-    std::cerr << "launch: rank " << process.rank << ": " << describe_exit(process.status) << "\n";
-  }
-  if (failed.stopped_by == 0) std::cerr << failure_excerpt(failed) << "\n";
-  std::cerr << std::flush;
-  return 1;
+  Supervision supervision;
+  supervise(group, ranks, supervision);
+  return report_outcome(ranks, supervision, store, run_id);
 }
 
 }  // namespace

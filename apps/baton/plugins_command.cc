@@ -1,5 +1,5 @@
 // `baton plugins`: every plugin file found on the search path, whether it loaded, and
-// whether it can run on this machine.
+// whether it can run on this machine, and the interfaces it lists (with their versions).
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -15,7 +15,8 @@ namespace {
 
 struct Row {
   std::string kind, name, version, viable, path, note;
-  std::string all_reduce = "-";  // transports: yes/no (world.data_parallel needs yes)
+  std::string all_reduce = "-";         // transports: yes/no (world.data_parallel needs yes)
+  std::vector<std::string> interfaces;  // "baton.transport 2"
 };
 
 std::vector<Row> collect_rows(const baton::PluginLoader& loader) {
@@ -37,8 +38,14 @@ std::vector<Row> collect_rows(const baton::PluginLoader& loader) {
       row.version = descriptor.version ? descriptor.version : "?";
       row.viable = viability.viable ? "yes" : "no";
       if (descriptor.kind == baton::PluginKind::kTransport) {
-        row.all_reduce =
-            baton::plugin_capabilities(descriptor) & baton::kCapabilityAllReduce ? "yes" : "no";
+        row.all_reduce = baton::interface_version(descriptor, baton::kAllReduceInterface.name) >=
+                                 baton::kAllReduceInterface.version
+                             ? "yes"
+                             : "no";
+      }
+      for (const baton::PluginInterface& interface : baton::plugin_interfaces(descriptor)) {
+        row.interfaces.push_back(std::string(interface.name) + " " +
+                                 std::to_string(interface.version));
       }
       row.note = viability.viable ? (descriptor.description ? descriptor.description : "")
                                   : viability.reason;
@@ -65,6 +72,12 @@ void print_table(const std::vector<Row>& rows, const baton::PluginLoader& loader
               << std::setw(version_width) << row.version << "  " << std::setw(7) << row.viable
               << "  " << std::setw(10) << row.all_reduce << "  " << row.path << "\n";
     if (!row.note.empty()) std::cout << std::string(12, ' ') << row.note << "\n";
+    if (!row.interfaces.empty()) {
+      std::string listed;
+      for (const auto& interface : row.interfaces)
+        listed += (listed.empty() ? "" : ", ") + interface;
+      std::cout << std::string(12, ' ') << "implements " << listed << "\n";
+    }
   }
   if (rows.empty()) std::cout << "(no plugins found)\n";
   std::cout << "\nsearched, in order:\n";
@@ -79,6 +92,7 @@ void print_json(const std::vector<Row>& rows) {
                     {"version", row.version},
                     {"status", row.viable},
                     {"all_reduce", row.all_reduce},
+                    {"interfaces", row.interfaces},
                     {"path", row.path},
                     {"note", row.note}});
   }

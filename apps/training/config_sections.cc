@@ -264,6 +264,8 @@ void check_app_sections(const baton::Config& config) {
 
 }  // namespace
 
+// Long on purpose: a table (every key of the app's sections, its type, default and
+// documentation), read top to bottom like `baton config defaults` prints it.
 void add_app_config_sections() {
   static const bool added = [] {
     baton::add_config_sections(

@@ -92,9 +92,8 @@ baton::PipelineExecutor& Evaluation::executor_for(int microbatches, std::int64_t
   options.replica = world_.replica;
   options.replicas = world_.replicas;
   options.stage_names = pipeline_.local.stage_names;
-  options.receives_match_by_tag =
-      (baton::plugin_capabilities(pipeline_.plan.plugins.transport->descriptor()) &
-       baton::kCapabilityReceivesMatchByTag) != 0;
+  options.receives_match_by_tag = pipeline_.transport_interfaces.receives_match_by_tag;
+  options.all_reduce = pipeline_.transport_interfaces.all_reduce;
   options.count_targets = pipeline_.model.count_targets;
   slot = std::make_unique<baton::PipelineExecutor>(
       world_.pipeline_rank, baton::forward_only_plan(pipeline_.plan.plan(), microbatches),

@@ -23,7 +23,7 @@
 #include "baton/plan/plan.h"
 #include "baton/runtime/executor.h"
 #include "baton/store.h"
-#include "world_env.h"
+#include "world_info.h"
 
 namespace baton_app {
 

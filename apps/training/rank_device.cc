@@ -3,7 +3,7 @@
 #include <torch/cuda.h>
 
 #include "baton/error.h"
-#include "rank_setup.h"
+#include "local_stages.h"
 
 namespace baton_app {
 

@@ -11,7 +11,7 @@
 
 #include "baton/config.h"
 #include "baton/unit_chain.h"
-#include "world_env.h"
+#include "world_info.h"
 
 namespace baton_app {
 

@@ -9,6 +9,7 @@
 #include "baton/log.h"
 #include "baton/plan/compile.h"
 #include "baton/runtime/compute_environment.h"
+#include "baton/validator.h"
 #include "losses.h"
 #include "model_catalog.h"
 #include "optimizer_factory.h"
@@ -16,6 +17,30 @@
 #include "recompute_setting.h"
 
 namespace baton_app {
+
+std::vector<std::shared_ptr<baton::Validator>> make_validators(const baton::Config& config,
+                                                               const baton::PluginLoader& loader) {
+  std::vector<std::shared_ptr<baton::Validator>> chain;
+  const baton::ParamValue& names = config.section("validation").at("validators");
+  for (const auto& name : names.as_string_list()) {
+    if (name == "off") continue;
+    if (auto builtin = baton::make_builtin_validator(name)) {
+      chain.push_back(std::move(builtin));
+      continue;
+    }
+    std::shared_ptr<baton::LoadedPlugin> plugin;
+    try {
+      plugin = loader.load(baton::PluginKind::kValidator, name);
+    } catch (const baton::PluginError& error) {
+      throw baton::ConfigError(names.origin().description + ": validation.validators: '" + name +
+                               "' is neither built in (shape_dtype, strict, finite, off) nor a "
+                               "validator plugin: " +
+                               error.what());
+    }
+    chain.push_back(plugin->create_shared<baton::Validator>(baton::ParamValues()));
+  }
+  return chain;
+}
 
 RankPlan plan_rank(baton::Config& config, const WorldInfo& world) {
   RankPlan plan{baton::plugin_loader_for(config), {}, {}};
@@ -77,10 +102,12 @@ std::unique_ptr<RankPipeline> build_rank_pipeline(baton::Config& config, RankPla
                       pipeline->first_microbatch.inputs, options.resume);
   pipeline->device = rank_device(config, world);
   place_on_device(*pipeline->model.chain, pipeline->local, pipeline->device);
-  pipeline->transport = options.transport
-                            ? options.transport
-                            : connect_transport(config, pipeline->plan.plugins, world, store,
-                                                settings.timeout, pipeline->device);
+  ConnectedTransport connected = options.shared_transport.transport
+                                     ? options.shared_transport
+                                     : connect_transport(config, pipeline->plan.plugins, world,
+                                                         store, settings.timeout, pipeline->device);
+  pipeline->transport = std::move(connected.transport);
+  pipeline->transport_interfaces = connected.interfaces;
   // From here a failure is recorded before the transport's connections close.
   const FailureRecord::OnUnwind record_before_disconnecting(options.failures);
   baton::ExecutorOptions executor_options = std::move(options.executor);
@@ -91,9 +118,8 @@ std::unique_ptr<RankPipeline> build_rank_pipeline(baton::Config& config, RankPla
   executor_options.bucket_bytes = static_cast<std::int64_t>(
       config.section("world").get_float("bucket_mb") * static_cast<double>(1 << 20));
   executor_options.stage_names = pipeline->local.stage_names;
-  executor_options.receives_match_by_tag =
-      (baton::plugin_capabilities(pipeline->plan.plugins.transport->descriptor()) &
-       baton::kCapabilityReceivesMatchByTag) != 0;
+  executor_options.receives_match_by_tag = pipeline->transport_interfaces.receives_match_by_tag;
+  executor_options.all_reduce = pipeline->transport_interfaces.all_reduce;
   pipeline->optimizer_settings = read_optimizer_settings(config);
   executor_options.measure_gradient_norm = pipeline->optimizer_settings.clip_grad_norm > 0;
   executor_options.count_targets = pipeline->model.count_targets;

@@ -6,8 +6,10 @@
 //   build_rank_pipeline()  the model (identical on every rank) and its batches, this rank's
 //                          stages, the transport (connected, or shared), the executor and the
 //                          optimizer.
-// The world, logging, compute threads and the store come before (rank_setup.h); the step
-// loop, checkpoints and progress after (trainer.h).
+// Before them come who the rank is and its logging (world_info.h), the run's settings
+// (run_settings.h), its compute threads (rank_compute.h) and the store (rank_connections.h);
+// the stages it holds are cut in local_stages.h. The step loop, checkpoints and progress come
+// after (trainer.h).
 #pragma once
 
 #include <memory>
@@ -21,11 +23,12 @@
 #include "baton/plugin_loader.h"
 #include "baton/runtime/executor.h"
 #include "failure_record.h"
+#include "local_stages.h"
 #include "models.h"
 #include "optimizer_settings.h"
-#include "rank_setup.h"
+#include "rank_connections.h"
 #include "run_settings.h"
-#include "world_env.h"
+#include "world_info.h"
 
 namespace torch {
 namespace optim {
@@ -46,6 +49,10 @@ struct RankPlan {
 // resolved: not `auto`). Throws PluginError, PlanError or ConfigError.
 RankPlan plan_rank(baton::Config& config, const WorldInfo& world);
 
+// validation.validators: the built-in ones and validator plugins, in the configured order.
+std::vector<std::shared_ptr<baton::Validator>> make_validators(const baton::Config& config,
+                                                               const baton::PluginLoader& loader);
+
 // Drops the gradients of `params` (PyTorch's zero_grad(set_to_none=True)): the first
 // microbatch's backward then hands its gradient over instead of adding it to a zeroed
 // buffer — a memset and an addition of every gradient saved per step.
@@ -54,8 +61,8 @@ void clear_gradients(const std::vector<at::Tensor>& params);
 struct RankPipelineOptions {
   std::string data_dir;  // the shipped data (the quickstart text)
   bool resume = false;   // stages load the newest checkpoint's parameters
-  // A transport several pipelines share (the rotation); null: the configured one is connected.
-  std::shared_ptr<baton::Transport> transport;
+  // A transport several pipelines share (the rotation); none: the configured one is connected.
+  ConnectedTransport shared_transport;
   // The executor's options but those the run decides (timeout, replica, replicas).
   baton::ExecutorOptions executor;
   // Recorded when set-up fails after the transport connected, before it disconnects.
@@ -73,6 +80,7 @@ struct RankPipeline {
   LocalStages local;
   c10::Device device{c10::kCPU};  // world.device: where the rank's stages live (rank_device.h)
   std::shared_ptr<baton::Transport> transport;
+  baton::TransportInterfaces transport_interfaces;    // what its plugin lists beyond version 1
   std::unique_ptr<baton::PipelineExecutor> executor;  // set up by the caller (executor->setup)
   OptimizerSettings optimizer_settings;               // optimizer and lr_schedule, read once
   std::set<int> recompute_stages;                     // model.recompute, as the executor has it

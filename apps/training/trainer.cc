@@ -18,7 +18,6 @@
 #include "baton/log.h"
 #include "baton/runtime/executor.h"
 #include "checkpoint.h"
-#include "compute_setup.h"
 #include "equivalence_dump.h"
 #include "evaluation.h"
 #include "failure_record.h"
@@ -27,8 +26,9 @@
 #include "injected_failure.h"
 #include "optimizer_factory.h"
 #include "progress.h"
+#include "rank_compute.h"
+#include "rank_connections.h"
 #include "rank_pipeline.h"
-#include "rank_setup.h"
 #include "run_folder.h"
 #include "run_settings.h"
 #include "run_trace.h"
@@ -36,7 +36,7 @@
 #include "step_seed.h"
 #include "stopwatch.h"
 #include "tuning/auto_schedule.h"
-#include "world_env.h"
+#include "world_info.h"
 
 namespace baton_app {
 
@@ -89,7 +89,7 @@ namespace {
 struct RankStart {
   WorldInfo world;
   RunSettings settings;
-  ComputeSetup compute;
+  RankCompute compute;
   std::shared_ptr<baton::Store> store;
   std::string schedule_choice;  // schedule: auto's, recorded in every checkpoint's manifest
   std::unique_ptr<RunFolderClaim> folder;  // rank 0: the run folder is this run's
@@ -181,37 +181,139 @@ std::unique_ptr<Progress> make_progress(const RankRun& run) {
                                     run.pipeline.plan.plan(), header.dump());
 }
 
+// The step to start from: 1, or with --resume the one after the newest checkpoint, whose
+// parameters (and optimizer state) are restored into the rank's stages.
+int first_step(const RankRun& run, Checkpointer& checkpointer, bool resume) {
+  if (!resume) return 1;
+  const WorldInfo& world = run.start.world;
+  const int steps = run.start.settings.steps;
+  const Checkpointer::Restored restored = checkpointer.restore_latest();
+  if (restored.step > steps) {
+    throw baton::ConfigError("--resume: the newest checkpoint (" + restored.folder +
+                             ") is at step " + std::to_string(restored.step) +
+                             ", past run.steps (" + std::to_string(steps) +
+                             "): nothing is left to train; raise run.steps to train on, or "
+                             "take the checkpoint as it is (baton export)");
+  }
+  if (restored.step == steps && world.rank == 0) {
+    std::cout << "--resume: the newest checkpoint (" << restored.folder << ") is at step "
+              << restored.step << ", run.steps: nothing is left to train" << std::endl;
+  }
+  if (world.rank == 0) {
+    std::cout << "resuming after step " << restored.step << " from " << restored.folder
+              << std::endl;
+  }
+  return restored.step + 1;
+}
+
+// What each step is fed: a rank makes only the part of each microbatch its stages use,
+// inputs for the first stage, targets for the last; a few microbatches ahead on a thread of
+// their own (data.prefetch), or each when the step needs it. And what a step counts for the
+// run's throughput (every replica's rows; a language model's tokens).
+class StepFeed {
+ public:
+  StepFeed(RankPipeline& pipeline, const WorldInfo& world, std::uint64_t seed)
+      : uses_inputs_(pipeline.plan.plan().stage_to_rank.front() == world.pipeline_rank),
+        uses_targets_(pipeline.plan.plan().stage_to_rank.back() == world.pipeline_rank),
+        seed_(seed),
+        prefetcher_(*pipeline.batches, pipeline.plan.plan().num_microbatches, uses_inputs_,
+                    uses_targets_,
+                    pipeline.prefetch_data && (uses_inputs_ || uses_targets_) ? 2 : 0) {
+    const at::Tensor& first_input = pipeline.first_microbatch.inputs.at(0);
+    samples_per_step_ = pipeline.batches->rows_per_step() * world.replicas;
+    // Integer inputs are token ids: a language model's throughput is tokens/s.
+    tokens_per_step_ =
+        at::isFloatingType(first_input.scalar_type()) || first_input.scalar_type() == at::kBool
+            ? 0
+            : first_input.numel() / first_input.size(0) * samples_per_step_;
+  }
+
+  // Randomness inside the model (dropout): each stage's forward of a microbatch is seeded
+  // from the step's seed, the stage and the microbatch alone (baton/runtime/forward_seed.h),
+  // so a run trains the same on any schedule or layout of its split and a resumed run
+  // reproduces an uninterrupted one exactly.
+  baton::StepData data(int step) {
+    baton::StepData data;
+    data.random_seed = baton_models::step_seed(seed_, step);
+    if (uses_inputs_) {
+      data.inputs = [this, step](int microbatch) { return prefetcher_.inputs(step, microbatch); };
+    }
+    if (uses_targets_) {
+      data.targets = [this, step](int microbatch) { return prefetcher_.targets(step, microbatch); };
+    }
+    return data;
+  }
+
+  std::int64_t samples_per_step() const { return samples_per_step_; }
+  std::int64_t tokens_per_step() const { return tokens_per_step_; }
+
+ private:
+  const bool uses_inputs_;
+  const bool uses_targets_;
+  const std::uint64_t seed_;
+  baton_models::BatchPrefetcher prefetcher_;
+  std::int64_t samples_per_step_ = 0;
+  std::int64_t tokens_per_step_ = 0;
+};
+
+// A step's loss must be one to train on: counted over at least one target, and finite
+// (training on from a nan or inf loss changes nothing useful and hides the cause).
+void check_step_loss(const RankPipeline& pipeline, const baton::StepResult& result, int step,
+                     bool first) {
+  if (!result.has_loss) return;
+  if (pipeline.model.count_targets && result.counted_targets == 0) {
+    throw baton::Error("step " + std::to_string(step) +
+                       ": no target of the batch is counted by the loss (every one equals "
+                       "model.ignore_index " +
+                       std::to_string(pipeline.model.ignore_index) +
+                       "): the mean over its counted targets is undefined; the data's "
+                       "targets are all padding");
+  }
+  if (!std::isfinite(result.loss)) {
+    throw baton::Error(
+        "step " + std::to_string(step) + ": the loss is " + std::to_string(result.loss) +
+        (first ? " from the first batch: the data (non-finite inputs, targets the loss "
+                 "ignores), the model's initial weights or a scripted loss give non-finite "
+                 "values"
+               : ": training diverged (try a smaller optimizer.lr), or this step's batch "
+                 "holds non-finite values") +
+        "; the run stops instead of training on it");
+  }
+}
+
+// One training step: the pipeline's forward and backward, then the norm and the clipping
+// before the update, as the unpipelined loop runs them, at the rate the schedule gives this
+// step. Returns the executor's result and that rate.
+std::pair<baton::StepResult, double> train_step(RankRun& run, StepFeed& feed, int step,
+                                                EquivalenceDump& dump) {
+  RankPipeline& pipeline = run.pipeline;
+  clear_gradients(pipeline.local.params);
+  run.trace.begin_step(step);
+  const baton::StepResult result = pipeline.executor->run_step(feed.data(step));
+  if (step == 1) dump.record_gradients(pipeline.local.named_params);
+  if (result.has_grad_norm) {
+    clip_gradients(pipeline.local.params, result.grad_norm,
+                   pipeline.optimizer_settings.clip_grad_norm, step);
+  }
+  const double lr = pipeline.optimizer_settings.schedule.lr_at(step, pipeline.optimizer_settings.lr,
+                                                               run.start.settings.steps);
+  set_learning_rate(*pipeline.optimizer, lr);
+  dump.record_step(lr, result.has_grad_norm ? result.grad_norm : NAN);
+  pipeline.optimizer->step();
+  return {result, lr};
+}
+
 // The steps, from the first (or the one after the restored checkpoint) to run.steps.
 void run_steps(RankRun& run, const TrainOptions& options) {
   const WorldInfo& world = run.start.world;
   const RunSettings& settings = run.start.settings;
   RankPipeline& pipeline = run.pipeline;
-  const baton::Plan& plan = pipeline.plan.plan();
   baton::PipelineExecutor& executor = *pipeline.executor;
   const std::shared_ptr<baton::Transport>& transport = pipeline.transport;
   const auto checkpointer = make_checkpointer(run);
-  int first_step = 1;
-  if (options.resume) {
-    const Checkpointer::Restored restored = checkpointer->restore_latest();
-    first_step = restored.step + 1;
-    if (restored.step > settings.steps) {
-      throw baton::ConfigError("--resume: the newest checkpoint (" + restored.folder +
-                               ") is at step " + std::to_string(restored.step) +
-                               ", past run.steps (" + std::to_string(settings.steps) +
-                               "): nothing is left to train; raise run.steps to train on, or "
-                               "take the checkpoint as it is (baton export)");
-    }
-    if (restored.step == settings.steps && world.rank == 0) {
-      std::cout << "--resume: the newest checkpoint (" << restored.folder << ") is at step "
-                << restored.step << ", run.steps: nothing is left to train" << std::endl;
-    }
-    if (world.rank == 0) {
-      std::cout << "resuming after step " << restored.step << " from " << restored.folder
-                << std::endl;
-    }
-  }
+  const int first = first_step(run, *checkpointer, options.resume);
   const auto progress = make_progress(run);
-  progress->resume_after(first_step - 1);
+  progress->resume_after(first - 1);
   EquivalenceDump dump(options.dump_dir, world.rank);
   Evaluation evaluation(run.config, pipeline, world, settings.timeout, options.data_dir);
   // The parameters the first step starts from, so that a reference outside baton can start
@@ -219,29 +321,14 @@ void run_steps(RankRun& run, const TrainOptions& options) {
   dump.record_initial(pipeline.local.named_params);
   std::vector<double> losses;
   std::int64_t buffers_after_first_step = 0;
-  // A rank makes only the part of each microbatch its stages use, inputs for the first stage,
-  // targets for the last; a few microbatches ahead on a thread of their own (data.prefetch),
-  // or each when the step needs it.
-  const bool uses_inputs = plan.stage_to_rank.front() == world.pipeline_rank;
-  const bool uses_targets = plan.stage_to_rank.back() == world.pipeline_rank;
-  baton_models::BatchPrefetcher prefetcher(
-      *pipeline.batches, plan.num_microbatches, uses_inputs, uses_targets,
-      pipeline.prefetch_data && (uses_inputs || uses_targets) ? 2 : 0);
-  // A step is this replica's rows: the run's throughput counts every replica's.
-  const at::Tensor& first_input = pipeline.first_microbatch.inputs.at(0);
-  const std::int64_t samples_per_step = pipeline.batches->rows_per_step() * world.replicas;
-  // Integer inputs are token ids: a language model's throughput is tokens/s.
-  const std::int64_t tokens_per_step =
-      at::isFloatingType(first_input.scalar_type()) || first_input.scalar_type() == at::kBool
-          ? 0
-          : first_input.numel() / first_input.size(0) * samples_per_step;
+  StepFeed feed(pipeline, world, settings.seed);
   // A neighbour that hangs stops the run at the heartbeat period, naming it, instead of at
   // world.timeout_s: aborting the transport fails this rank's pending transfers at once.
-  auto heartbeat =
-      std::make_unique<Heartbeat>(run.start.store, world.rank, pipeline_neighbours(plan, world),
-                                  settings.heartbeat, [transport](const std::string& why) {
-                                    if (transport) transport->abort(why);
-                                  });
+  auto heartbeat = std::make_unique<Heartbeat>(
+      run.start.store, world.rank, pipeline_neighbours(pipeline.plan.plan(), world),
+      settings.heartbeat, [transport](const std::string& why) {
+        if (transport) transport->abort(why);
+      });
   std::string trace_path;
   try {
     baton::StepData first_data;
@@ -256,70 +343,19 @@ void run_steps(RankRun& run, const TrainOptions& options) {
       }
       pipeline.model.verify(sample);
     }
-    for (int step = first_step; step <= settings.steps; ++step) {
+    for (int step = first; step <= settings.steps; ++step) {
       if (step == run.signal_at_step.step) std::raise(run.signal_at_step.signal);
-      // Randomness inside the model (dropout): each stage's forward of a microbatch is seeded
-      // from the step's seed, the stage and the microbatch alone (baton/runtime/
-      // forward_seed.h), so a run trains the same on any schedule or layout of its split and
-      // a resumed run reproduces an uninterrupted one exactly.
       const auto started = std::chrono::steady_clock::now();
-      baton::StepData data;
-      data.random_seed = baton_models::step_seed(settings.seed, step);
-      if (uses_inputs) {
-        data.inputs = [&prefetcher, step](int microbatch) {
-          return prefetcher.inputs(step, microbatch);
-        };
-      }
-      if (uses_targets) {
-        data.targets = [&prefetcher, step](int microbatch) {
-          return prefetcher.targets(step, microbatch);
-        };
-      }
-      clear_gradients(pipeline.local.params);
-      run.trace.begin_step(step);
-      const baton::StepResult result = executor.run_step(data);
-      if (step == 1) {
-        buffers_after_first_step = executor.recv_buffers().allocations();
-        dump.record_gradients(pipeline.local.named_params);
-      }
-      // The norm and the clipping before the update, as the unpipelined loop runs them; the
-      // rate the schedule gives this step.
-      if (result.has_grad_norm) {
-        clip_gradients(pipeline.local.params, result.grad_norm,
-                       pipeline.optimizer_settings.clip_grad_norm, step);
-      }
-      const double lr = pipeline.optimizer_settings.schedule.lr_at(
-          step, pipeline.optimizer_settings.lr, settings.steps);
-      set_learning_rate(*pipeline.optimizer, lr);
-      dump.record_step(lr, result.has_grad_norm ? result.grad_norm : NAN);
-      pipeline.optimizer->step();
-      if (result.has_loss && pipeline.model.count_targets && result.counted_targets == 0) {
-        throw baton::Error("step " + std::to_string(step) +
-                           ": no target of the batch is counted by the loss (every one equals "
-                           "model.ignore_index " +
-                           std::to_string(pipeline.model.ignore_index) +
-                           "): the mean over its counted targets is undefined; the data's "
-                           "targets are all padding");
-      }
-      if (result.has_loss) {
-        losses.push_back(result.loss);
-        // Training on from a nan or inf loss changes nothing useful and hides the cause.
-        if (!std::isfinite(result.loss)) {
-          throw baton::Error(
-              "step " + std::to_string(step) + ": the loss is " + std::to_string(result.loss) +
-              (step == first_step ? " from the first batch: the data (non-finite inputs, "
-                                    "targets the loss ignores), the model's initial weights or "
-                                    "a scripted loss give non-finite values"
-                                  : ": training diverged (try a smaller optimizer.lr), or this "
-                                    "step's batch holds non-finite values") +
-              "; the run stops instead of training on it");
-        }
-      }
+      const auto [result, lr] = train_step(run, feed, step, dump);
+      if (step == 1) buffers_after_first_step = executor.recv_buffers().allocations();
+      check_step_loss(pipeline, result, step, step == first);
+      if (result.has_loss) losses.push_back(result.loss);
       const double seconds = seconds_since(started);
       // After the update, as a training loop evaluates; not counted in the step's time.
       const double eval_loss = evaluation.due(step, settings.steps) ? evaluation.run() : NAN;
       if (std::isfinite(eval_loss)) dump.record_eval(step, eval_loss);
-      progress->step_done(step, result, seconds, samples_per_step, tokens_per_step, lr, eval_loss);
+      progress->step_done(step, result, seconds, feed.samples_per_step(), feed.tokens_per_step(),
+                          lr, eval_loss);
       for (const auto& observer : options.training_observers) {
         observer->step_ended(step,
                              std::chrono::duration<double>(started.time_since_epoch()).count(),
@@ -338,7 +374,7 @@ void run_steps(RankRun& run, const TrainOptions& options) {
     for (const auto& observer : options.training_observers) {
       observer->trained({pipeline, world, settings.timeout});
     }
-    trace_path = run.trace.finish(plan, pipeline.recompute_stages);
+    trace_path = run.trace.finish(pipeline.plan.plan(), pipeline.recompute_stages);
   } catch (const baton::Error& error) {
     run.failures.record();
     // Peers blocked on this rank fail fast instead of waiting for their timeout.

@@ -9,6 +9,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "baton/config.h"
 #include "baton/config_plugins.h"
@@ -22,6 +25,8 @@ namespace {
 
 using baton::PluginError;
 using baton::PluginKind;
+using testing::ElementsAre;
+using testing::ElementsAreArray;
 using testing::HasSubstr;
 
 const std::string kDir = BATON_TEST_PLUGIN_DIR;
@@ -135,13 +140,44 @@ TEST(PluginLoader, RefusesWrongAbiMajorNamingBothVersions) {
   EXPECT_THAT(message, HasSubstr("this baton is ABI " + std::to_string(BATON_ABI_MAJOR) + "."));
 }
 
-// ABI 1.1 appended `capabilities`: a descriptor that ends before it (as 1.0's did) loads and
-// can do nothing extra (the loader does not read past its descriptor; the bits behind it
-// here are garbage on purpose), while a shorter one is refused.
+std::vector<std::string> interfaces_of(const baton::PluginDescriptor& descriptor) {
+  std::vector<std::string> listed;
+  for (const baton::PluginInterface& interface : baton::plugin_interfaces(descriptor)) {
+    listed.push_back(std::string(interface.name) + " " + std::to_string(interface.version));
+  }
+  return listed;
+}
+
+// ABI 1.1 appended `capabilities`: a descriptor that ends before it (as 1.0's did) loads with
+// its kind's interface only (the loader does not read past its descriptor; the bits behind
+// it here are garbage on purpose), while a shorter one is refused.
 TEST(PluginLoader, LoadsADescriptorThatEndsBeforeCapabilities) {
   const auto plugin =
       baton::load_plugin_file(path_of(PluginKind::kSchedule, "test-abi-1-0"), nullptr);
-  EXPECT_EQ(baton::plugin_capabilities(plugin->descriptor()), 0u);
+  EXPECT_THAT(interfaces_of(plugin->descriptor()), ElementsAre("baton.schedule 1"));
+}
+
+// ABI 2.1 appended the interface list: a 2.0 descriptor (the fields behind it garbage on
+// purpose) loads with the transport interface's first version and what its bits said.
+TEST(PluginLoader, ReadsAnAbi20DescriptorsCapabilitiesAsInterfaces) {
+  const auto plugin =
+      baton::load_plugin_file(path_of(PluginKind::kTransport, "test-abi-2-0"), nullptr);
+  EXPECT_THAT(interfaces_of(plugin->descriptor()),
+              ElementsAre("baton.transport 1", "baton.all_reduce 1"));
+  EXPECT_EQ(baton::interface_version(plugin->descriptor(), "baton.receives_match_by_tag"), 0u);
+}
+
+TEST(PluginLoader, RefusesAnInterfaceListItCannotSearch) {
+  const std::map<std::string, std::string> refusals = {
+      {"test-interfaces-1", "lists interface 'baton.schedule' twice"},
+      {"test-interfaces-2", "interface 1 of its list has no name or version 0"},
+      {"test-interfaces-3", "does not list its kind's interface 'baton.schedule'"}};
+  for (const auto& [name, expected] : refusals) {
+    EXPECT_THAT(
+        error_of([&] { baton::load_plugin_file(path_of(PluginKind::kSchedule, name), nullptr); }),
+        HasSubstr(expected))
+        << name;
+  }
 }
 
 TEST(PluginLoader, RefusesADescriptorShorterThanAbi10) {
@@ -152,24 +188,27 @@ TEST(PluginLoader, RefusesADescriptorShorterThanAbi10) {
   EXPECT_THAT(message, HasSubstr("needs at least"));
 }
 
-TEST(PluginLoader, BuiltInTransportsDeclareTheyCanAllReduce) {
-  for (const char* name : {"gloo", "ucx", "nccl"}) {
-    // Only the descriptor is read: nccl's declares it without a GPU.
+TEST(PluginLoader, BuiltInTransportsListTheInterfacesTheyImplement) {
+  const std::map<std::string, std::vector<std::string>> expected = {
+      {"gloo", {"baton.transport 2", "baton.all_reduce 1", "baton.receives_match_by_tag 1"}},
+      {"ucx", {"baton.transport 2", "baton.all_reduce 1", "baton.receives_match_by_tag 1"}},
+      // NCCL matches transfers in posting order: not by tag.
+      {"nccl", {"baton.transport 2", "baton.all_reduce 1"}}};
+  for (const auto& [name, interfaces] : expected) {
+    // Only the descriptor is read: nccl's lists them without a GPU.
     const baton_test::PluginForTest found =
         baton_test::plugin_for_test(PluginKind::kTransport, name);
     if (!found.failure.empty() && found.plugin == nullptr) ADD_FAILURE() << found.failure;
     if (found.plugin == nullptr) continue;  // not built here
-    EXPECT_NE(baton::plugin_capabilities(found.plugin->descriptor()) & baton::kCapabilityAllReduce,
-              0u)
-        << name;
+    EXPECT_THAT(interfaces_of(found.plugin->descriptor()), ElementsAreArray(interfaces)) << name;
   }
-  EXPECT_EQ(baton::plugin_capabilities(
-                baton::load_plugin_file(path_of(PluginKind::kSchedule, "test-good"), nullptr)
-                    ->descriptor()),
-            0u);
+  EXPECT_THAT(
+      interfaces_of(baton::load_plugin_file(path_of(PluginKind::kSchedule, "test-good"), nullptr)
+                        ->descriptor()),
+      ElementsAre("baton.schedule 1"));
 }
 
-// world.data_parallel needs a transport that declares kCapabilityAllReduce; the refusal names
+// world.data_parallel needs a transport that lists baton.all_reduce; the refusal names
 // the key, where it was set, the transport and what to do.
 TEST(PluginLoader, DataParallelRefusesATransportThatCannotAllReduce) {
   baton::ConfigOverrides overrides;

@@ -27,9 +27,24 @@ inline bool needs_hardware(const std::string& name) {
   return name == "nccl";
 }
 
+// `name` is a plugin's name, or the path of its file (a plugin under test by path: a file that
+// is not there fails, it is never skipped).
 inline PluginForTest plugin_for_test(baton::PluginKind kind, const std::string& name) {
   PluginForTest result;
   const baton::PluginLoader loader;
+  if (name.find('/') != std::string::npos) {
+    try {
+      result.plugin = loader.load(kind, name);
+    } catch (const baton::PluginError& error) {
+      result.failure = error.what();
+      return result;
+    }
+    const baton::Viability viability = result.plugin->viability();
+    if (!viability.viable) {
+      result.failure = "plugin '" + name + "' cannot run on this machine: " + viability.reason;
+    }
+    return result;
+  }
   const std::string file = baton::plugin_file_name(kind, name);
   bool built = false;
   std::string searched;

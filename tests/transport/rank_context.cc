@@ -45,10 +45,6 @@ void set_scenario_device(at::Device device) {
   device_slot() = device;
 }
 
-bool moves_device_memory(const std::string& transport_name) {
-  return transport_name == "nccl";
-}
-
 RankContext::~RankContext() {
   transport.reset();
 }
@@ -120,9 +116,6 @@ int child_main(const std::string& scenario_name) {
     context.world_size = std::stoi(environment(kEnvWorldSize));
     context.transport_name = environment(kEnvTransport);
     const Scenario scenario = find_scenario(scenario_name);
-    if (moves_device_memory(context.transport_name)) {
-      set_scenario_device(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(context.rank)));
-    }
 
     baton::RendezvousOptions options;
     options.kind = environment(kEnvRendezvous);
@@ -145,12 +138,20 @@ int child_main(const std::string& scenario_name) {
         baton::resolve_params(raw, descriptor.params, descriptor.num_params,
                               "transport plugin '" + context.transport_name + "'");
     context.transport = context.plugin->create_as<baton::Transport>(params);
+    context.interfaces = baton::transport_interfaces(descriptor, *context.transport);
+    // A transport that says it cannot move CPU tensors moves the rank's GPU's (version 1 of
+    // the interface cannot say: CPU).
+    if (context.interfaces.v2 != nullptr &&
+        !context.interfaces.v2->supports_device(at::Device(at::kCPU)).viable) {
+      set_scenario_device(at::Device(at::kCUDA, static_cast<c10::DeviceIndex>(context.rank)));
+    }
 
     baton::TransportContext transport_context;
     transport_context.rank = context.rank;
     transport_context.world_size = context.world_size;
     transport_context.store = std::make_shared<baton::PrefixStore>("transport", run_store);
     transport_context.timeout = kWait;
+    transport_context.device = scenario_device();
     context.transport->connect(transport_context);
 
     scenario(context);

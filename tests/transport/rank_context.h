@@ -16,6 +16,7 @@
 #include "baton/plugin_loader.h"
 #include "baton/store.h"
 #include "baton/transport.h"
+#include "baton/transport_interfaces.h"
 
 namespace baton_test {
 
@@ -34,6 +35,7 @@ struct RankContext {
   std::shared_ptr<baton::Store> store;  // the scenario's own namespace of the run's store
   std::shared_ptr<baton::LoadedPlugin> plugin;
   std::unique_ptr<baton::Transport> transport;
+  baton::TransportInterfaces interfaces;  // what the plugin lists beyond version 1
 
   ~RankContext();  // the transport goes before its plugin
 
@@ -51,12 +53,11 @@ std::string expect_transport_error(const std::string& what, const std::function<
 void expect_contains(const std::string& text, const std::string& part);
 
 // Where the scenario's tensors live: the CPU, or the rank's GPU (cuda:<rank>) for a transport
-// that moves device memory (nccl). Set by child_main before the scenario runs; every tensor
-// helper below allocates there, and checks read values back to the CPU.
+// that moves device memory only (nccl: its TransportV2::supports_device says no to the CPU).
+// Set by child_main before the scenario runs; every tensor helper below allocates there, and
+// checks read values back to the CPU.
 at::Device scenario_device();
 void set_scenario_device(at::Device device);
-// Transports whose tensors must be on a GPU.
-bool moves_device_memory(const std::string& transport_name);
 
 // Deterministic, position-dependent bytes, so misplaced or reordered data is caught.
 at::Tensor pattern_bytes(std::size_t bytes, std::uint64_t seed);

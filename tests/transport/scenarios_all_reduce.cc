@@ -14,9 +14,9 @@ namespace baton_test {
 namespace {
 
 baton::AllReduceTransport& all_reduce(RankContext& ctx) {
-  auto* capable = dynamic_cast<baton::AllReduceTransport*>(ctx.transport.get());
-  check(capable != nullptr, "transport '" + ctx.transport_name + "' cannot all-reduce");
-  return *capable;
+  check(ctx.interfaces.all_reduce != nullptr,
+        "transport '" + ctx.transport_name + "' does not list baton.all_reduce");
+  return *ctx.interfaces.all_reduce;
 }
 
 std::vector<int> every_rank(const RankContext& ctx) {

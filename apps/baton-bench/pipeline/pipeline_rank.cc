@@ -9,7 +9,7 @@
 #include "pipeline_record.h"
 #include "run_options.h"
 #include "training/trainer.h"
-#include "training/world_env.h"
+#include "training/world_info.h"
 
 #ifndef BATON_DATA_DIR
 #define BATON_DATA_DIR "configs/data"

@@ -21,9 +21,9 @@
 #include "model_catalog.h"
 #include "step_seed.h"
 #include "stopwatch.h"
-#include "training/compute_setup.h"
 #include "training/gradient_clipping.h"
 #include "training/optimizer_factory.h"
+#include "training/rank_compute.h"
 #include "training/rank_pipeline.h"
 
 #ifndef BATON_DATA_DIR

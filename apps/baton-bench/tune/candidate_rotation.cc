@@ -17,9 +17,9 @@
 #include "baton/store_keys.h"
 #include "model_catalog.h"
 #include "step_seed.h"
-#include "training/compute_setup.h"
+#include "training/rank_compute.h"
+#include "training/rank_connections.h"
 #include "training/rank_pipeline.h"
-#include "training/rank_setup.h"
 #include "training/store_count.h"
 
 namespace baton_app {
@@ -65,10 +65,12 @@ struct CandidatePipeline {
   }
 };
 
-std::unique_ptr<CandidatePipeline> set_up_candidate(
-    const RunOptions& run, const std::vector<std::string>& sets, const WorldInfo& world,
-    const std::shared_ptr<baton::Store>& store, const std::shared_ptr<baton::Transport>& transport,
-    const std::string& data_dir) {
+std::unique_ptr<CandidatePipeline> set_up_candidate(const RunOptions& run,
+                                                    const std::vector<std::string>& sets,
+                                                    const WorldInfo& world,
+                                                    const std::shared_ptr<baton::Store>& store,
+                                                    const ConnectedTransport& transport,
+                                                    const std::string& data_dir) {
   auto candidate = std::make_unique<CandidatePipeline>();
   RunOptions options = run;
   options.sets.insert(options.sets.end(), sets.begin(), sets.end());
@@ -79,7 +81,7 @@ std::unique_ptr<CandidatePipeline> set_up_candidate(
   const RunSettings settings = read_run_settings(config);
   RankPipelineOptions pipeline_options;
   pipeline_options.data_dir = data_dir;
-  pipeline_options.transport = transport;
+  pipeline_options.shared_transport = transport;
   candidate->seed = settings.seed;
   candidate->pipeline = build_rank_pipeline(config, plan_rank(config, world), world, store,
                                             settings, std::move(pipeline_options));
@@ -171,37 +173,51 @@ std::vector<std::vector<double>> published_breakdown(baton::Store& store, int ra
 
 }  // namespace
 
-RotationResult rotate_candidates(const RunOptions& run, const RotationPlan& plan,
-                                 const std::string& data_dir) {
+namespace {
+
+// What every candidate shares: the ranks, their store, and the base configuration's
+// transport (the candidates differ in schedule, stages per rank, microbatches and cuts only;
+// their messages share it one step at a time, matched in order per tag as every transport
+// matches them).
+struct SharedWorld {
+  WorldInfo world;
+  RunSettings settings;
+  std::shared_ptr<baton::Store> store;
+  ConnectedTransport transport;
+};
+
+SharedWorld join_the_rotation(const RunOptions& run) {
   baton::Config base = load_run_config(run);
-  const WorldInfo world = with_data_parallel(
+  SharedWorld shared;
+  shared.world = with_data_parallel(
       world_from_environment(), static_cast<int>(base.section("world").get_int("data_parallel")));
-  set_up_logging(base, world);
-  check_world_size(base, world);
-  const RunSettings settings = read_run_settings(base);
-  set_up_compute(base, world);
-  const std::shared_ptr<baton::Store> store = meet_the_other_ranks(base, world, settings);
-  // The transport is the base configuration's: the candidates differ in schedule, stages per
-  // rank, microbatches and cuts only. Their messages share it one step at a time, matched in
-  // order per tag as every transport matches them.
+  set_up_logging(base, shared.world);
+  check_world_size(base, shared.world);
+  shared.settings = read_run_settings(base);
+  set_up_compute(base, shared.world);
+  shared.store = meet_the_other_ranks(base, shared.world, shared.settings);
   const baton::ConfiguredPlugins transport_plugin =
       baton::resolve_plugins(base, baton::plugin_loader_for(base));
-  const std::shared_ptr<baton::Transport> transport =
-      connect_transport(base, transport_plugin, world, store, settings.timeout);
+  shared.transport = connect_transport(base, transport_plugin, shared.world, shared.store,
+                                       shared.settings.timeout);
+  return shared;
+}
 
-  std::vector<std::unique_ptr<CandidatePipeline>> pipelines;
+// Every candidate set up and warmed up, then `rounds` turns of each (in alternating order),
+// their step intervals into `result`. A failure names the candidate and aborts the transport,
+// so that peers blocked on this rank fail fast instead of waiting for their timeout (a
+// LibTorch error from inside a model is caught here too).
+void time_turns(const RunOptions& run, const RotationPlan& plan, const SharedWorld& shared,
+                const std::string& data_dir,
+                std::vector<std::unique_ptr<CandidatePipeline>>& pipelines,
+                RotationResult& result) {
   std::size_t current = 0;
-  const auto named = [&](const std::exception& error) {
-    return baton::Error("candidate " + std::to_string(current + 1) + " (" +
-                        describe(plan.candidates[current]) + "): " + error.what());
-  };
-  RotationResult result;
   result.intervals_s.assign(plan.candidates.size(), std::vector<std::vector<double>>(
                                                         static_cast<std::size_t>(plan.rounds)));
   try {
     for (current = 0; current < plan.candidates.size(); ++current) {
-      pipelines.push_back(
-          set_up_candidate(run, plan.candidates[current], world, store, transport, data_dir));
+      pipelines.push_back(set_up_candidate(run, plan.candidates[current], shared.world,
+                                           shared.store, shared.transport, data_dir));
       for (int step = 0; step < plan.warmup_steps; ++step) pipelines.back()->step(false);
     }
     const std::size_t count = pipelines.size();
@@ -223,41 +239,60 @@ RotationResult rotate_candidates(const RunOptions& run, const RotationPlan& plan
       }
     }
   } catch (const std::exception& error) {
-    // Peers blocked on this rank fail fast instead of waiting for their timeout; a LibTorch
-    // error from inside a model is caught here too.
-    const baton::Error failure = named(error);
-    if (transport) {
-      transport->abort("rank " + std::to_string(world.rank) + " failed: " + failure.what());
+    const baton::Error failure("candidate " + std::to_string(current + 1) + " (" +
+                               describe(plan.candidates[current]) + "): " + error.what());
+    if (shared.transport.transport) {
+      shared.transport.transport->abort("rank " + std::to_string(shared.world.rank) +
+                                        " failed: " + failure.what());
     }
     throw failure;
   }
-  // Where each rank's time went, per candidate, for rank 0 to report: every rank publishes
-  // its own means before the barrier, so they are all there after it.
+}
+
+// Where each rank's time went, per candidate, gathered on rank 0 into `result`: every rank
+// publishes its own means before the barrier, so they are all there after it (and no rank
+// closes its connections while a peer may still be finishing the last step).
+void gather_breakdown(const SharedWorld& shared,
+                      const std::vector<std::unique_ptr<CandidatePipeline>>& pipelines,
+                      RotationResult& result) {
   std::vector<std::vector<double>> own;  // [candidate] = {compute ms, comm ms}
   for (const auto& pipeline : pipelines) {
     own.push_back({pipeline->mean_ms(pipeline->compute_s), pipeline->mean_ms(pipeline->comm_s)});
   }
-  if (store) {
+  const WorldInfo& world = shared.world;
+  if (shared.store) {
     const std::string text = nlohmann::json(own).dump();
-    store->set(baton::store_keys::rotation_breakdown(world.rank),
-               std::vector<std::uint8_t>(text.begin(), text.end()));
-    // No rank closes its connections while a peer may still be finishing the last step.
-    store->add(baton::store_keys::kRotationDone, 1);
-    wait_for_count(*store, baton::store_keys::kRotationDone, world.world_size, settings.timeout,
-                   "the end of the rotation");
+    shared.store->set(baton::store_keys::rotation_breakdown(world.rank),
+                      std::vector<std::uint8_t>(text.begin(), text.end()));
+    shared.store->add(baton::store_keys::kRotationDone, 1);
+    wait_for_count(*shared.store, baton::store_keys::kRotationDone, world.world_size,
+                   shared.settings.timeout, "the end of the rotation");
   }
-  if (world.rank != 0) return {};
+  if (world.rank != 0) return;
   result.compute_ms.assign(pipelines.size(), {});
   result.comm_ms.assign(pipelines.size(), {});
   for (int rank = 0; rank < world.world_size; ++rank) {
     // A world of one has no store and no other rank.
     const std::vector<std::vector<double>> theirs =
-        rank == world.rank ? own : published_breakdown(*store, rank, settings.timeout);
+        rank == world.rank ? own
+                           : published_breakdown(*shared.store, rank, shared.settings.timeout);
     for (std::size_t k = 0; k < pipelines.size() && k < theirs.size(); ++k) {
       result.compute_ms[k].push_back(theirs[k].at(0));
       result.comm_ms[k].push_back(theirs[k].at(1));
     }
   }
+}
+
+}  // namespace
+
+RotationResult rotate_candidates(const RunOptions& run, const RotationPlan& plan,
+                                 const std::string& data_dir) {
+  const SharedWorld shared = join_the_rotation(run);
+  std::vector<std::unique_ptr<CandidatePipeline>> pipelines;
+  RotationResult result;
+  time_turns(run, plan, shared, data_dir, pipelines, result);
+  gather_breakdown(shared, pipelines, result);
+  if (shared.world.rank != 0) return {};
   return result;
 }
 

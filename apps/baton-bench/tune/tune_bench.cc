@@ -20,9 +20,9 @@
 #include "pipeline_analysis.h"
 #include "pipeline_runs.h"
 #include "rank_correlation.h"
-#include "training/compute_setup.h"
+#include "training/rank_compute.h"
 #include "training/run_settings.h"
-#include "training/world_env.h"
+#include "training/world_info.h"
 #include "tuning/model_profiler.h"
 #include "tuning/schedule_search.h"
 

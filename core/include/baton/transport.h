@@ -87,4 +87,18 @@ class BATON_API Transport : public PluginObject {
   virtual void abort(const std::string& reason) = 0;
 };
 
+// Version 2 of the transport interface (kTransportInterface): version 1's functions, and
+// those below. Released interfaces never change; a plugin that implements this one derives
+// from it and lists kTransportInterface (BATON_PLUGIN_WITH_INTERFACES). The core calls these
+// only on plugins that list version 2 or later (baton/transport_interfaces.h).
+class BATON_API TransportV2 : public Transport {
+ public:
+  ~TransportV2() override;
+
+  // Whether this transport moves tensors that live on `device`, asked at set-up before
+  // connect() (world.device): no, with why ("gloo moves CPU tensors only"), refuses the run
+  // before any transfer. A version-1 transport is not asked: its first transfer says.
+  virtual Viability supports_device(const c10::Device& device) const = 0;
+};
+
 }  // namespace baton

@@ -411,6 +411,8 @@ void apply_environment(WrittenConfig& written) {
   }
 }
 
+// Long on purpose: one independent check per key, in the order the configuration reads, so
+// that every range and every relation between keys is found in one place.
 void check_ranges(const Config& config) {
   auto positive = [&](const char* section, const char* key) {
     const ParamValue& value = config.section(section).at(key);

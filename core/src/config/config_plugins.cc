@@ -52,12 +52,13 @@ ConfiguredPlugins resolve_plugins(Config& config, const PluginLoader& loader) {
   plugins.transport = resolve_one(config, loader, "transport", PluginKind::kTransport);
   const ParamValue& replicas = config.section("world").at("data_parallel");
   if (replicas.as_int() > 1 &&
-      (plugin_capabilities(plugins.transport->descriptor()) & kCapabilityAllReduce) == 0) {
+      interface_version(plugins.transport->descriptor(), kAllReduceInterface.name) <
+          kAllReduceInterface.version) {
     throw ConfigError(replicas.origin().description + ": world.data_parallel is " +
                       replicas.text() + ", but transport '" + plugins.transport->name() +
                       "' cannot all-reduce the replicas' gradients (its descriptor does not "
-                      "declare kCapabilityAllReduce; `baton plugins` lists those that do: gloo, "
-                      "ucx, nccl); use one of them, or world.data_parallel: 1");
+                      "list the interface baton.all_reduce; `baton plugins` lists those that do: "
+                      "gloo, ucx, nccl); use one of them, or world.data_parallel: 1");
   }
   return plugins;
 }

@@ -12,6 +12,8 @@ namespace baton {
 
 namespace {
 
+// Long on purpose: a table of every core key, its type, default and documentation, read top
+// to bottom like `baton config defaults` prints it.
 std::vector<SectionSpec> core_sections() {
   return {
       {"run",

@@ -32,6 +32,41 @@ std::string describe(const PluginDescriptor& descriptor, const std::string& path
          (descriptor.name ? descriptor.name : "?") + "' (" + path + ")";
 }
 
+// An interface list (ABI 2.1) names each interface once, at a version of at least 1, and
+// holds the kind's own interface: the core finds what it asks for by name.
+void check_interface_list(const PluginDescriptor& descriptor, const std::string& path) {
+  if (descriptor.struct_size < offsetof(PluginDescriptor, num_interfaces) + sizeof(std::size_t) ||
+      descriptor.interfaces == nullptr) {
+    return;  // none: the kind's interface at version 1 (plugin_interfaces)
+  }
+  constexpr std::size_t kMaxInterfaces = 64;
+  if (descriptor.num_interfaces == 0 || descriptor.num_interfaces > kMaxInterfaces) {
+    throw PluginError(describe(descriptor, path) + " lists " +
+                      std::to_string(descriptor.num_interfaces) +
+                      " interfaces; a plugin lists between 1 and " +
+                      std::to_string(kMaxInterfaces) + ", its kind's among them");
+  }
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < descriptor.num_interfaces; ++i) {
+    const PluginInterface& interface = descriptor.interfaces[i];
+    if (interface.name == nullptr || interface.name[0] == '\0' || interface.version == 0) {
+      throw PluginError(describe(descriptor, path) + ": interface " + std::to_string(i) +
+                        " of its list has no name or version 0; list each as "
+                        "baton::kTransportInterface does (a name and a version from 1)");
+    }
+    if (!names.insert(interface.name).second) {
+      throw PluginError(describe(descriptor, path) + " lists interface '" + interface.name +
+                        "' twice; list each once, at the highest version it implements");
+    }
+  }
+  const char* own = kind_interface_name(descriptor.kind);
+  if (names.count(own) == 0) {
+    throw PluginError(describe(descriptor, path) + " does not list its kind's interface '" + own +
+                      "' (" + plugin_kind_name(descriptor.kind) +
+                      " plugins implement it); add it to the interface list");
+  }
+}
+
 // Reads the descriptor and refuses anything this core cannot use.
 const PluginDescriptor* checked_descriptor(void* handle, const std::string& path,
                                            const PluginKind* expected_kind) {
@@ -73,6 +108,7 @@ const PluginDescriptor* checked_descriptor(void* handle, const std::string& path
                       plugin_kind_name(descriptor->kind) + " plugin, expected a " +
                       plugin_kind_name(*expected_kind) + " plugin");
   }
+  check_interface_list(*descriptor, path);
   // Only plugins that exchange tensors depend on LibTorch's layout; a schedule plugin is
   // built without it (BATON_TORCH_VERSION: the LibTorch baton was built with, from CMake).
   if (descriptor->kind != PluginKind::kSchedule) {

@@ -314,15 +314,15 @@ void PipelineExecutor::setup(const StepData& first_step) {
     impl.compute.set_metas(index, std::move(metas.inputs), std::move(metas.outputs));
   }
   impl.comms.allocate_buffers(impl.compute.input_metas(), impl.compute.output_metas());
-  impl.ties.join(impl.comms.transport(), impl.plan, impl.compute.stages(),
+  impl.ties.join(impl.options.all_reduce, impl.plan, impl.compute.stages(),
                  impl.options.tied_parameters);
-  impl.reducer.join(impl.comms.transport(), impl.plan, impl.compute.stages(),
+  impl.reducer.join(impl.options.all_reduce, impl.plan, impl.compute.stages(),
                     impl.ties.synchronised_names());
   if (impl.options.measure_gradient_norm) {
     std::set<std::string> counted_elsewhere = impl.options.norm_counted_elsewhere;
     counted_elsewhere.insert(impl.ties.counted_elsewhere().begin(),
                              impl.ties.counted_elsewhere().end());
-    impl.norm.join(impl.comms.transport(), impl.compute.stages(), counted_elsewhere);
+    impl.norm.join(impl.options.all_reduce, impl.compute.stages(), counted_elsewhere);
   }
   const std::size_t stages = impl.compute.stages().size();
   const RecvBuffers& buffers = impl.comms.buffers();

@@ -18,7 +18,8 @@ GradientNorm::GradientNorm(const Topology& topology, int replica, int pipeline_r
 
 GradientNorm::~GradientNorm() = default;
 
-void GradientNorm::join(Transport* transport, const std::map<int, std::shared_ptr<Stage>>& stages,
+void GradientNorm::join(AllReduceTransport* all_reduce,
+                        const std::map<int, std::shared_ptr<Stage>>& stages,
                         const std::set<std::string>& counted_elsewhere) {
   // A tensor two local stages share (a tie within this rank) is counted once.
   std::set<const void*> seen;
@@ -29,13 +30,14 @@ void GradientNorm::join(Transport* transport, const std::map<int, std::shared_pt
     }
   }
   if (topology_.pipeline_ranks <= 1) return;
-  auto* reducer = dynamic_cast<AllReduceTransport*>(transport);
+  AllReduceTransport* reducer = all_reduce;
   if (reducer == nullptr) {
     throw Error(
         "optimizer.clip_grad_norm needs the norm of the whole model's gradient, summed over "
         "the pipeline's " +
         std::to_string(topology_.pipeline_ranks) +
-        " ranks, but the transport cannot all-reduce (it is no baton::AllReduceTransport); use "
+        " ranks, but the transport cannot all-reduce (its plugin does not list baton.all_reduce); "
+        "use "
         "gloo, ucx or nccl, or turn clipping off");
   }
   const std::vector<int> group = topology_.pipeline_of(replica_);

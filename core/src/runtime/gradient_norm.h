@@ -32,7 +32,7 @@ class GradientNorm {
   // Set up (every rank of the pipeline calls it, after the replicas' group): joins the
   // pipeline's group when it has several ranks and notes the gradients to count: every
   // parameter of `stages` but those named in `counted_elsewhere`.
-  void join(Transport* transport, const std::map<int, std::shared_ptr<Stage>>& stages,
+  void join(AllReduceTransport* all_reduce, const std::map<int, std::shared_ptr<Stage>>& stages,
             const std::set<std::string>& counted_elsewhere);
 
   // The norm of this step's gradients over the whole pipeline (a parameter without a

@@ -51,16 +51,16 @@ GradientReducer::GradientReducer(int pipeline_rank, int pipeline_ranks, int repl
 
 GradientReducer::~GradientReducer() = default;
 
-void GradientReducer::join(Transport* transport, const Plan& plan,
+void GradientReducer::join(AllReduceTransport* all_reduce, const Plan& plan,
                            const std::map<int, std::shared_ptr<Stage>>& stages,
                            const std::set<std::string>& left_out) {
   left_out_ = left_out;
   if (replicas_ <= 1 || !reduces_gradients(plan)) return;
-  auto* reducer = dynamic_cast<AllReduceTransport*>(transport);
+  AllReduceTransport* reducer = all_reduce;
   if (reducer == nullptr) {
     throw Error("the plan reduces gradients across " + std::to_string(replicas_) +
-                " replicas, but the transport cannot all-reduce (it is no "
-                "baton::AllReduceTransport); use gloo, ucx or nccl, or one replica");
+                " replicas, but the transport cannot all-reduce (its plugin does not list "
+                "baton.all_reduce); use gloo, ucx or nccl, or one replica");
   }
   // The replicas of this pipeline rank: one per replica, the same column of each.
   const std::vector<int> group = Topology{replicas_, pipeline_ranks_}.replicas_of(pipeline_rank_);

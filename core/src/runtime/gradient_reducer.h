@@ -58,7 +58,7 @@ class GradientReducer {
   // buckets of `stages`, but for the parameters named in `left_out` (tied weights, which
   // TiedGradients averages with their other copies). Does nothing with one replica or a plan
   // without REDUCE_GRAD.
-  void join(Transport* transport, const Plan& plan,
+  void join(AllReduceTransport* all_reduce, const Plan& plan,
             const std::map<int, std::shared_ptr<Stage>>& stages,
             const std::set<std::string>& left_out = {});
 

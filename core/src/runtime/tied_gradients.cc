@@ -34,7 +34,7 @@ TiedGradients::TiedGradients(const Topology& topology, int replica, int pipeline
 
 TiedGradients::~TiedGradients() = default;
 
-void TiedGradients::join(Transport* transport, const Plan& plan,
+void TiedGradients::join(AllReduceTransport* all_reduce, const Plan& plan,
                          const std::map<int, std::shared_ptr<Stage>>& stages,
                          const std::vector<TiedParameter>& ties) {
   for (const TiedParameter& tie : ties) {
@@ -81,12 +81,12 @@ void TiedGradients::join(Transport* transport, const Plan& plan,
     copy.group = topology_.in_every_replica(holders);
     if (copy.group.size() <= 1) continue;  // one copy, on one rank: autograd sums its uses
     synchronised_names_.insert(local_names.begin(), local_names.end());
-    auto* reducer = dynamic_cast<AllReduceTransport*>(transport);
+    AllReduceTransport* reducer = all_reduce;
     if (reducer == nullptr) {
       throw Error("the model ties " + joined_names + " and its copies are on ranks " +
                   format_group(copy.group) +
-                  ", whose gradients must be summed, but the transport cannot all-reduce (it "
-                  "is no baton::AllReduceTransport); use gloo, ucx or nccl");
+                  ", whose gradients must be summed, but the transport cannot all-reduce (its "
+                  "plugin does not list baton.all_reduce); use gloo, ucx or nccl");
     }
     transport_ = reducer;
     {

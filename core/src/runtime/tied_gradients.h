@@ -35,7 +35,7 @@ class TiedGradients {
   // tie in `stages` and joins the group of every tie whose copies are on several ranks or
   // replicas, in the order of `ties` (the same on every rank). Throws Error when a tie names
   // a parameter its stage does not have, or the transport cannot all-reduce.
-  void join(Transport* transport, const Plan& plan,
+  void join(AllReduceTransport* all_reduce, const Plan& plan,
             const std::map<int, std::shared_ptr<Stage>>& stages,
             const std::vector<TiedParameter>& ties);
 

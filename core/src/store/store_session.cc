@@ -56,6 +56,8 @@ bool StoreKeyValues::hello(StorePeer& connection, const std::string& token) {
   return true;
 }
 
+// Long on purpose: one switch over the protocol's requests, each case the whole of what the
+// server does for it, so that every bound on a client's bytes is checked in one place.
 bool StoreKeyValues::serve(StorePeer& connection, const std::string& token) {
   if (!connection.authenticated) {
     if (!hello(connection, token)) return false;

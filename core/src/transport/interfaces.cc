@@ -8,6 +8,8 @@ Work::~Work() = default;
 
 Transport::~Transport() = default;
 
+TransportV2::~TransportV2() = default;
+
 std::vector<std::unique_ptr<Work>> Transport::post_batch(const std::vector<P2POp>& ops) {
   std::vector<std::unique_ptr<Work>> works;
   works.reserve(ops.size());

@@ -242,6 +242,11 @@ void GlooTransport::post(const std::shared_ptr<Operation>& operation, std::uint6
   }
 }
 
+baton::Viability GlooTransport::supports_device(const c10::Device& device) const {
+  if (device.is_cpu()) return baton::Viability::yes();
+  return baton::Viability::no("gloo moves CPU tensors only");
+}
+
 std::unique_ptr<baton::Work> GlooTransport::isend(const at::Tensor& tensor, int peer,
                                                   std::uint64_t tag) {
   const baton::P2PDescription what = describe(tensor, peer, tag, baton::P2PDirection::kSend);

@@ -44,7 +44,7 @@ struct GlooOptions {
   std::chrono::milliseconds connect_timeout{0};
 };
 
-class GlooTransport : public baton::Transport, public baton::AllReduceTransport {
+class GlooTransport : public baton::TransportV2, public baton::AllReduceTransport {
  public:
   // Creates gloo's TCP device; throws TransportError when the address or interface is
   // unusable.
@@ -57,6 +57,7 @@ class GlooTransport : public baton::Transport, public baton::AllReduceTransport 
   std::unique_ptr<baton::Work> irecv(const at::Tensor& tensor, int peer,
                                      std::uint64_t tag) override;
   void abort(const std::string& reason) override;
+  baton::Viability supports_device(const c10::Device& device) const override;
 
   // AllReduceTransport (gloo_all_reduce.cc): gloo's own allreduce on a context per group.
   int join_group(const std::vector<int>& ranks) override;

@@ -30,10 +30,15 @@ std::unique_ptr<baton::PluginObject> create(const baton::ParamValues& params) {
   return baton::create_from_implementation(&kInThisLibrary, "libbaton_nccl_transport.so", params);
 }
 
+// What the object implements (transport version 2: supports_device). NCCL matches transfers
+// in posting order per peer, so it does not list baton.receives_match_by_tag.
+const baton::PluginInterface kInterfaces[] = {baton::kTransportInterface,
+                                              baton::kAllReduceInterface};
+
 }  // namespace
 
-BATON_PLUGIN_WITH_CAPABILITIES(
+BATON_PLUGIN_WITH_INTERFACES(
     baton::PluginKind::kTransport, "nccl", "1.0.0",
     "CUDA tensors between GPUs with NCCL point-to-point (transfers matched in posting "
     "order per peer)",
-    kParams, &viability, &create, baton::kCapabilityAllReduce)
+    kParams, &viability, &create, kInterfaces)

@@ -169,6 +169,11 @@ void NcclTransport::check_tensor(const baton::P2POp& op) const {
   }
 }
 
+baton::Viability NcclTransport::supports_device(const c10::Device& device) const {
+  if (device.is_cuda()) return baton::Viability::yes();
+  return baton::Viability::no("NCCL moves CUDA tensors only (set world.device: cuda)");
+}
+
 std::unique_ptr<baton::Work> NcclTransport::isend(const at::Tensor& tensor, int peer,
                                                   std::uint64_t tag) {
   std::vector<std::unique_ptr<baton::Work>> works =

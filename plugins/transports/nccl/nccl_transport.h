@@ -47,7 +47,7 @@ struct NcclOptions {
   int device = -1;
 };
 
-class NcclTransport : public baton::Transport, public baton::AllReduceTransport {
+class NcclTransport : public baton::TransportV2, public baton::AllReduceTransport {
  public:
   // Throws TransportError when no CUDA device is visible (saying why).
   explicit NcclTransport(const NcclOptions& options);
@@ -61,6 +61,7 @@ class NcclTransport : public baton::Transport, public baton::AllReduceTransport 
   std::vector<std::unique_ptr<baton::Work>> post_batch(
       const std::vector<baton::P2POp>& ops) override;
   void abort(const std::string& reason) override;
+  baton::Viability supports_device(const c10::Device& device) const override;
 
   int join_group(const std::vector<int>& ranks) override;
   std::unique_ptr<baton::Work> iallreduce(int group,

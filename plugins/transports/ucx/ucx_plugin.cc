@@ -62,11 +62,15 @@ std::unique_ptr<baton::PluginObject> create(const baton::ParamValues& params) {
   return baton::create_from_implementation(&kInThisLibrary, "libbaton_ucx_transport.so", params);
 }
 
+// What the object implements (transport version 2: supports_device); by (peer, tag) matching,
+// a step's receives may be posted ahead of the plan.
+const baton::PluginInterface kInterfaces[] = {
+    baton::kTransportInterface, baton::kAllReduceInterface, baton::kReceivesMatchByTag};
+
 }  // namespace
 
-BATON_PLUGIN_WITH_CAPABILITIES(
+BATON_PLUGIN_WITH_INTERFACES(
     baton::PluginKind::kTransport, "ucx", "1.0.0",
     "CPU tensors (CUDA with a CUDA-enabled UCX) over UCX: shared memory, TCP, RDMA; "
     "sleeps when idle",
-    kParams, &viability, &create,
-    baton::kCapabilityAllReduce | baton::kCapabilityReceivesMatchByTag)
+    kParams, &viability, &create, kInterfaces)

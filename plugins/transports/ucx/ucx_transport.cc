@@ -269,6 +269,15 @@ std::unique_ptr<baton::Work> UcxTransport::irecv(const at::Tensor& tensor, int p
   return post(tensor, peer, tag, baton::P2PDirection::kRecv);
 }
 
+baton::Viability UcxTransport::supports_device(const c10::Device& device) const {
+  if (device.is_cpu()) return baton::Viability::yes();
+  if (!device.is_cuda()) return baton::Viability::no("UCX moves CPU and CUDA tensors only");
+  if (worker_->supports_cuda_memory()) return baton::Viability::yes();
+  return baton::Viability::no(
+      "this UCX cannot move CUDA memory (UCX built without CUDA support, or UCX_TLS leaves out "
+      "its CUDA transports)");
+}
+
 void UcxTransport::check_memory(const at::Tensor& tensor, const Operation& operation) const {
   if (tensor.device().is_cpu()) return;
   if (!tensor.device().is_cuda()) {

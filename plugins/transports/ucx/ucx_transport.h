@@ -61,7 +61,7 @@ struct UcxOptions {
   std::string excluded_transports;
 };
 
-class UcxTransport : public baton::Transport, public baton::AllReduceTransport {
+class UcxTransport : public baton::TransportV2, public baton::AllReduceTransport {
  public:
   // Creates the UCP context and worker; throws TransportError when UCX cannot start.
   explicit UcxTransport(const UcxOptions& options);
@@ -73,6 +73,7 @@ class UcxTransport : public baton::Transport, public baton::AllReduceTransport {
   std::unique_ptr<baton::Work> irecv(const at::Tensor& tensor, int peer,
                                      std::uint64_t tag) override;
   void abort(const std::string& reason) override;
+  baton::Viability supports_device(const c10::Device& device) const override;
 
   // AllReduceTransport (ucx_all_reduce.cc): a ring (baton/ring_all_reduce.h) over tagged
   // messages of the group's own tag space, on the group's thread.

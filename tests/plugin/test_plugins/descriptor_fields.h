@@ -24,6 +24,8 @@ inline baton::PluginDescriptor descriptor_named(const char* name) {
                                  0,
                                  nullptr,
                                  &create_nothing,
+                                 0u,
+                                 nullptr,
                                  0u};
 }
 

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "baton/all_reduce.h"
 #include "baton/export.h"
 #include "baton/plan/plan.h"
 #include "baton/runtime/recv_buffers.h"
@@ -105,10 +106,15 @@ struct ExecutorOptions {
   // Batch dimension of every input and of the targets, where a whole batch is given (the
   // overloads of setup() and run_step() that split one).
   int split_dim = 0;
-  // The transport declares kCapabilityReceivesMatchByTag (baton/plugin.h): a step's receives
-  // are posted ahead of the plan, from the rank's first communication of the step, as receive
-  // buffers free. Off: each when the plan says.
+  // The transport's plugin lists baton.receives_match_by_tag (baton/plugin.h): a step's
+  // receives are posted ahead of the plan, from the rank's first communication of the step,
+  // as receive buffers free. Off: each when the plan says.
   bool receives_match_by_tag = false;
+  // The transport's all-reduce, where its plugin lists baton.all_reduce
+  // (baton::transport_interfaces): data parallelism, tied weights across ranks and the
+  // gradient norm across stages need it. Null: it has none, and a plan needing one is refused
+  // at set-up.
+  AllReduceTransport* all_reduce = nullptr;
   // What each stage of the plan holds ("stage-1.pt", "layers.2 .. head"), for setup
   // messages that name both sides of a boundary; empty: stages are named by index and rank.
   std::vector<std::string> stage_names;
@@ -119,7 +125,7 @@ struct ExecutorOptions {
   // Data parallelism (docs/runtime.md): this pipeline is replica `replica` of `replicas`, and
   // its ranks are replica x plan ranks + pipeline rank on the transport. With more than one
   // replica, each REDUCE_GRAD of the plan sums the stage's gradients across the replicas
-  // (the transport must be an AllReduceTransport), in buckets of at most `bucket_bytes`,
+  // (`all_reduce` must be set), in buckets of at most `bucket_bytes`,
   // while the rank goes on; run_step() waits for them at its end and divides by `replicas`,
   // so the gradients are those of the mean loss over the global batch, and so is the loss.
   int replica = 0;
@@ -127,8 +133,8 @@ struct ExecutorOptions {
   std::int64_t bucket_bytes = std::int64_t{25} << 20;
   // Measure the L2 norm of the whole model's gradient at the end of each step
   // (StepResult::grad_norm, for clipping it): this rank's stages' gradients, after the
-  // replicas' average, with the other ranks of the pipeline by an all-reduce (the transport
-  // must be an AllReduceTransport when the pipeline has several ranks). Parameters named in
+  // replicas' average, with the other ranks of the pipeline by an all-reduce (`all_reduce`
+  // must be set when the pipeline has several ranks). Parameters named in
   // `norm_counted_elsewhere` are left out: another rank counts their copy (tied weights).
   bool measure_gradient_norm = false;
   std::set<std::string> norm_counted_elsewhere;

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "baton/config.h"
 #include "baton/topology.h"
 
 namespace baton_app {
@@ -51,5 +52,11 @@ extern const char* const kLaunchPid;   // the launcher's process id
 
 // Throws baton::ConfigError naming the variable when one is malformed.
 WorldInfo world_from_environment();
+
+// Throws ConfigError when a launcher started another number of ranks than world.ranks.
+void check_world_size(const baton::Config& config, const WorldInfo& world);
+
+// run.log_level was checked with the configuration; empty leaves BATON_LOG_LEVEL in force.
+void set_up_logging(const baton::Config& config, const WorldInfo& world);
 
 }  // namespace baton_app

@@ -9,11 +9,11 @@
 
 #include "baton/config.h"
 #include "baton/runtime/compute_environment.h"
-#include "world_env.h"
+#include "world_info.h"
 
 namespace baton_app {
 
-struct ComputeSetup {
+struct RankCompute {
   int threads = 1;
   std::string threads_origin;  // "run.threads", "OMP_NUM_THREADS" or "2 CPUs / 2 local ranks"
   baton::BlasInfo blas;
@@ -26,6 +26,6 @@ struct ComputeSetup {
 
 // Reads run.threads, applies it (baton::apply_threads), sets the allocator policy and
 // detects the BLAS.
-ComputeSetup set_up_compute(const baton::Config& config, const WorldInfo& world);
+RankCompute set_up_compute(const baton::Config& config, const WorldInfo& world);
 
 }  // namespace baton_app

@@ -1,4 +1,4 @@
-#include "compute_setup.h"
+#include "rank_compute.h"
 
 #include <cerrno>
 #include <cstdlib>
@@ -26,12 +26,12 @@ int omp_num_threads() {
 
 }  // namespace
 
-std::string ComputeSetup::describe() const {
+std::string RankCompute::describe() const {
   return blas.name + ", " + std::to_string(threads) + (threads == 1 ? " thread" : " threads") +
          " per rank (" + threads_origin + "), " + allocator;
 }
 
-void ComputeSetup::add_json_fields(nlohmann::ordered_json& record) const {
+void RankCompute::add_json_fields(nlohmann::ordered_json& record) const {
   record["threads"] = threads;
   record["threads_origin"] = threads_origin;
   record["blas"] = blas.name;
@@ -39,8 +39,8 @@ void ComputeSetup::add_json_fields(nlohmann::ordered_json& record) const {
   record["allocator"] = allocator;
 }
 
-ComputeSetup set_up_compute(const baton::Config& config, const WorldInfo& world) {
-  ComputeSetup setup;
+RankCompute set_up_compute(const baton::Config& config, const WorldInfo& world) {
+  RankCompute setup;
   const baton::ParamValue& configured = config.section("run").at("threads");
   if (configured.as_int() < 0 || configured.as_int() > 4096) {
     throw baton::ConfigError(configured.origin().description + ": run.threads must be from 0 " +

@@ -1,9 +1,10 @@
-#include "world_env.h"
+#include "world_info.h"
 
 #include <algorithm>
 #include <cstdlib>
 
 #include "baton/error.h"
+#include "baton/log.h"
 
 namespace baton_app {
 
@@ -104,6 +105,25 @@ WorldInfo world_from_environment() {
   }
   if (get(kStoreToken)) world.store_token = get(kStoreToken);
   return with_data_parallel(world, 1);
+}
+
+void check_world_size(const baton::Config& config, const WorldInfo& world) {
+  const baton::ParamValue& ranks = config.section("world").at("ranks");
+  if (world.launcher != "none" && ranks.as_int() != world.world_size) {
+    throw baton::ConfigError(ranks.origin().description + ": world.ranks is " + ranks.text() +
+                             " but the " + world.launcher + " launcher started " +
+                             std::to_string(world.world_size) +
+                             " ranks; set world.ranks to match (or --set world.ranks=" +
+                             std::to_string(world.world_size) + ")");
+  }
+}
+
+void set_up_logging(const baton::Config& config, const WorldInfo& world) {
+  baton::set_log_prefix("rank " + std::to_string(world.rank));
+  baton::LogLevel level;
+  if (baton::parse_log_level(config.section("run").get_string("log_level"), &level)) {
+    baton::set_log_level(level);
+  }
 }
 
 }  // namespace baton_app

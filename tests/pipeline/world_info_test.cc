@@ -1,6 +1,6 @@
 // Which rank a process is, read from whatever launched it: its local rank among the ranks on
 // its machine decides its GPU with world.device: cuda (rank_device.h), for every launcher.
-#include "training/world_env.h"
+#include "training/world_info.h"
 
 #include <gtest/gtest.h>
 
