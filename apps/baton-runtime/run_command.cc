@@ -45,7 +45,7 @@ bool is_dump_file_name(const std::string& name) {
 
 int run_rank(const RunOptions& run) {
   die_with_the_launcher();
-  baton::Config config = load_run_config(run);
+  const baton::Config config = load_run_config(run);
   TrainOptions options;
   options.dump_dir = run.dump_dir;
   options.resume = run.resume;

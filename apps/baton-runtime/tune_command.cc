@@ -17,6 +17,7 @@
 #include "number_format.h"
 #include "run_options.h"
 #include "training/rank_compute.h"
+#include "training/resolved_config.h"
 #include "training/run_settings.h"
 #include "training/world_info.h"
 #include "tuning/model_profiler.h"
@@ -34,6 +35,7 @@ struct TuneOptions {
 
 int run_tune(const TuneOptions& options) {
   baton::Config config = load_run_config(options.run);
+  resolve_run_config(config);
   const RunSettings settings = read_run_settings(config);
   WorldInfo world;  // one process: the threads a rank of this run would have
   world.world_size = static_cast<int>(config.section("world").get_int("ranks"));

@@ -3,14 +3,14 @@
 #include "baton/config_plugins.h"
 #include "baton/error.h"
 #include "baton/plugin_loader.h"
-#include "model_specs.h"
+#include "training/resolved_config.h"
 
 namespace baton_app {
 
 void check_run_before_start(baton::Config& config) {
+  resolve_run_config(config);  // the front door every rank goes through
   const baton::PluginLoader loader = baton::plugin_loader_for(config);
-  const baton::ConfiguredPlugins plugins = baton::resolve_plugins(config, loader);
-  baton_models::resolve_model_params(config);
+  const baton::ConfiguredPlugins plugins = baton::load_plugins(config, loader);
   // By convention a plugin's float parameter named *_s is a duration (docs/writing-plugins):
   // a negative, non-finite or absurd one fails here, not when the plugin starts.
   const bool auto_schedule = config.section("schedule").get_string("name") == "auto";

@@ -8,7 +8,9 @@
 
 namespace baton_app {
 
-// Throws baton::ConfigError (or PluginError) naming the value and its origin.
+// Resolves `config` at the front door every rank goes through (training/resolved_config.h),
+// so that `config check` prints what the run will read, then checks the rest. Throws
+// baton::ConfigError (or PluginError) naming the value and its origin.
 void check_run_before_start(baton::Config& config);
 
 }  // namespace baton_app

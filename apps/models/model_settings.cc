@@ -4,8 +4,7 @@
 
 namespace baton_models {
 
-ModelSettings read_model_settings(baton::Config& config) {
-  resolve_model_params(config);
+ModelSettings read_model_settings(const baton::Config& config) {
   const baton::ParamValues& model = config.section("model");
   ModelSettings settings;
   settings.name = model.at("name");

@@ -32,10 +32,9 @@ struct DataSettings {
   std::uint64_t seed = 0;          // run.seed: every rank draws the same batches
 };
 
-// Checks model.params against the configured model's table and its own checks (throws
-// baton::ConfigError) and records the resolved values in `config`, where `baton config` and
-// the run header show them.
-ModelSettings read_model_settings(baton::Config& config);
+// What the model section says, model.params as resolve_model_params() checked and stored them
+// (a run's front door: training/resolved_config.h). Reads `config`, never writes it.
+ModelSettings read_model_settings(const baton::Config& config);
 
 DataSettings read_data_settings(const baton::Config& config);
 

@@ -28,7 +28,9 @@ const std::vector<ModelSpec>& model_specs();
 const ModelSpec& find_model_spec(const baton::ParamValue& model_name);
 
 // Checks model.params against the configured model's table and its own checks, and records
-// the resolved values in `config` (config.plugin_params("model")). Returns the model's spec.
+// the resolved values in `config` (config.plugin_params("model")), where `baton config` and
+// the run header show them. Called at a run's front door (training/resolved_config.h) and by
+// `config check`. Returns the model's spec.
 const ModelSpec& resolve_model_params(baton::Config& config);
 
 }  // namespace baton_models

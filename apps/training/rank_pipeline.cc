@@ -42,9 +42,9 @@ std::vector<std::shared_ptr<baton::Validator>> make_validators(const baton::Conf
   return chain;
 }
 
-RankPlan plan_rank(baton::Config& config, const WorldInfo& world) {
+RankPlan plan_rank(const baton::Config& config, const WorldInfo& world) {
   RankPlan plan{baton::plugin_loader_for(config), {}, {}};
-  plan.plugins = baton::resolve_plugins(config, plan.loader);
+  plan.plugins = baton::load_plugins(config, plan.loader);
   plan.configured = baton::compile_configured_plan(config, plan.plugins, world.world_size);
   // Which plugin files run, said once: a schedule or transport selected by path, or found on
   // BATON_PLUGIN_PATH, is visible in the log.
@@ -78,7 +78,7 @@ bool prefetches_data(const baton_models::DataSettings& data, const WorldInfo& wo
   return baton::cpus_available() > world.local_world_size * at::get_num_threads();
 }
 
-std::unique_ptr<RankPipeline> build_rank_pipeline(baton::Config& config, RankPlan plan,
+std::unique_ptr<RankPipeline> build_rank_pipeline(const baton::Config& config, RankPlan plan,
                                                   const WorldInfo& world,
                                                   const std::shared_ptr<baton::Store>& store,
                                                   const RunSettings& settings,

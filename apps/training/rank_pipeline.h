@@ -45,9 +45,10 @@ struct RankPlan {
   const baton::Plan& plan() const { return configured.plan.lowered; }
 };
 
-// Loads the configured plugins and compiles the plan for the world (schedule.name must be
-// resolved: not `auto`). Throws PluginError, PlanError or ConfigError.
-RankPlan plan_rank(baton::Config& config, const WorldInfo& world);
+// Loads the configured plugins and compiles the plan for the world; `config` went through the
+// run's front door (resolved_config.h) with schedule: auto's choice in it. Throws PluginError,
+// PlanError or ConfigError.
+RankPlan plan_rank(const baton::Config& config, const WorldInfo& world);
 
 // validation.validators: the built-in ones and validator plugins, in the configured order.
 std::vector<std::shared_ptr<baton::Validator>> make_validators(const baton::Config& config,
@@ -88,7 +89,7 @@ struct RankPipeline {
   ~RankPipeline();
 };
 
-std::unique_ptr<RankPipeline> build_rank_pipeline(baton::Config& config, RankPlan plan,
+std::unique_ptr<RankPipeline> build_rank_pipeline(const baton::Config& config, RankPlan plan,
                                                   const WorldInfo& world,
                                                   const std::shared_ptr<baton::Store>& store,
                                                   const RunSettings& settings,

@@ -29,6 +29,7 @@
 #include "rank_compute.h"
 #include "rank_connections.h"
 #include "rank_pipeline.h"
+#include "resolved_config.h"
 #include "run_folder.h"
 #include "run_settings.h"
 #include "run_trace.h"
@@ -87,6 +88,9 @@ namespace {
 // the compute threads and, with schedule.name: auto, the store (the ranks meet first, so that
 // rank 0 can measure the model and every rank run what it chose: docs/auto.md) and the choice.
 struct RankStart {
+  // The run's configuration as its front door resolved it (resolved_config.h), with schedule:
+  // auto's choice in it: every later step reads it and none writes it.
+  baton::Config config;
   WorldInfo world;
   RunSettings settings;
   RankCompute compute;
@@ -95,13 +99,16 @@ struct RankStart {
   std::unique_ptr<RunFolderClaim> folder;  // rank 0: the run folder is this run's
 };
 
-RankStart start_rank(baton::Config& config, const TrainOptions& options) {
+RankStart start_rank(const baton::Config& loaded, const TrainOptions& options) {
   RankStart start;
   start.world = with_data_parallel(
-      world_from_environment(), static_cast<int>(config.section("world").get_int("data_parallel")));
+      world_from_environment(), static_cast<int>(loaded.section("world").get_int("data_parallel")));
   const WorldInfo& world = start.world;
-  set_up_logging(config, world);
-  check_world_size(config, world);
+  set_up_logging(loaded, world);
+  check_world_size(loaded, world);
+  start.config = loaded;
+  resolve_run_config(start.config);
+  const baton::Config& config = start.config;
   if (world.rank == 0 && world.replicas > 1) std::cout << describe_layout(world) << std::endl;
   start.settings = read_run_settings(config);
   const RunSettings& settings = start.settings;
@@ -133,7 +140,10 @@ RankStart start_rank(baton::Config& config, const TrainOptions& options) {
       context.recorded_choice_in = checkpoint + "/manifest.json";
     }
   }
-  start.schedule_choice = resolve_auto_schedule(config, context);
+  start.schedule_choice = choose_auto_schedule(config, context);
+  start.config = with_schedule_choice(start.config, start.schedule_choice,
+                                      settings.run_dir + "/schedule_choice.json");
+  resolve_run_config(start.config);
   return start;
 }
 
@@ -390,8 +400,9 @@ void run_steps(RankRun& run, const TrainOptions& options) {
 
 }  // namespace
 
-void train(baton::Config& config, const TrainOptions& options) {
-  RankStart start = start_rank(config, options);
+void train(const baton::Config& loaded, const TrainOptions& options) {
+  RankStart start = start_rank(loaded, options);
+  const baton::Config& config = start.config;
   const WorldInfo& world = start.world;
   const RunSettings& settings = start.settings;
   // The plan, checked before the ranks meet (unless schedule: auto met them already).

@@ -33,8 +33,9 @@ struct TrainOptions {
   std::vector<std::shared_ptr<TrainingObserver>> training_observers;
 };
 
-// Runs the configured steps on this rank. Throws baton::Error (annotated StepError when a
-// step fails); the caller prints it and exits non-zero.
-void train(baton::Config& config, const TrainOptions& options);
+// Runs the configured steps on this rank: `config` as loaded, resolved at the run's front door
+// (resolved_config.h) into the rank's own copy. Throws baton::Error (annotated StepError when
+// a step fails); the caller prints it and exits non-zero.
+void train(const baton::Config& config, const TrainOptions& options);
 
 }  // namespace baton_app

@@ -33,7 +33,7 @@ std::string misfit(const std::string& choice, const baton::Config& config, int r
          std::to_string(pipeline_ranks) + " ranks per pipeline need " + std::to_string(stages);
 }
 
-std::string choose(baton::Config& config, const AutoScheduleContext& context) {
+std::string choose(const baton::Config& config, const AutoScheduleContext& context) {
   const std::string choice_path = context.run_dir + "/schedule_choice.json";
   // On --resume, the choice the run folder or the checkpoint kept, when it fits this layout.
   const bool in_folder = context.resume && std::filesystem::exists(choice_path);
@@ -75,7 +75,10 @@ std::string choose(baton::Config& config, const AutoScheduleContext& context) {
   return text;
 }
 
-void apply(baton::Config& config, const std::string& text, const std::string& origin_text) {
+}  // namespace
+
+baton::Config with_schedule_choice(baton::Config config, const std::string& text,
+                                   const std::string& origin_text) {
   const nlohmann::json chosen = nlohmann::json::parse(text, nullptr, false);
   if (!chosen.is_object() || !chosen.contains("schedule") || !chosen.contains("bounds")) {
     throw baton::ConfigError(origin_text + ": not a schedule choice; delete it to choose again");
@@ -99,11 +102,10 @@ void apply(baton::Config& config, const std::string& text, const std::string& or
     config.set_value("model", "recompute",
                      baton::ParamValue(baton::ParamType::kStringList, "on", {"on"}, origin));
   }
+  return config;
 }
 
-}  // namespace
-
-std::string resolve_auto_schedule(baton::Config& config, const AutoScheduleContext& context) {
+std::string choose_auto_schedule(const baton::Config& config, const AutoScheduleContext& context) {
   if (config.section("schedule").get_string("name") != "auto") return "";
   std::string text;
   if (context.rank == 0) {
@@ -116,7 +118,6 @@ std::string resolve_auto_schedule(baton::Config& config, const AutoScheduleConte
     const auto bytes = context.store->get(baton::store_keys::kAutoSchedule, context.timeout);
     text.assign(bytes.begin(), bytes.end());
   }
-  apply(config, text, context.run_dir + "/schedule_choice.json");
   return text;
 }
 

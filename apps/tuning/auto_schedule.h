@@ -29,10 +29,16 @@ struct AutoScheduleContext {
   bool resume = false;
 };
 
-// When schedule.name is `auto`, replaces schedule.name, stages_per_rank, microbatches and
-// model.cuts in `config` with the chosen candidate's (origin "schedule: auto (...)") and
-// returns the choice as JSON text (for the checkpoint manifest); otherwise does nothing and
-// returns "".
-std::string resolve_auto_schedule(baton::Config& config, const AutoScheduleContext& context);
+// When schedule.name is `auto`, the chosen candidate as JSON text (rank 0 chooses, the others
+// read its choice through the store; recorded in the checkpoint manifest); otherwise "".
+// Reads `config`, never writes it.
+std::string choose_auto_schedule(const baton::Config& config, const AutoScheduleContext& context);
+
+// `config` with schedule.name, stages_per_rank, microbatches, model.cuts (and model.recompute)
+// replaced by the choice's (origin "schedule: auto (<origin_text>)"): the configuration the run
+// goes on with, resolved again at its front door (training/resolved_config.h). Throws
+// ConfigError naming `origin_text` when `text` is not a choice.
+baton::Config with_schedule_choice(baton::Config config, const std::string& text,
+                                   const std::string& origin_text);
 
 }  // namespace baton_app

@@ -92,7 +92,7 @@ void drop_gradients(baton::UnitChain& chain) {
 // at the microbatch size being timed, so that the profile times each unit in company.
 class CompanionLoad {
  public:
-  CompanionLoad(baton::Config& config, int companions) {
+  CompanionLoad(const baton::Config& config, int companions) {
     for (int i = 0; i < companions; ++i) {
       models_.push_back(std::make_unique<baton_models::BuiltModel>(
           baton_models::build_model(baton_models::read_model_settings(config), /*seed=*/1)));
@@ -404,7 +404,7 @@ std::string profile_fingerprint(const baton::Config& config) {
   return text;
 }
 
-ModelProfile profile_model(baton::Config& config, const std::string& data_dir,
+ModelProfile profile_model(const baton::Config& config, const std::string& data_dir,
                            std::chrono::milliseconds timeout, int repeats) {
   baton_models::BuiltModel model =
       baton_models::build_model(baton_models::read_model_settings(config), /*seed=*/0);
@@ -444,7 +444,7 @@ ModelProfile profile_model(baton::Config& config, const std::string& data_dir,
   return profile;
 }
 
-CachedProfile cached_or_measured_profile(baton::Config& config, const std::string& path,
+CachedProfile cached_or_measured_profile(const baton::Config& config, const std::string& path,
                                          const std::string& data_dir,
                                          std::chrono::milliseconds timeout) {
   CachedProfile cached;

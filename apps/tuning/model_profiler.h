@@ -24,7 +24,7 @@ std::string profile_fingerprint(const baton::Config& config);
 // for the bytes kept), pass after pass over all the microbatch sizes; then the configured
 // transport's message costs (transfer_profiler.h).
 // `timeout` bounds each wait of the transport's measurement (world.timeout_s in a run).
-ModelProfile profile_model(baton::Config& config, const std::string& data_dir,
+ModelProfile profile_model(const baton::Config& config, const std::string& data_dir,
                            std::chrono::milliseconds timeout, int repeats = 15);
 
 struct CachedProfile {
@@ -35,7 +35,7 @@ struct CachedProfile {
 
 // The profile at `path` when its fingerprint matches this configuration; otherwise measured
 // and written there (atomically). `baton tune` and `schedule: auto` share it.
-CachedProfile cached_or_measured_profile(baton::Config& config, const std::string& path,
+CachedProfile cached_or_measured_profile(const baton::Config& config, const std::string& path,
                                          const std::string& data_dir,
                                          std::chrono::milliseconds timeout);
 

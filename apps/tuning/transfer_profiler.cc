@@ -186,10 +186,10 @@ LoadedExchange exchange_under_load(baton::Transport& transport, int me, std::int
           sum.wait_s / exchanges};
 }
 
-ProbeTimes probe_pair(baton::Config& config, std::int64_t large_bytes,
+ProbeTimes probe_pair(const baton::Config& config, std::int64_t large_bytes,
                       std::chrono::milliseconds timeout) {
   const baton::ConfiguredPlugins plugins =
-      baton::resolve_plugins(config, baton::plugin_loader_for(config));
+      baton::load_plugins(config, baton::plugin_loader_for(config));
   const baton::Viability viability = plugins.transport->viability();
   if (!viability.viable) throw baton::PluginError("cannot run here: " + viability.reason);
   const ScratchFolder scratch("baton-transfer-probe");
@@ -257,7 +257,7 @@ ProbeTimes probe_pair(baton::Config& config, std::int64_t large_bytes,
 
 }  // namespace
 
-TransferProfile profile_transfers(baton::Config& config, double largest_message_bytes,
+TransferProfile profile_transfers(const baton::Config& config, double largest_message_bytes,
                                   std::chrono::milliseconds timeout) {
   const std::string name = config.section("transport").get_string("name");
   const auto large_bytes = static_cast<std::int64_t>(

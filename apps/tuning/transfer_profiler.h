@@ -20,7 +20,7 @@ namespace baton_app {
 // `largest_message_bytes`: the biggest activation a stage may send (the fit's second point).
 // A transport that cannot run here, or a probe that fails, is recorded in `source` with why,
 // at zero cost (the search then ignores transfers), and said on stderr.
-TransferProfile profile_transfers(baton::Config& config, double largest_message_bytes,
+TransferProfile profile_transfers(const baton::Config& config, double largest_message_bytes,
                                   std::chrono::milliseconds timeout);
 
 }  // namespace baton_app

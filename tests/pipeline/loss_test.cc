@@ -9,6 +9,7 @@
 #include "baton/error.h"
 #include "launch_run.h"
 #include "model_catalog.h"
+#include "model_specs.h"
 #include "torch_reference.h"
 #include "training/config_sections.h"
 
@@ -43,7 +44,9 @@ baton::Config config_for(const std::string& loss) {
   baton::ConfigOverrides overrides;
   overrides.set = settings_for(loss);
   overrides.use_environment = false;
-  return baton::load_config_text("", "test", overrides);
+  baton::Config config = baton::load_config_text("", "test", overrides);
+  baton_models::resolve_model_params(config);  // a run's front door does it
+  return config;
 }
 
 // Plain PyTorch computes the reference: mse with torch.nn.functional, a scripted loss by

@@ -29,7 +29,7 @@ struct PipelineRankOptions {
 
 // Trains the run as the trainer does, with a recorder listening to every step.
 void record_run(const PipelineRankOptions& options) {
-  baton::Config config = load_run_config(options.run);
+  const baton::Config config = load_run_config(options.run);
   TrainOptions train_options;
   train_options.data_dir = BATON_DATA_DIR;
   PipelineRecorder recorder(options.record);

@@ -19,6 +19,7 @@
 #include "baton/unit_chain.h"
 #include "command_line.h"
 #include "model_catalog.h"
+#include "model_specs.h"
 #include "step_seed.h"
 #include "stopwatch.h"
 #include "training/gradient_clipping.h"
@@ -50,6 +51,8 @@ int run_unpipelined_rank(const UnpipelinedOptions& options) {
   baton::Config config = options.config.empty()
                              ? baton::load_config_text("", "<embedded default>", overrides)
                              : baton::load_config_file(options.config, overrides);
+  // This rank's front door: it trains the model alone, without plugins.
+  baton_models::resolve_model_params(config);
   const int steps = options.steps;
   const int warmup = options.warmup;
   WorldInfo world;

@@ -20,6 +20,7 @@
 #include "training/rank_compute.h"
 #include "training/rank_connections.h"
 #include "training/rank_pipeline.h"
+#include "training/resolved_config.h"
 #include "training/store_count.h"
 
 namespace baton_app {
@@ -78,6 +79,7 @@ std::unique_ptr<CandidatePipeline> set_up_candidate(const RunOptions& run,
   if (config.section("schedule").get_string("name") == "auto") {
     throw baton::ConfigError("a candidate names its schedule (schedule.name is auto)");
   }
+  resolve_run_config(config);
   const RunSettings settings = read_run_settings(config);
   RankPipelineOptions pipeline_options;
   pipeline_options.data_dir = data_dir;
@@ -188,6 +190,7 @@ struct SharedWorld {
 
 SharedWorld join_the_rotation(const RunOptions& run) {
   baton::Config base = load_run_config(run);
+  resolve_run_config(base);
   SharedWorld shared;
   shared.world = with_data_parallel(
       world_from_environment(), static_cast<int>(base.section("world").get_int("data_parallel")));
@@ -197,7 +200,7 @@ SharedWorld join_the_rotation(const RunOptions& run) {
   set_up_compute(base, shared.world);
   shared.store = meet_the_other_ranks(base, shared.world, shared.settings);
   const baton::ConfiguredPlugins transport_plugin =
-      baton::resolve_plugins(base, baton::plugin_loader_for(base));
+      baton::load_plugins(base, baton::plugin_loader_for(base));
   shared.transport = connect_transport(base, transport_plugin, shared.world, shared.store,
                                        shared.settings.timeout);
   return shared;

@@ -21,6 +21,7 @@
 #include "pipeline_runs.h"
 #include "rank_correlation.h"
 #include "training/rank_compute.h"
+#include "training/resolved_config.h"
 #include "training/run_settings.h"
 #include "training/world_info.h"
 #include "tuning/model_profiler.h"
@@ -157,6 +158,7 @@ Searched search_candidates(const TuneBenchOptions& options) {
   searched.base = options.settings;
   PipelineBenchSettings& base = searched.base;
   baton::Config config = load_bench_config(base);
+  resolve_run_config(config);
   base.ranks = static_cast<int>(config.section("world").get_int("ranks"));
   if (base.ranks < 2) {
     throw baton::ConfigError("bench tune needs at least 2 ranks (world.ranks is " +

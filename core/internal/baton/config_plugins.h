@@ -28,6 +28,10 @@ BATON_API PluginLoader plugin_loader_for(const Config& config);
 // ("run.yaml:9:9: schedule.name: …").
 BATON_API ConfiguredPlugins resolve_plugins(Config& config, const PluginLoader& loader);
 
+// The same plugins, loaded and checked as resolve_plugins() does, for a configuration whose
+// plugin parameters it already stored (a run's front door did): reads `config`, never writes.
+BATON_API ConfiguredPlugins load_plugins(const Config& config, const PluginLoader& loader);
+
 struct ConfiguredPlan {
   ScheduleShape shape;  // one pipeline's
   CompiledPlan plan;    // with REDUCE_GRAD when data_parallel > 1

@@ -8,8 +8,8 @@
 namespace baton {
 namespace {
 
-std::shared_ptr<LoadedPlugin> resolve_one(Config& config, const PluginLoader& loader,
-                                          const std::string& section, PluginKind kind) {
+std::shared_ptr<LoadedPlugin> load_one(const Config& config, const PluginLoader& loader,
+                                       const std::string& section, PluginKind kind) {
   const ParamValue& name = config.section(section).at("name");
   // Chosen when the run starts (or by `baton tune`): no plugin of that name to load.
   if (kind == PluginKind::kSchedule && name.as_string() == "auto") return nullptr;
@@ -19,12 +19,17 @@ std::shared_ptr<LoadedPlugin> resolve_one(Config& config, const PluginLoader& lo
   } catch (const PluginError& error) {
     throw PluginError(name.origin().description + ": " + section + ".name: " + error.what());
   }
+  return plugin;
+}
+
+void resolve_params_of(Config& config, const std::shared_ptr<LoadedPlugin>& plugin,
+                       const std::string& section) {
+  if (!plugin) return;
   const PluginDescriptor& descriptor = plugin->descriptor();
   config.set_plugin_params(
-      section,
-      resolve_params(config.raw_params(section), descriptor.params, descriptor.num_params,
-                     std::string(plugin_kind_name(kind)) + " plugin '" + plugin->name() + "'"));
-  return plugin;
+      section, resolve_params(config.raw_params(section), descriptor.params, descriptor.num_params,
+                              std::string(plugin_kind_name(descriptor.kind)) + " plugin '" +
+                                  plugin->name() + "'"));
 }
 
 }  // namespace
@@ -47,9 +52,16 @@ PluginLoader plugin_loader_for(const Config& config) {
 }
 
 ConfiguredPlugins resolve_plugins(Config& config, const PluginLoader& loader) {
+  ConfiguredPlugins plugins = load_plugins(config, loader);
+  resolve_params_of(config, plugins.schedule, "schedule");
+  resolve_params_of(config, plugins.transport, "transport");
+  return plugins;
+}
+
+ConfiguredPlugins load_plugins(const Config& config, const PluginLoader& loader) {
   ConfiguredPlugins plugins;
-  plugins.schedule = resolve_one(config, loader, "schedule", PluginKind::kSchedule);
-  plugins.transport = resolve_one(config, loader, "transport", PluginKind::kTransport);
+  plugins.schedule = load_one(config, loader, "schedule", PluginKind::kSchedule);
+  plugins.transport = load_one(config, loader, "transport", PluginKind::kTransport);
   const ParamValue& replicas = config.section("world").at("data_parallel");
   if (replicas.as_int() > 1 &&
       interface_version(plugins.transport->descriptor(), kAllReduceInterface.name) <

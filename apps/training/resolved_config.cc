@@ -1,0 +1,13 @@
+#include "resolved_config.h"
+
+#include "baton/config_plugins.h"
+#include "model_specs.h"
+
+namespace baton_app {
+
+void resolve_run_config(baton::Config& config) {
+  baton::resolve_plugins(config, baton::plugin_loader_for(config));
+  baton_models::resolve_model_params(config);
+}
+
+}  // namespace baton_app
