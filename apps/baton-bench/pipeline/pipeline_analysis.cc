@@ -111,71 +111,60 @@ double real_step_ms(const std::vector<PipelineRecord>& records, int warmup) {
   return median_of(step_intervals_ms(records, warmup));
 }
 
-void analyse_pipeline(const std::vector<PipelineRecord>& records, int warmup,
-                      const baton::Plan& plan, PipelineFigures* figures) {
-  figures->ranks = static_cast<int>(records.size());
-  figures->stages = plan.num_stages;
-  figures->microbatches = plan.num_microbatches;
-  figures->schedule = plan.schedule_name;
+namespace {
 
-  for (const RecordedStep& step : records.at(0).steps) {
-    if (step.step > warmup) ++figures->measured_steps;
+// The RECVs of rank `rank`'s column of the plan: what its "post receives" posts each step.
+int plan_receives(const baton::Plan& plan, std::size_t rank) {
+  int receives = 0;
+  if (rank >= plan.rank_steps.size()) return 0;
+  for (const baton::PlanSlot& slot : plan.rank_steps[rank]) {
+    receives += slot && (slot->type == baton::ActionType::kRecvForward ||
+                         slot->type == baton::ActionType::kRecvBackward);
   }
-  figures->real_ms = real_step_ms(records, warmup);
+  return receives;
+}
 
-  CostSamples costs;
-  std::vector<double> send_posts;
-  std::vector<double> receive_posts;  // per receive: a step's "post receives" over its count
-  for (std::size_t rank = 0; rank < records.size(); ++rank) {
-    const PipelineRecord& record = records[rank];
-    int receives = 0;  // the rank's RECVs in the plan: what its "post receives" posts
-    if (rank < plan.rank_steps.size()) {
-      for (const baton::PlanSlot& slot : plan.rank_steps[rank]) {
-        receives += slot && (slot->type == baton::ActionType::kRecvForward ||
-                             slot->type == baton::ActionType::kRecvBackward);
+// One rank's measured steps (after the warm-up), as ms per step, with each action's cost and
+// each post's added to the run's samples.
+RankBreakdown rank_breakdown(const PipelineRecord& record, int receives, int warmup,
+                             CostSamples* costs, std::vector<double>* send_posts,
+                             std::vector<double>* receive_posts) {
+  RankBreakdown breakdown;
+  int counted = 0;
+  for (std::size_t i = 0; i < record.steps.size(); ++i) {
+    const RecordedStep& step = record.steps[i];
+    if (step.step <= warmup) continue;
+    ++counted;
+    double spanned = 0;
+    for (const baton::StepSpan& span : step.spans) {
+      const double ms = (span.end - span.start) * 1000;
+      if (span.kind == baton::SpanKind::kReduction) {
+        // Beside the rank's work, not part of its step's spans: one stage's all-reduce.
+        (*costs)[{span.action.stage, "R"}].push_back(ms);
+        continue;
       }
+      spanned += ms;
+      count_span(span, ms, receives, &breakdown, costs, send_posts, receive_posts);
     }
-    RankBreakdown breakdown;
-    int counted = 0;
-    for (std::size_t i = 0; i < record.steps.size(); ++i) {
-      const RecordedStep& step = record.steps[i];
-      if (step.step <= warmup) continue;
-      ++counted;
-      double spanned = 0;
-      for (const baton::StepSpan& span : step.spans) {
-        const double ms = (span.end - span.start) * 1000;
-        if (span.kind == baton::SpanKind::kReduction) {
-          // Beside the rank's work, not part of its step's spans: one stage's all-reduce.
-          costs[{span.action.stage, "R"}].push_back(ms);
-          continue;
-        }
-        spanned += ms;
-        count_span(span, ms, receives, &breakdown, &costs, &send_posts, &receive_posts);
-      }
-      breakdown.executor_other_ms += std::max(0.0, step.executor_seconds * 1000 - spanned);
-      const double whole = i + 1 < record.steps.size()
-                               ? record.steps[i + 1].started_s - step.started_s
-                               : step.seconds;
-      breakdown.between_steps_ms += std::max(0.0, (whole - step.executor_seconds) * 1000);
-    }
-    if (counted > 0) {
-      for (double* value : {&breakdown.compute_ms, &breakdown.actions, &breakdown.post_ms,
-                            &breakdown.wait_recv_forward_ms, &breakdown.wait_recv_backward_ms,
-                            &breakdown.wait_sends_ms, &breakdown.executor_other_ms,
-                            &breakdown.between_steps_ms, &breakdown.wait_reduce_ms}) {
-        *value /= counted;
-      }
-    }
-    figures->ranks_breakdown.push_back(breakdown);
-    if (record.probe_one_way_s >= 0) {
-      figures->transfer_ms = record.probe_one_way_s * 1000;
-      figures->transfer_bytes = record.probe_bytes;
+    breakdown.executor_other_ms += std::max(0.0, step.executor_seconds * 1000 - spanned);
+    const double whole =
+        i + 1 < record.steps.size() ? record.steps[i + 1].started_s - step.started_s : step.seconds;
+    breakdown.between_steps_ms += std::max(0.0, (whole - step.executor_seconds) * 1000);
+  }
+  if (counted > 0) {
+    for (double* value : {&breakdown.compute_ms, &breakdown.actions, &breakdown.post_ms,
+                          &breakdown.wait_recv_forward_ms, &breakdown.wait_recv_backward_ms,
+                          &breakdown.wait_sends_ms, &breakdown.executor_other_ms,
+                          &breakdown.between_steps_ms, &breakdown.wait_reduce_ms}) {
+      *value /= counted;
     }
   }
-  figures->send_post_ms = median_of(send_posts);
-  figures->recv_post_ms = median_of(receive_posts);
+  return breakdown;
+}
 
-  // Predicted: the plan replayed with what each action really cost in this run.
+// Predicted: the plan replayed with what each action really cost in this run (each action's
+// median also goes into `figures->action_costs`).
+double predicted_ms(const baton::Plan& plan, const CostSamples& costs, PipelineFigures* figures) {
   baton::MeasuredCosts measured;
   measured.stages.resize(static_cast<std::size_t>(plan.num_stages));
   for (auto& stage : measured.stages) stage = {0, 0, 0, 0};
@@ -195,10 +184,13 @@ void analyse_pipeline(const std::vector<PipelineRecord>& records, int warmup,
   measured.transfer_time = figures->transfer_ms;
   measured.send_overhead = figures->send_post_ms;
   measured.recv_overhead = figures->recv_post_ms;
-  figures->predicted_ms = baton::simulate(plan, measured).makespan;
+  return baton::simulate(plan, measured).makespan;
+}
 
-  // The schedule's ideal: balanced stages (F = 1/v, B = 2/v), free transfers.
-  const int per_rank = std::max(1, plan.num_stages / std::max(1, figures->ranks));
+// The schedule's ideal: balanced stages (F = 1/v, B = 2/v), free transfers; makespan over the
+// busiest rank's work.
+double ideal_ratio(const baton::Plan& plan, int ranks) {
+  const int per_rank = std::max(1, plan.num_stages / std::max(1, ranks));
   baton::SimulationCosts ideal;
   ideal.forward = 1.0 / per_rank;
   ideal.backward = 2.0 / per_rank;
@@ -207,7 +199,38 @@ void analyse_pipeline(const std::vector<PipelineRecord>& records, int warmup,
   const baton::SimulationResult simulated = baton::simulate(plan, ideal);
   double busiest = 0;
   for (const auto& rank : simulated.ranks) busiest = std::max(busiest, rank.busy_time);
-  figures->ideal_ratio = busiest > 0 ? simulated.makespan / busiest : 1.0;
+  return busiest > 0 ? simulated.makespan / busiest : 1.0;
+}
+
+}  // namespace
+
+void analyse_pipeline(const std::vector<PipelineRecord>& records, int warmup,
+                      const baton::Plan& plan, PipelineFigures* figures) {
+  figures->ranks = static_cast<int>(records.size());
+  figures->stages = plan.num_stages;
+  figures->microbatches = plan.num_microbatches;
+  figures->schedule = plan.schedule_name;
+  for (const RecordedStep& step : records.at(0).steps) {
+    if (step.step > warmup) ++figures->measured_steps;
+  }
+  figures->real_ms = real_step_ms(records, warmup);
+
+  CostSamples costs;
+  std::vector<double> send_posts;
+  std::vector<double> receive_posts;  // per receive: a step's "post receives" over its count
+  for (std::size_t rank = 0; rank < records.size(); ++rank) {
+    const PipelineRecord& record = records[rank];
+    figures->ranks_breakdown.push_back(rank_breakdown(record, plan_receives(plan, rank), warmup,
+                                                      &costs, &send_posts, &receive_posts));
+    if (record.probe_one_way_s >= 0) {
+      figures->transfer_ms = record.probe_one_way_s * 1000;
+      figures->transfer_bytes = record.probe_bytes;
+    }
+  }
+  figures->send_post_ms = median_of(send_posts);
+  figures->recv_post_ms = median_of(receive_posts);
+  figures->predicted_ms = predicted_ms(plan, costs, figures);
+  figures->ideal_ratio = ideal_ratio(plan, figures->ranks);
 }
 
 std::string format_pipeline_table(const PipelineFigures& f) {

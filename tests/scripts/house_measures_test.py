@@ -1,0 +1,44 @@
+"""scripts/house-measures on a tree written here: a room's lines, a function's length, the
+configuration's declarations (mutable or not) and the writes into one.
+
+usage: house_measures_test.py PATH/TO/scripts/house-measures
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SCRIPT = sys.argv.pop(1)
+
+
+def write(root, relative, text):
+    path = os.path.join(root, relative)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+class HouseMeasures(unittest.TestCase):
+    def test_counts_what_the_tree_holds(self):
+        with tempfile.TemporaryDirectory() as root:
+            body = "".join("  step(%d);\n" % i for i in range(10))
+            write(root, "apps/training/loop.cc",
+                  "namespace x {\n\nvoid run_steps(int n,\n               int m) {\n" + body +
+                  "}\n\n}  // namespace x\n")
+            write(root, "apps/training/loop.h",
+                  "void a(const baton::Config& config);\nvoid b(baton::Config& config, int n);\n")
+            write(root, "apps/models/specs.cc", "void r() { config.set_plugin_params(\"m\", v); }\n")
+            write(root, "build/ignored.cc", "void ignored() {\n}\n")
+            out = subprocess.run([sys.executable, SCRIPT, root], check=True,
+                                 capture_output=True, text=True).stdout
+        # 2 lines of signature, 10 of body, the closing brace.
+        self.assertIn("    13  run_steps (apps/training/loop.cc)", out)
+        self.assertIn("  2 / 1  apps/training", out)
+        self.assertIn("  2 / 1  in all", out)
+        self.assertIn("(set_value, set_plugin_params): 1", out)
+        self.assertNotIn("ignored", out)
+
+
+if __name__ == "__main__":
+    unittest.main()
