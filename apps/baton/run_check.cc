@@ -8,9 +8,9 @@
 namespace baton_app {
 
 void check_run_before_start(baton::Config& config) {
-  resolve_run_config(config);  // the front door every rank goes through
+  // The front door every rank goes through, and the plugins it loaded.
+  const baton::ConfiguredPlugins plugins = resolve_run_config(config);
   const baton::PluginLoader loader = baton::plugin_loader_for(config);
-  const baton::ConfiguredPlugins plugins = baton::load_plugins(config, loader);
   // By convention a plugin's float parameter named *_s is a duration (docs/writing-plugins):
   // a negative, non-finite or absurd one fails here, not when the plugin starts.
   const bool auto_schedule = config.section("schedule").get_string("name") == "auto";

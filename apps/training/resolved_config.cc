@@ -5,9 +5,11 @@
 
 namespace baton_app {
 
-void resolve_run_config(baton::Config& config) {
-  baton::resolve_plugins(config, baton::plugin_loader_for(config));
+baton::ConfiguredPlugins resolve_run_config(baton::Config& config) {
+  baton::ConfiguredPlugins plugins =
+      baton::resolve_plugins(config, baton::plugin_loader_for(config));
   baton_models::resolve_model_params(config);
+  return plugins;
 }
 
 }  // namespace baton_app

@@ -7,10 +7,12 @@
 #pragma once
 
 #include "baton/config.h"
+#include "baton/config_plugins.h"
 
 namespace baton_app {
 
-// Throws PluginError or ConfigError naming the key, as `baton config check` does.
-void resolve_run_config(baton::Config& config);
+// Returns the plugins it loaded (the schedule's is null for schedule: auto). Throws
+// PluginError or ConfigError naming the key, as `baton config check` does.
+baton::ConfiguredPlugins resolve_run_config(baton::Config& config);
 
 }  // namespace baton_app

@@ -162,15 +162,24 @@ class StoreWork final : public baton::Work {
       outcome_->fail(outcome_->name() + " failed: the message holds " + std::to_string(sent) +
                      " bytes, the receive expects " + std::to_string(expected) + " bytes");
     } else {
+      // Each part holds exactly its share of the message: copied only then, so that a
+      // damaged store value can never write past the receive's tensor.
       auto* out = static_cast<std::uint8_t*>(tensor_.data_ptr());
       const std::size_t first = std::min<std::size_t>(sent, kPartBytes);
-      std::memcpy(out, head.data() + kSizeBytes, first);
-      for (std::size_t part = 1; part <= parts; ++part) {
+      bool whole = head.size() == kSizeBytes + first;
+      if (whole) std::memcpy(out, head.data() + kSizeBytes, first);
+      for (std::size_t part = 1; whole && part <= parts; ++part) {
         const std::vector<std::uint8_t> bytes =
             shared_->store->get(key_ + "/" + std::to_string(part), milliseconds(0));
-        std::memcpy(out + part * kPartBytes, bytes.data(), bytes.size());
+        whole = bytes.size() == std::min<std::size_t>(sent - part * kPartBytes, kPartBytes);
+        if (whole) std::memcpy(out + part * kPartBytes, bytes.data(), bytes.size());
       }
-      outcome_->succeed();
+      if (whole) {
+        outcome_->succeed();
+      } else {
+        outcome_->fail(outcome_->name() + " failed: the message's parts in the store do not " +
+                       "add up to the " + std::to_string(sent) + " bytes it announced");
+      }
     }
     for (std::size_t part = 1; part <= parts; ++part) {
       shared_->store->remove(key_ + "/" + std::to_string(part));
