@@ -40,13 +40,13 @@ int run_tune(const TuneOptions& options) {
   WorldInfo world;  // one process: the threads a rank of this run would have
   world.world_size = static_cast<int>(config.section("world").get_int("ranks"));
   world.local_world_size = world.world_size;
-  const RankCompute compute = set_up_compute(config, world);
+  const RankCompute compute = set_up_compute(settings.world, world);
   std::cerr << "compute: " << compute.describe() << "\n";
 
   const std::string path =
       options.profile.empty() ? settings.run_dir + "/profile.json" : options.profile;
-  const CachedProfile cached =
-      cached_or_measured_profile(config, path, BATON_DATA_DIR, settings.timeout);
+  const CachedProfile cached = cached_or_measured_profile(read_profile_settings(config), path,
+                                                          BATON_DATA_DIR, settings.timeout);
   if (!cached.why_measured.empty()) {
     std::cerr << "profile: " << cached.why_measured << "; measured again\n";
   }

@@ -30,33 +30,24 @@ class EvalMode {
 
 }  // namespace
 
-EvalSettings read_eval_settings(const baton::Config& config) {
-  const baton::ParamValues& section = config.section("eval");
-  EvalSettings settings;
-  settings.every = static_cast<int>(section.get_int("every"));
-  settings.batches = static_cast<int>(section.get_int("batches"));
-  return settings;
-}
-
-Evaluation::Evaluation(const baton::Config& config, RankPipeline& pipeline, const WorldInfo& world,
-                       std::chrono::milliseconds timeout, const std::string& data_dir)
-    : settings_(read_eval_settings(config)),
+Evaluation::Evaluation(const RunSettings& settings, RankPipeline& pipeline, const WorldInfo& world,
+                       const std::string& data_dir)
+    : settings_(settings.eval),
       pipeline_(pipeline),
-      config_(config),
+      validators_(settings.stages.validators),
       world_(world),
-      timeout_(timeout) {
+      timeout_(settings.timeout) {
   if (settings_.every <= 0) return;
   // The training's data settings, pointed at the held-out data.
-  baton_models::DataSettings data = baton_models::read_data_settings(config);
-  const baton::ParamValues& eval = config.section("eval");
+  baton_models::DataSettings data = settings.data;
   data.seed += 1;
   const bool files = data.source.as_string() == "files";
   if (files) {
-    data.inputs = eval.at("inputs");
-    data.targets = eval.at("targets");
+    data.inputs = settings_.inputs;
+    data.targets = settings_.targets;
     data.batch_size = 1;  // rows are taken by index below; a file of any size is fine
-  } else if (!eval.get_string("tokens").empty()) {
-    data.tokens = eval.at("tokens");
+  } else if (!settings_.tokens.as_string().empty()) {
+    data.tokens = settings_.tokens;
   }
   source_ = baton_models::make_batch_source(data, pipeline_.model, data_dir);
   // In the training's microbatches: the same rows per microbatch, so a pass is shaped as a
@@ -97,8 +88,8 @@ baton::PipelineExecutor& Evaluation::executor_for(int microbatches, std::int64_t
   options.count_targets = pipeline_.model.count_targets;
   slot = std::make_unique<baton::PipelineExecutor>(
       world_.pipeline_rank, baton::forward_only_plan(pipeline_.plan.plan(), microbatches),
-      pipeline_.local.stages, pipeline_.transport, make_validators(config_, pipeline_.plan.loader),
-      pipeline_.model.loss, options);
+      pipeline_.local.stages, pipeline_.transport,
+      make_validators(validators_, pipeline_.plan.loader), pipeline_.model.loss, options);
   // Every rank sets up the same passes in the same order (the shapes' handshake).
   const Microbatch& first = microbatches_.front();
   baton::StepData data;

@@ -19,24 +19,19 @@
 #include <utility>
 #include <vector>
 
-#include "baton/config.h"
+#include "baton/params.h"
 #include "rank_pipeline.h"
+#include "run_settings.h"
 
 namespace baton_app {
-
-struct EvalSettings {
-  int every = 0;    // 0: off
-  int batches = 4;  // drawn sources
-};
-
-EvalSettings read_eval_settings(const baton::Config& config);
 
 class Evaluation {
  public:
   // Reads the held-out data (on every rank: a rank uses the inputs or the targets its stages
-  // need). Throws ConfigError naming the eval key when the data does not fit the model.
-  Evaluation(const baton::Config& config, RankPipeline& pipeline, const WorldInfo& world,
-             std::chrono::milliseconds timeout, const std::string& data_dir);
+  // need), as `settings.eval` says, in the training's data settings. Throws ConfigError naming
+  // the eval key when the data does not fit the model.
+  Evaluation(const RunSettings& settings, RankPipeline& pipeline, const WorldInfo& world,
+             const std::string& data_dir);
   ~Evaluation();
 
   bool due(int step, int last_step) const;
@@ -54,7 +49,7 @@ class Evaluation {
 
   EvalSettings settings_;
   RankPipeline& pipeline_;
-  const baton::Config& config_;
+  baton::ParamValue validators_;  // validation.validators
   WorldInfo world_;
   std::chrono::milliseconds timeout_;
   std::unique_ptr<baton_models::BatchSource> source_;

@@ -30,7 +30,7 @@ std::vector<baton::TiedParameter> find_tied_parameters(const baton::UnitChain& c
   return ties;
 }
 
-LocalStages cut_into_stages(const baton::Config& config, baton_models::BuiltModel& model,
+LocalStages cut_into_stages(baton_models::BuiltModel& model,
                             const baton::ConfiguredPlan& configured, const WorldInfo& world,
                             const std::shared_ptr<baton::Store>& store, const RunSettings& settings,
                             const std::vector<at::Tensor>& first_microbatch, bool resume) {
@@ -51,7 +51,7 @@ LocalStages cut_into_stages(const baton::Config& config, baton_models::BuiltMode
     }
     for (int s = 0; s <= shape.num_stages(); ++s) local.bounds.push_back(s);
   } else {
-    local.bounds = resolve_stage_boundaries(config, *model.chain, shape.num_stages(),
+    local.bounds = resolve_stage_boundaries(settings.stages.cuts, *model.chain, shape.num_stages(),
                                             first_microbatch, context);
   }
   for (int s = 0; s < shape.num_stages(); ++s) {

@@ -8,7 +8,6 @@
 #include <utility>
 #include <vector>
 
-#include "baton/config.h"
 #include "baton/config_plugins.h"
 #include "baton/runtime/executor.h"
 #include "baton/store.h"
@@ -35,7 +34,8 @@ struct LocalStages {
 std::vector<baton::TiedParameter> find_tied_parameters(const baton::UnitChain& chain,
                                                        const std::vector<int>& bounds);
 
-LocalStages cut_into_stages(const baton::Config& config, baton_models::BuiltModel& model,
+// Cut at settings.stages.cuts (model.cuts).
+LocalStages cut_into_stages(baton_models::BuiltModel& model,
                             const baton::ConfiguredPlan& configured, const WorldInfo& world,
                             const std::shared_ptr<baton::Store>& store, const RunSettings& settings,
                             const std::vector<at::Tensor>& first_microbatch, bool resume);

@@ -39,9 +39,9 @@ void RankCompute::add_json_fields(nlohmann::ordered_json& record) const {
   record["allocator"] = allocator;
 }
 
-RankCompute set_up_compute(const baton::Config& config, const WorldInfo& world) {
+RankCompute set_up_compute(const WorldSettings& settings, const WorldInfo& world) {
   RankCompute setup;
-  const baton::ParamValue& configured = config.section("run").at("threads");
+  const baton::ParamValue& configured = settings.threads;
   if (configured.as_int() < 0 || configured.as_int() > 4096) {
     throw baton::ConfigError(configured.origin().description + ": run.threads must be from 0 " +
                              "(automatic) to 4096, got " + configured.text());

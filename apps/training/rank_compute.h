@@ -7,7 +7,6 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "baton/config.h"
 #include "baton/runtime/compute_environment.h"
 #include "world_info.h"
 
@@ -24,8 +23,8 @@ struct RankCompute {
   void add_json_fields(nlohmann::ordered_json& record) const;
 };
 
-// Reads run.threads, applies it (baton::apply_threads), sets the allocator policy and
+// Applies settings.threads (run.threads) (baton::apply_threads), sets the allocator policy and
 // detects the BLAS.
-RankCompute set_up_compute(const baton::Config& config, const WorldInfo& world);
+RankCompute set_up_compute(const WorldSettings& settings, const WorldInfo& world);
 
 }  // namespace baton_app

@@ -19,16 +19,15 @@ double rounded_seconds_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-std::shared_ptr<baton::Store> meet_the_other_ranks(const baton::Config& config,
-                                                   const WorldInfo& world,
-                                                   const RunSettings& settings) {
+std::shared_ptr<baton::Store> meet_the_other_ranks(const RunSettings& settings,
+                                                   const WorldInfo& world) {
   if (world.world_size == 1) return nullptr;
-  const baton::ParamValues& w = config.section("world");
+  const ConnectionSettings& configured = settings.connections;
   baton::RendezvousOptions rendezvous;
-  rendezvous.kind = w.get_string("rendezvous");
-  rendezvous.address = world.store_address.empty() ? w.get_string("address") : world.store_address;
-  rendezvous.port = world.store_port > 0 ? world.store_port : static_cast<int>(w.get_int("port"));
-  rendezvous.file = w.get_string("file");
+  rendezvous.kind = configured.rendezvous;
+  rendezvous.address = world.store_address.empty() ? configured.address : world.store_address;
+  rendezvous.port = world.store_port > 0 ? world.store_port : configured.port;
+  rendezvous.file = configured.file;
   rendezvous.rank = world.rank;
   rendezvous.world_size = world.world_size;
   rendezvous.timeout = settings.timeout;
@@ -58,7 +57,7 @@ std::shared_ptr<baton::Store> meet_the_other_ranks(const baton::Config& config,
   return store;
 }
 
-ConnectedTransport connect_transport(const baton::Config& config,
+ConnectedTransport connect_transport(const ConnectionSettings& settings,
                                      const baton::ConfiguredPlugins& plugins,
                                      const WorldInfo& world,
                                      const std::shared_ptr<baton::Store>& store,
@@ -71,15 +70,12 @@ ConnectedTransport connect_transport(const baton::Config& config,
   }
   // Where the ranks meet tells a transport where they are: on loopback, all on this machine
   // (UCX's net_devices: auto then listens on lo only). Plugins read it from the environment.
-  const std::string address = world.store_address.empty()
-                                  ? config.section("world").get_string("address")
-                                  : world.store_address;
+  const std::string address = world.store_address.empty() ? settings.address : world.store_address;
   ::setenv("BATON_WORLD_ADDRESS", address.c_str(), 1);
   // How many ranks share this machine (UCX's progress_poll_us: auto polls only with CPUs
   // to spare).
   ::setenv("BATON_LOCAL_RANKS", std::to_string(world.local_world_size).c_str(), 1);
-  auto transport =
-      plugins.transport->create_shared<baton::Transport>(config.plugin_params("transport"));
+  auto transport = plugins.transport->create_shared<baton::Transport>(settings.transport_params);
   const baton::TransportInterfaces interfaces =
       baton::transport_interfaces(plugins.transport->descriptor(), *transport);
   if (interfaces.v2 != nullptr) {

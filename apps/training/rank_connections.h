@@ -7,7 +7,6 @@
 #include <memory>
 #include <string>
 
-#include "baton/config.h"
 #include "baton/config_plugins.h"
 #include "baton/store.h"
 #include "baton/transport_interfaces.h"
@@ -17,9 +16,8 @@
 namespace baton_app {
 
 // The store every rank meets through; null for a single rank, which talks to nobody.
-std::shared_ptr<baton::Store> meet_the_other_ranks(const baton::Config& config,
-                                                   const WorldInfo& world,
-                                                   const RunSettings& settings);
+std::shared_ptr<baton::Store> meet_the_other_ranks(const RunSettings& settings,
+                                                   const WorldInfo& world);
 
 // A connected transport and what its plugin lists beyond the transport interface's first
 // version (baton/transport_interfaces.h).
@@ -32,7 +30,7 @@ struct ConnectedTransport {
 // where the rank's tensors live (rank_device.h), which a GPU transport works on; a transport
 // that lists version 2 of the interface and cannot move tensors there is refused before it
 // connects.
-ConnectedTransport connect_transport(const baton::Config& config,
+ConnectedTransport connect_transport(const ConnectionSettings& settings,
                                      const baton::ConfiguredPlugins& plugins,
                                      const WorldInfo& world,
                                      const std::shared_ptr<baton::Store>& store,

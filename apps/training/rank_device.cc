@@ -7,8 +7,8 @@
 
 namespace baton_app {
 
-c10::Device rank_device(const baton::Config& config, const WorldInfo& world) {
-  const baton::ParamValue& setting = config.section("world").at("device");
+c10::Device rank_device(const WorldSettings& settings, const WorldInfo& world) {
+  const baton::ParamValue& setting = settings.device;
   if (setting.as_string() != "cuda") return c10::Device(c10::kCPU);
   // config check refuses cuda for a LibTorch without it; a machine without a GPU, or with
   // fewer than its ranks, is found here.

@@ -9,7 +9,6 @@
 
 #include <string>
 
-#include "baton/config.h"
 #include "baton/unit_chain.h"
 #include "world_info.h"
 
@@ -17,7 +16,7 @@ namespace baton_app {
 
 // Throws baton::ConfigError naming world.device when the rank has no such device (no CUDA
 // in this LibTorch, or fewer GPUs on the machine than ranks on it).
-c10::Device rank_device(const baton::Config& config, const WorldInfo& world);
+c10::Device rank_device(const WorldSettings& settings, const WorldInfo& world);
 
 struct LocalStages;
 

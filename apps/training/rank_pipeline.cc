@@ -18,10 +18,9 @@
 
 namespace baton_app {
 
-std::vector<std::shared_ptr<baton::Validator>> make_validators(const baton::Config& config,
+std::vector<std::shared_ptr<baton::Validator>> make_validators(const baton::ParamValue& names,
                                                                const baton::PluginLoader& loader) {
   std::vector<std::shared_ptr<baton::Validator>> chain;
-  const baton::ParamValue& names = config.section("validation").at("validators");
   for (const auto& name : names.as_string_list()) {
     if (name == "off") continue;
     if (auto builtin = baton::make_builtin_validator(name)) {
@@ -42,9 +41,9 @@ std::vector<std::shared_ptr<baton::Validator>> make_validators(const baton::Conf
   return chain;
 }
 
-RankPlan plan_rank(const baton::Config& config, const WorldInfo& world) {
-  RankPlan plan{baton::plugin_loader_for(config), {}, {}};
-  plan.plugins = baton::load_plugins(config, plan.loader);
+RankPlan plan_rank(const baton::Config& config, baton::ConfiguredPlugins plugins,
+                   const WorldInfo& world) {
+  RankPlan plan{baton::plugin_loader_for(config), std::move(plugins), {}};
   plan.configured = baton::compile_configured_plan(config, plan.plugins, world.world_size);
   // Which plugin files run, said once: a schedule or transport selected by path, or found on
   // BATON_PLUGIN_PATH, is visible in the log.
@@ -78,17 +77,15 @@ bool prefetches_data(const baton_models::DataSettings& data, const WorldInfo& wo
   return baton::cpus_available() > world.local_world_size * at::get_num_threads();
 }
 
-std::unique_ptr<RankPipeline> build_rank_pipeline(const baton::Config& config, RankPlan plan,
-                                                  const WorldInfo& world,
+std::unique_ptr<RankPipeline> build_rank_pipeline(RankPlan plan, const WorldInfo& world,
                                                   const std::shared_ptr<baton::Store>& store,
                                                   const RunSettings& settings,
                                                   RankPipelineOptions options) {
   auto pipeline = std::make_unique<RankPipeline>();
   pipeline->plan = std::move(plan);
   // The model, identical on every rank, cut into stages; this rank keeps its own.
-  pipeline->model =
-      baton_models::build_model(baton_models::read_model_settings(config), settings.seed);
-  const baton_models::DataSettings data = baton_models::read_data_settings(config);
+  pipeline->model = baton_models::build_model(settings.model, settings.seed);
+  const baton_models::DataSettings& data = settings.data;
   pipeline->batches =
       baton_models::make_batch_source(data, pipeline->model, options.data_dir,
                                       baton_models::ReplicaRows{world.replica, world.replicas});
@@ -96,16 +93,16 @@ std::unique_ptr<RankPipeline> build_rank_pipeline(const baton::Config& config, R
   pipeline->first_microbatch = pipeline->batches->rows(
       1, 0, pipeline->batches->rows_per_step() / pipeline->plan.configured.shape.microbatches);
   baton_models::check_loss_has_gradient(pipeline->model, pipeline->first_microbatch.targets,
-                                        config.section("model").at("loss"));
-  pipeline->local =
-      cut_into_stages(config, pipeline->model, pipeline->plan.configured, world, store, settings,
-                      pipeline->first_microbatch.inputs, options.resume);
-  pipeline->device = rank_device(config, world);
+                                        settings.model.loss);
+  pipeline->local = cut_into_stages(pipeline->model, pipeline->plan.configured, world, store,
+                                    settings, pipeline->first_microbatch.inputs, options.resume);
+  pipeline->device = rank_device(settings.world, world);
   place_on_device(*pipeline->model.chain, pipeline->local, pipeline->device);
-  ConnectedTransport connected = options.shared_transport.transport
-                                     ? options.shared_transport
-                                     : connect_transport(config, pipeline->plan.plugins, world,
-                                                         store, settings.timeout, pipeline->device);
+  ConnectedTransport connected =
+      options.shared_transport.transport
+          ? options.shared_transport
+          : connect_transport(settings.connections, pipeline->plan.plugins, world, store,
+                              settings.timeout, pipeline->device);
   pipeline->transport = std::move(connected.transport);
   pipeline->transport_interfaces = connected.interfaces;
   // From here a failure is recorded before the transport's connections close.
@@ -115,17 +112,16 @@ std::unique_ptr<RankPipeline> build_rank_pipeline(const baton::Config& config, R
   executor_options.device = pipeline->device;
   executor_options.replica = world.replica;
   executor_options.replicas = world.replicas;
-  executor_options.bucket_bytes = static_cast<std::int64_t>(
-      config.section("world").get_float("bucket_mb") * static_cast<double>(1 << 20));
+  executor_options.bucket_bytes = settings.world.bucket_bytes;
   executor_options.stage_names = pipeline->local.stage_names;
   executor_options.receives_match_by_tag = pipeline->transport_interfaces.receives_match_by_tag;
   executor_options.all_reduce = pipeline->transport_interfaces.all_reduce;
-  pipeline->optimizer_settings = read_optimizer_settings(config);
+  pipeline->optimizer_settings = settings.optimizer;
   executor_options.measure_gradient_norm = pipeline->optimizer_settings.clip_grad_norm > 0;
   executor_options.count_targets = pipeline->model.count_targets;
   executor_options.tied_parameters = pipeline->local.ties;
   executor_options.recompute_stages =
-      recomputed_stages(config.section("model").at("recompute"), pipeline->plan.plan().num_stages);
+      recomputed_stages(settings.stages.recompute, pipeline->plan.plan().num_stages);
   pipeline->recompute_stages = executor_options.recompute_stages;
   if (world.rank == 0 && !executor_options.recompute_stages.empty()) {
     std::string stages;
@@ -148,7 +144,8 @@ std::unique_ptr<RankPipeline> build_rank_pipeline(const baton::Config& config, R
   }
   pipeline->executor = std::make_unique<baton::PipelineExecutor>(
       world.pipeline_rank, pipeline->plan.plan(), pipeline->local.stages, pipeline->transport,
-      make_validators(config, pipeline->plan.loader), pipeline->model.loss, executor_options);
+      make_validators(settings.stages.validators, pipeline->plan.loader), pipeline->model.loss,
+      executor_options);
   pipeline->optimizer = make_optimizer(pipeline->optimizer_settings, pipeline->local.params);
   for (auto& stage : pipeline->local.stages) stage->set_training(true);
   return pipeline;

@@ -45,13 +45,15 @@ struct RankPlan {
   const baton::Plan& plan() const { return configured.plan.lowered; }
 };
 
-// Loads the configured plugins and compiles the plan for the world; `config` went through the
-// run's front door (resolved_config.h) with schedule: auto's choice in it. Throws PluginError,
-// PlanError or ConfigError.
-RankPlan plan_rank(const baton::Config& config, const WorldInfo& world);
+// Compiles the plan of `plugins` (those the run's front door loaded, resolved_config.h) for
+// the world; `config` went through that front door with schedule: auto's choice in it. The
+// last of a rank's set-up to read the configuration: what follows takes its settings
+// (run_settings.h). Throws PlanError or ConfigError.
+RankPlan plan_rank(const baton::Config& config, baton::ConfiguredPlugins plugins,
+                   const WorldInfo& world);
 
-// validation.validators: the built-in ones and validator plugins, in the configured order.
-std::vector<std::shared_ptr<baton::Validator>> make_validators(const baton::Config& config,
+// `names` (validation.validators): the built-in ones and validator plugins, in that order.
+std::vector<std::shared_ptr<baton::Validator>> make_validators(const baton::ParamValue& names,
                                                                const baton::PluginLoader& loader);
 
 // Drops the gradients of `params` (PyTorch's zero_grad(set_to_none=True)): the first
@@ -89,8 +91,7 @@ struct RankPipeline {
   ~RankPipeline();
 };
 
-std::unique_ptr<RankPipeline> build_rank_pipeline(const baton::Config& config, RankPlan plan,
-                                                  const WorldInfo& world,
+std::unique_ptr<RankPipeline> build_rank_pipeline(RankPlan plan, const WorldInfo& world,
                                                   const std::shared_ptr<baton::Store>& store,
                                                   const RunSettings& settings,
                                                   RankPipelineOptions options);

@@ -1,9 +1,9 @@
 // A run's front door: the one place its configuration is written after loading. The schedule's
 // and the transport's plugin parameters and the model's are checked against their tables and
 // stored (schedule.name: auto leaves the schedule's for its choice, which a run applies here
-// again). Everything after it reads the configuration, never writes it: each part takes its
-// typed settings (run_settings.h, model_settings.h, optimizer_settings.h, ...) or a const
-// configuration, and the plugins are loaded from it as they are (baton::load_plugins).
+// again). After it the configuration is read once, into typed settings (run_settings.h; the
+// tuner's tuning/model_profiler.h) and the rank's plan (rank_pipeline.h: plan_rank), and stops
+// there: every part below takes its own settings, never the configuration.
 #pragma once
 
 #include "baton/config.h"

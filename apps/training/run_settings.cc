@@ -29,6 +29,30 @@ RunSettings read_run_settings(const baton::Config& config) {
   settings.checkpoint.every = static_cast<int>(checkpoint.get_int("every"));
   settings.checkpoint.enabled = checkpoint.get_bool("enabled");
   settings.checkpoint.optimizer = config.section("optimizer").get_string("name");
+
+  const baton::ParamValues& world = config.section("world");
+  settings.world = read_world_settings(config);
+
+  settings.connections.rendezvous = world.get_string("rendezvous");
+  settings.connections.address = world.get_string("address");
+  settings.connections.port = static_cast<int>(world.get_int("port"));
+  settings.connections.file = world.get_string("file");
+  settings.connections.transport_params = config.plugin_params("transport");
+
+  settings.model = baton_models::read_model_settings(config);
+  settings.data = baton_models::read_data_settings(config);
+  const baton::ParamValues& model = config.section("model");
+  settings.stages.cuts = model.at("cuts");
+  settings.stages.recompute = model.at("recompute");
+  settings.stages.validators = config.section("validation").at("validators");
+  settings.optimizer = read_optimizer_settings(config);
+
+  const baton::ParamValues& eval = config.section("eval");
+  settings.eval.every = static_cast<int>(eval.get_int("every"));
+  settings.eval.batches = static_cast<int>(eval.get_int("batches"));
+  settings.eval.inputs = eval.at("inputs");
+  settings.eval.targets = eval.at("targets");
+  settings.eval.tokens = eval.at("tokens");
   return settings;
 }
 

@@ -1,6 +1,9 @@
-// What a training run reads from its configuration, read once, at the edge: each component
-// (progress, trace, checkpoints) is handed only its own part, typed, and never digs in the
-// whole configuration itself.
+// What a training run reads from its configuration, read once, at the front door
+// (resolved_config.h), into typed parts: each component (the world's checks, the rendezvous,
+// the transport, the compute, the model and its batches, the stages, the optimizer,
+// evaluation, progress, trace, checkpoints) is handed only its own part and never digs in the
+// whole configuration itself. Values that an error found later must place keep their origin
+// (baton::ParamValue: "run.yaml:12:10").
 #pragma once
 
 #include <chrono>
@@ -8,11 +11,40 @@
 #include <string>
 
 #include "baton/config.h"
+#include "baton/params.h"
 #include "checkpoint.h"
+#include "model_settings.h"
+#include "optimizer_settings.h"
 #include "progress.h"
 #include "run_trace.h"
+#include "world_info.h"
 
 namespace baton_app {
+
+// How the ranks meet and what their transport is told (rank_connections.h).
+struct ConnectionSettings {
+  std::string rendezvous;               // world.rendezvous: tcp or file
+  std::string address;                  // world.address (a launcher's store address wins)
+  int port = 0;                         // world.port (likewise)
+  std::string file;                     // world.file (the file store's)
+  baton::ParamValues transport_params;  // transport.params, checked by its plugin
+};
+
+// The model cut into stages and run (local_stages.h, stage_cuts.h, rank_pipeline.h).
+struct StageSettings {
+  baton::ParamValue cuts;        // model.cuts: params, balanced or unit indices
+  baton::ParamValue recompute;   // model.recompute
+  baton::ParamValue validators;  // validation.validators
+};
+
+// The eval section (evaluation.h).
+struct EvalSettings {
+  int every = 0;              // 0: off
+  int batches = 4;            // drawn sources
+  baton::ParamValue inputs;   // eval.inputs (data.source: files)
+  baton::ParamValue targets;  // eval.targets (likewise)
+  baton::ParamValue tokens;   // eval.tokens (text); empty: data.tokens
+};
 
 struct RunSettings {
   std::string name;     // run.name
@@ -24,8 +56,17 @@ struct RunSettings {
   ProgressSettings progress;
   TraceSettings trace;
   CheckpointSettings checkpoint;
+  WorldSettings world;  // world_info.h
+  ConnectionSettings connections;
+  baton_models::ModelSettings model;
+  baton_models::DataSettings data;
+  StageSettings stages;
+  OptimizerSettings optimizer;
+  EvalSettings eval;
 };
 
+// `config` went through the run's front door (resolved_config.h): the model's and the
+// transport's parameters are checked and stored in it. Reads it, never writes it.
 RunSettings read_run_settings(const baton::Config& config);
 
 }  // namespace baton_app

@@ -42,10 +42,9 @@ std::string format_cuts(const std::vector<int>& bounds) {
   return "[" + text + "]";
 }
 
-std::vector<int> resolve_stage_boundaries(const baton::Config& config, baton::UnitChain& chain,
+std::vector<int> resolve_stage_boundaries(const baton::ParamValue& setting, baton::UnitChain& chain,
                                           int num_stages, const std::vector<at::Tensor>& sample,
                                           const StageCutContext& context) {
-  const baton::ParamValue& setting = config.section("model").at("cuts");
   const std::vector<std::string> items = setting.as_string_list();
   if (items.empty() || (items.size() == 1 && items[0] == "params")) {
     return baton::stage_boundaries(chain, num_stages, {});

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "baton/config.h"
+#include "baton/params.h"
 #include "baton/store.h"
 #include "baton/unit_chain.h"
 
@@ -25,8 +25,9 @@ struct StageCutContext {
   bool resume = false;
 };
 
-// Stage boundaries (0, …, units). `sample`: one microbatch of inputs (balanced only).
-std::vector<int> resolve_stage_boundaries(const baton::Config& config, baton::UnitChain& chain,
+// Stage boundaries (0, …, units) as `setting` (model.cuts) says. `sample`: one microbatch of
+// inputs (balanced only).
+std::vector<int> resolve_stage_boundaries(const baton::ParamValue& setting, baton::UnitChain& chain,
                                           int num_stages, const std::vector<at::Tensor>& sample,
                                           const StageCutContext& context);
 

@@ -84,50 +84,29 @@ std::string describe_layout(const WorldInfo& world) {
 
 namespace {
 
-// Who this rank is and what it runs with before its plan: the world, the run's settings,
-// the compute threads and, with schedule.name: auto, the store (the ranks meet first, so that
-// rank 0 can measure the model and every rank run what it chose: docs/auto.md) and the choice.
+// Who this rank is and what it runs with: the world, the run's settings, the compute threads,
+// the plan and, with schedule.name: auto, the store (the ranks meet first, so that rank 0 can
+// measure the model and every rank run what it chose: docs/auto.md) and the choice. The
+// configuration stops here: it is resolved at the front door (resolved_config.h) and read
+// into the settings and the plan, which everything after takes.
 struct RankStart {
-  // The run's configuration as its front door resolved it (resolved_config.h), with schedule:
-  // auto's choice in it: every later step reads it and none writes it.
-  baton::Config config;
   WorldInfo world;
   RunSettings settings;
   RankCompute compute;
+  RankPlan plan;  // moved into the pipeline when it is built
   std::shared_ptr<baton::Store> store;
   std::string schedule_choice;  // schedule: auto's, recorded in every checkpoint's manifest
   std::unique_ptr<RunFolderClaim> folder;  // rank 0: the run folder is this run's
 };
 
-RankStart start_rank(const baton::Config& loaded, const TrainOptions& options) {
-  RankStart start;
-  start.world = with_data_parallel(
-      world_from_environment(), static_cast<int>(loaded.section("world").get_int("data_parallel")));
-  const WorldInfo& world = start.world;
-  set_up_logging(loaded, world);
-  check_world_size(loaded, world);
-  start.config = loaded;
-  resolve_run_config(start.config);
-  const baton::Config& config = start.config;
-  if (world.rank == 0 && world.replicas > 1) std::cout << describe_layout(world) << std::endl;
-  start.settings = read_run_settings(config);
-  const RunSettings& settings = start.settings;
-  // Before anything is written into the run folder.
-  if (world.rank == 0) start.folder = claim_run_folder(settings, options.resume, options.overwrite);
-  check_checkpoint_folder_writable(settings, world.replica == 0);
-  // Before any tensor work: LibTorch's pools are sized once.
-  start.compute = set_up_compute(config, world);
-  if (world.rank == 0) {
-    std::cout << "compute: " << start.compute.describe() << std::endl;
-    if (start.compute.blas.reference)
-      std::cerr << "warning: " << start.compute.blas.advice << std::endl;
-  }
-  if (config.section("schedule").get_string("name") != "auto") return start;
-  start.store = meet_the_other_ranks(config, world, settings);
+// schedule.name: auto: what rank 0 chose (or on --resume kept), every rank's.
+std::string choose_schedule(const baton::Config& config, const WorldInfo& world,
+                            const RunSettings& settings, const std::shared_ptr<baton::Store>& store,
+                            const TrainOptions& options) {
   AutoScheduleContext context;
   context.rank = world.rank;
   context.ranks = world.world_size;
-  context.store = start.store;
+  context.store = store;
   context.timeout = settings.timeout;
   context.run_dir = settings.run_dir;
   context.data_dir = options.data_dir;
@@ -140,10 +119,41 @@ RankStart start_rank(const baton::Config& loaded, const TrainOptions& options) {
       context.recorded_choice_in = checkpoint + "/manifest.json";
     }
   }
-  start.schedule_choice = choose_auto_schedule(config, context);
-  start.config = with_schedule_choice(start.config, start.schedule_choice,
-                                      settings.run_dir + "/schedule_choice.json");
-  resolve_run_config(start.config);
+  return choose_auto_schedule(config, context);
+}
+
+RankStart start_rank(const baton::Config& loaded, const TrainOptions& options) {
+  RankStart start;
+  const WorldSettings world_settings = read_world_settings(loaded);
+  start.world = with_data_parallel(world_from_environment(), world_settings.data_parallel);
+  const WorldInfo& world = start.world;
+  set_up_logging(world_settings, world);
+  check_world_size(world_settings, world);
+  baton::Config config = loaded;
+  baton::ConfiguredPlugins plugins = resolve_run_config(config);
+  if (world.rank == 0 && world.replicas > 1) std::cout << describe_layout(world) << std::endl;
+  start.settings = read_run_settings(config);
+  const RunSettings& settings = start.settings;
+  // Before anything is written into the run folder.
+  if (world.rank == 0) start.folder = claim_run_folder(settings, options.resume, options.overwrite);
+  check_checkpoint_folder_writable(settings, world.replica == 0);
+  // Before any tensor work: LibTorch's pools are sized once.
+  start.compute = set_up_compute(settings.world, world);
+  if (world.rank == 0) {
+    std::cout << "compute: " << start.compute.describe() << std::endl;
+    if (start.compute.blas.reference)
+      std::cerr << "warning: " << start.compute.blas.advice << std::endl;
+  }
+  if (config.section("schedule").get_string("name") == "auto") {
+    start.store = meet_the_other_ranks(settings, world);
+    start.schedule_choice = choose_schedule(config, world, settings, start.store, options);
+    config = with_schedule_choice(config, start.schedule_choice,
+                                  settings.run_dir + "/schedule_choice.json");
+    plugins = resolve_run_config(config);
+    start.settings = read_run_settings(config);
+  }
+  // The plan, checked before the ranks meet (unless schedule: auto met them already).
+  start.plan = plan_rank(config, std::move(plugins), world);
   return start;
 }
 
@@ -156,7 +166,6 @@ struct RankRun {
   InjectedSignal signal_at_step;
   std::string schedule_name;
   int microbatches;
-  const baton::Config& config;
 };
 
 // The run's checkpoints: replica 0 writes them (the replicas hold the same parameters); every
@@ -325,7 +334,7 @@ void run_steps(RankRun& run, const TrainOptions& options) {
   const auto progress = make_progress(run);
   progress->resume_after(first - 1);
   EquivalenceDump dump(options.dump_dir, world.rank);
-  Evaluation evaluation(run.config, pipeline, world, settings.timeout, options.data_dir);
+  Evaluation evaluation(settings, pipeline, world, options.data_dir);
   // The parameters the first step starts from, so that a reference outside baton can start
   // from the same point (tests/pipeline/torch_reference.py).
   dump.record_initial(pipeline.local.named_params);
@@ -402,14 +411,11 @@ void run_steps(RankRun& run, const TrainOptions& options) {
 
 void train(const baton::Config& loaded, const TrainOptions& options) {
   RankStart start = start_rank(loaded, options);
-  const baton::Config& config = start.config;
   const WorldInfo& world = start.world;
   const RunSettings& settings = start.settings;
-  // The plan, checked before the ranks meet (unless schedule: auto met them already).
-  RankPlan rank_plan = plan_rank(config, world);
-  const std::string schedule_name = rank_plan.plugins.schedule->name();
-  const int microbatches = rank_plan.configured.shape.microbatches;
-  if (!start.store) start.store = meet_the_other_ranks(config, world, settings);
+  const std::string schedule_name = start.plan.plugins.schedule->name();
+  const int microbatches = start.plan.configured.shape.microbatches;
+  if (!start.store) start.store = meet_the_other_ranks(settings, world);
   FailureRecord failures(start.store.get(), world.rank);
   const FailureRecord::OnUnwind record_set_up_failures(&failures);
 
@@ -427,10 +433,9 @@ void train(const baton::Config& loaded, const TrainOptions& options) {
   InjectedSignal signal_at_step;
   inject_failure_from_environment(world.rank, &pipeline_options.executor.fault, &signal_at_step);
   const std::unique_ptr<RankPipeline> pipeline = build_rank_pipeline(
-      config, std::move(rank_plan), world, start.store, settings, std::move(pipeline_options));
+      std::move(start.plan), world, start.store, settings, std::move(pipeline_options));
   const FailureRecord::OnUnwind record_before_disconnecting(&failures);
-  RankRun run{start,          *pipeline,     *trace,       failures,
-              signal_at_step, schedule_name, microbatches, config};
+  RankRun run{start, *pipeline, *trace, failures, signal_at_step, schedule_name, microbatches};
   run_steps(run, options);
 }
 

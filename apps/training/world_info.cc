@@ -107,8 +107,22 @@ WorldInfo world_from_environment() {
   return with_data_parallel(world, 1);
 }
 
-void check_world_size(const baton::Config& config, const WorldInfo& world) {
-  const baton::ParamValue& ranks = config.section("world").at("ranks");
+WorldSettings read_world_settings(const baton::Config& config) {
+  const baton::ParamValues& world = config.section("world");
+  const baton::ParamValues& run = config.section("run");
+  WorldSettings settings;
+  settings.ranks = world.at("ranks");
+  settings.data_parallel = static_cast<int>(world.get_int("data_parallel"));
+  settings.log_level = run.get_string("log_level");
+  settings.threads = run.at("threads");
+  settings.device = world.at("device");
+  settings.bucket_bytes =
+      static_cast<std::int64_t>(world.get_float("bucket_mb") * static_cast<double>(1 << 20));
+  return settings;
+}
+
+void check_world_size(const WorldSettings& settings, const WorldInfo& world) {
+  const baton::ParamValue& ranks = settings.ranks;
   if (world.launcher != "none" && ranks.as_int() != world.world_size) {
     throw baton::ConfigError(ranks.origin().description + ": world.ranks is " + ranks.text() +
                              " but the " + world.launcher + " launcher started " +
@@ -118,10 +132,10 @@ void check_world_size(const baton::Config& config, const WorldInfo& world) {
   }
 }
 
-void set_up_logging(const baton::Config& config, const WorldInfo& world) {
+void set_up_logging(const WorldSettings& settings, const WorldInfo& world) {
   baton::set_log_prefix("rank " + std::to_string(world.rank));
   baton::LogLevel level;
-  if (baton::parse_log_level(config.section("run").get_string("log_level"), &level)) {
+  if (baton::parse_log_level(settings.log_level, &level)) {
     baton::set_log_level(level);
   }
 }

@@ -3,9 +3,11 @@
 // Slurm or Open MPI — or a single rank when nothing says otherwise.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "baton/config.h"
+#include "baton/params.h"
 #include "baton/topology.h"
 
 namespace baton_app {
@@ -37,6 +39,18 @@ struct WorldInfo {
   }
 };
 
+// What the configuration says of the world a rank is in: the ranks it expects, how a rank logs,
+// its threads and device, and the gradient buckets between replicas (read on their own before
+// the front door, and with the run's settings, run_settings.h).
+struct WorldSettings {
+  baton::ParamValue ranks;        // world.ranks, compared with what a launcher started
+  int data_parallel = 1;          // world.data_parallel
+  std::string log_level;          // run.log_level; empty: BATON_LOG_LEVEL stays in force
+  baton::ParamValue threads;      // run.threads (rank_compute.h)
+  baton::ParamValue device;       // world.device (rank_device.h)
+  std::int64_t bucket_bytes = 0;  // world.bucket_mb: gradients all-reduced together
+};
+
 // `world` laid out as `replicas` pipelines (world_size must be a multiple; the configuration
 // checks it).
 WorldInfo with_data_parallel(WorldInfo world, int replicas);
@@ -53,10 +67,14 @@ extern const char* const kLaunchPid;   // the launcher's process id
 // Throws baton::ConfigError naming the variable when one is malformed.
 WorldInfo world_from_environment();
 
+// The world section (and run.log_level, run.threads) of a configuration; read before its front
+// door, so that a rank logs as itself and checks its world before anything else.
+WorldSettings read_world_settings(const baton::Config& config);
+
 // Throws ConfigError when a launcher started another number of ranks than world.ranks.
-void check_world_size(const baton::Config& config, const WorldInfo& world);
+void check_world_size(const WorldSettings& settings, const WorldInfo& world);
 
 // run.log_level was checked with the configuration; empty leaves BATON_LOG_LEVEL in force.
-void set_up_logging(const baton::Config& config, const WorldInfo& world);
+void set_up_logging(const WorldSettings& settings, const WorldInfo& world);
 
 }  // namespace baton_app

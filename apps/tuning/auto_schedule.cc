@@ -52,8 +52,8 @@ std::string choose(const baton::Config& config, const AutoScheduleContext& conte
               << where << " (" << why << "): choosing again for this layout" << std::endl;
   }
   const std::string profile_path = context.run_dir + "/profile.json";
-  const CachedProfile cached =
-      cached_or_measured_profile(config, profile_path, context.data_dir, context.timeout);
+  const CachedProfile cached = cached_or_measured_profile(
+      read_profile_settings(config), profile_path, context.data_dir, context.timeout);
   if (!cached.why_measured.empty()) {
     std::cout << "schedule: auto: " << cached.why_measured << "; measured again" << std::endl;
   }

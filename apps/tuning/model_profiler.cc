@@ -92,10 +92,10 @@ void drop_gradients(baton::UnitChain& chain) {
 // at the microbatch size being timed, so that the profile times each unit in company.
 class CompanionLoad {
  public:
-  CompanionLoad(const baton::Config& config, int companions) {
+  CompanionLoad(const baton_models::ModelSettings& model, int companions) {
     for (int i = 0; i < companions; ++i) {
-      models_.push_back(std::make_unique<baton_models::BuiltModel>(
-          baton_models::build_model(baton_models::read_model_settings(config), /*seed=*/1)));
+      models_.push_back(
+          std::make_unique<baton_models::BuiltModel>(baton_models::build_model(model, /*seed=*/1)));
       models_.back()->chain->set_training(true);
     }
   }
@@ -368,16 +368,20 @@ class SplitBackwardCalibration {
 
 // The ranks of a run that share this machine with rank 0, less one, and no more than the
 // other cores: `baton launch` starts every rank here.
-int companions_for(const baton::Config& config) {
-  const auto ranks = static_cast<int>(config.section("world").get_int("ranks"));
+int companions_for(int ranks) {
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   return std::max(0, std::min(ranks, cores) - 1);
 }
 
 }  // namespace
 
-std::string profile_fingerprint(const baton::Config& config) {
-  std::string text;
+ProfileSettings read_profile_settings(const baton::Config& config) {
+  ProfileSettings settings;
+  settings.model = baton_models::read_model_settings(config);
+  settings.data = baton_models::read_data_settings(config);
+  settings.ranks = static_cast<int>(config.section("world").get_int("ranks"));
+  settings.transfer = read_transfer_settings(config);
+  std::string& text = settings.configured;
   for (const auto& [key, value] : config.section("model").all()) {
     text += (text.empty() ? "" : ",") + key + "=" + value.text();
   }
@@ -395,29 +399,30 @@ std::string profile_fingerprint(const baton::Config& config) {
   append_raw("model");
   text += ";transport=" + config.section("transport").get_string("name");
   append_raw("transport");
-  char host[256] = {0};
-  ::gethostname(host, sizeof(host) - 1);
-  text += ";batch=" + std::to_string(config.section("data").get_int("batch_size")) +
-          ";threads=" + std::to_string(at::get_num_threads()) + ";host=" + host +
-          ";cpus=" + std::to_string(std::thread::hardware_concurrency()) +
-          ";companions=" + std::to_string(companions_for(config));
-  return text;
+  text += ";batch=" + std::to_string(settings.data.batch_size);
+  return settings;
 }
 
-ModelProfile profile_model(const baton::Config& config, const std::string& data_dir,
+std::string profile_fingerprint(const ProfileSettings& settings) {
+  char host[256] = {0};
+  ::gethostname(host, sizeof(host) - 1);
+  return settings.configured + ";threads=" + std::to_string(at::get_num_threads()) +
+         ";host=" + host + ";cpus=" + std::to_string(std::thread::hardware_concurrency()) +
+         ";companions=" + std::to_string(companions_for(settings.ranks));
+}
+
+ModelProfile profile_model(const ProfileSettings& settings, const std::string& data_dir,
                            std::chrono::milliseconds timeout, int repeats) {
-  baton_models::BuiltModel model =
-      baton_models::build_model(baton_models::read_model_settings(config), /*seed=*/0);
-  const auto batches =
-      baton_models::make_batch_source(baton_models::read_data_settings(config), model, data_dir);
+  baton_models::BuiltModel model = baton_models::build_model(settings.model, /*seed=*/0);
+  const auto batches = baton_models::make_batch_source(settings.data, model, data_dir);
   const std::vector<at::Tensor> inputs = batches->batch(1).inputs;
   model.chain->set_training(true);
   ModelProfile profile;
-  profile.model = config.section("model").get_string("name");
-  profile.fingerprint = profile_fingerprint(config);
-  profile.batch_size = static_cast<int>(config.section("data").get_int("batch_size"));
+  profile.model = settings.model.name.as_string();
+  profile.fingerprint = profile_fingerprint(settings);
+  profile.batch_size = static_cast<int>(settings.data.batch_size);
   double largest_message = 0;
-  CompanionLoad companions(config, companions_for(config));
+  CompanionLoad companions(settings.model, companions_for(settings.ranks));
   std::vector<SizeSamples> sizes;
   for (int microbatches = profile.batch_size; microbatches >= 1; --microbatches) {
     if (profile.batch_size % microbatches != 0) continue;
@@ -440,17 +445,17 @@ ModelProfile profile_model(const baton::Config& config, const std::string& data_
   }
   profile.split_backward_factor =
       SplitBackwardCalibration(*model.chain, companions).factor(sizes, profile.sizes);
-  profile.transfer = profile_transfers(config, largest_message, timeout);
+  profile.transfer = profile_transfers(settings.transfer, largest_message, timeout);
   return profile;
 }
 
-CachedProfile cached_or_measured_profile(const baton::Config& config, const std::string& path,
+CachedProfile cached_or_measured_profile(const ProfileSettings& settings, const std::string& path,
                                          const std::string& data_dir,
                                          std::chrono::milliseconds timeout) {
   CachedProfile cached;
   if (std::filesystem::exists(path)) {
     try {
-      cached.profile = read_profile(path, profile_fingerprint(config));
+      cached.profile = read_profile(path, profile_fingerprint(settings));
       cached.reused = true;
       return cached;
     } catch (const baton::ConfigError& error) {
@@ -459,7 +464,7 @@ CachedProfile cached_or_measured_profile(const baton::Config& config, const std:
   }
   // Measured only where it may be written: never over a user's file (a YAML given as --profile).
   check_output_file(path, "profile", "a profile", is_profile_file);
-  cached.profile = profile_model(config, data_dir, timeout);
+  cached.profile = profile_model(settings, data_dir, timeout);
   const std::string folder = std::filesystem::path(path).parent_path().string();
   if (!folder.empty()) baton::make_folders(folder, "profile");
   write_profile(path, cached.profile);

@@ -186,11 +186,11 @@ LoadedExchange exchange_under_load(baton::Transport& transport, int me, std::int
           sum.wait_s / exchanges};
 }
 
-ProbeTimes probe_pair(const baton::Config& config, std::int64_t large_bytes,
+ProbeTimes probe_pair(const TransferSettings& settings, std::int64_t large_bytes,
                       std::chrono::milliseconds timeout) {
-  const baton::ConfiguredPlugins plugins =
-      baton::load_plugins(config, baton::plugin_loader_for(config));
-  const baton::Viability viability = plugins.transport->viability();
+  const std::shared_ptr<baton::LoadedPlugin> plugin =
+      settings.loader.load(baton::PluginKind::kTransport, settings.transport);
+  const baton::Viability viability = plugin->viability();
   if (!viability.viable) throw baton::PluginError("cannot run here: " + viability.reason);
   const ScratchFolder scratch("baton-transfer-probe");
   auto store = std::make_shared<baton::FileStore>(scratch.path());
@@ -198,8 +198,7 @@ ProbeTimes probe_pair(const baton::Config& config, std::int64_t large_bytes,
   const int large_round_trips =
       static_cast<int>(std::clamp<std::int64_t>((256 << 20) / large_bytes, 4, 20));
   auto rank = [&](int me) {
-    auto transport =
-        plugins.transport->create_shared<baton::Transport>(config.plugin_params("transport"));
+    auto transport = plugin->create_shared<baton::Transport>(settings.params);
     transport->connect({me, 2, store, timeout});
     ProbeTimes times;
     times.small_s = baton::probe_one_way_seconds(*transport, 1 - me, me == 0, kSmallBytes,
@@ -257,14 +256,22 @@ ProbeTimes probe_pair(const baton::Config& config, std::int64_t large_bytes,
 
 }  // namespace
 
-TransferProfile profile_transfers(const baton::Config& config, double largest_message_bytes,
+TransferSettings read_transfer_settings(const baton::Config& config) {
+  TransferSettings settings;
+  settings.loader = baton::plugin_loader_for(config);
+  settings.transport = config.section("transport").get_string("name");
+  settings.params = config.plugin_params("transport");
+  return settings;
+}
+
+TransferProfile profile_transfers(const TransferSettings& settings, double largest_message_bytes,
                                   std::chrono::milliseconds timeout) {
-  const std::string name = config.section("transport").get_string("name");
+  const std::string& name = settings.transport;
   const auto large_bytes = static_cast<std::int64_t>(
       std::clamp(largest_message_bytes, kLargeFloorBytes, kLargeCeilingBytes));
   TransferProfile profile;
   try {
-    const ProbeTimes times = probe_pair(config, large_bytes, timeout);
+    const ProbeTimes times = probe_pair(settings, large_bytes, timeout);
     const double idle_per_byte = std::max(
         0.0, (times.large_s - times.small_s) / static_cast<double>(large_bytes - kSmallBytes));
     // The simulation charges what a message costs in a pipeline, where the ranks compute: a

@@ -11,16 +11,30 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 #include "baton/config.h"
+#include "baton/params.h"
+#include "baton/plugin_loader.h"
 #include "tuning/model_profile.h"
 
 namespace baton_app {
 
+// The configured transport: its plugin (a name or a path), found as the run finds it, and its
+// checked parameters.
+struct TransferSettings {
+  baton::PluginLoader loader;  // plugins.path first
+  std::string transport;       // transport.name
+  baton::ParamValues params;   // transport.params, as the run's front door checked them
+};
+
+// `config` went through its front door (training/resolved_config.h).
+TransferSettings read_transfer_settings(const baton::Config& config);
+
 // `largest_message_bytes`: the biggest activation a stage may send (the fit's second point).
 // A transport that cannot run here, or a probe that fails, is recorded in `source` with why,
 // at zero cost (the search then ignores transfers), and said on stderr.
-TransferProfile profile_transfers(const baton::Config& config, double largest_message_bytes,
+TransferProfile profile_transfers(const TransferSettings& settings, double largest_message_bytes,
                                   std::chrono::milliseconds timeout);
 
 }  // namespace baton_app

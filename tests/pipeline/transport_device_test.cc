@@ -41,7 +41,9 @@ TEST(ConnectTransport, RefusesADeviceTheTransportCannotMoveBeforeItConnects) {
   try {
     // No peer ever comes: a transport that tried to connect would wait for it, and fail
     // naming the missing peer instead.
-    baton_app::connect_transport(config, plugins, world, store, std::chrono::seconds(60),
+    baton_app::ConnectionSettings settings;
+    settings.transport_params = config.plugin_params("transport");
+    baton_app::connect_transport(settings, plugins, world, store, std::chrono::seconds(60),
                                  c10::Device(c10::kMeta));
   } catch (const baton::PluginError& error) {
     message = error.what();

@@ -27,7 +27,8 @@ class HouseMeasures(unittest.TestCase):
                   "namespace x {\n\nvoid run_steps(int n,\n               int m) {\n" + body +
                   "}\n\n}  // namespace x\n")
             write(root, "apps/training/loop.h",
-                  "void a(const baton::Config& config);\nvoid b(baton::Config& config, int n);\n")
+                  "void read_a(const baton::Config& config);\n"
+                  "void b(int n,\n       baton::Config& config);\nvoid c(int n);\n")
             write(root, "apps/models/specs.cc", "void r() { config.set_plugin_params(\"m\", v); }\n")
             write(root, "build/ignored.cc", "void ignored() {\n}\n")
             out = subprocess.run([sys.executable, SCRIPT, root], check=True,
@@ -37,6 +38,8 @@ class HouseMeasures(unittest.TestCase):
         self.assertIn("  2 / 1  apps/training", out)
         self.assertIn("  2 / 1  in all", out)
         self.assertIn("(set_value, set_plugin_params): 1", out)
+        self.assertIn("1 readers (read_*, *_from_config): read_a", out)
+        self.assertIn("and 1 others: b\n", out)
         self.assertNotIn("ignored", out)
 
 

@@ -57,7 +57,7 @@ int run_unpipelined_rank(const UnpipelinedOptions& options) {
   const int warmup = options.warmup;
   WorldInfo world;
   world.local_world_size = options.local_ranks;
-  set_up_compute(config, world);
+  set_up_compute(read_world_settings(config), world);
 
   const auto seed = static_cast<std::uint64_t>(config.section("run").get_int("seed"));
   baton_models::BuiltModel model =

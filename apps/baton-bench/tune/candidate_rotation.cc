@@ -79,14 +79,14 @@ std::unique_ptr<CandidatePipeline> set_up_candidate(const RunOptions& run,
   if (config.section("schedule").get_string("name") == "auto") {
     throw baton::ConfigError("a candidate names its schedule (schedule.name is auto)");
   }
-  resolve_run_config(config);
+  baton::ConfiguredPlugins plugins = resolve_run_config(config);
   const RunSettings settings = read_run_settings(config);
   RankPipelineOptions pipeline_options;
   pipeline_options.data_dir = data_dir;
   pipeline_options.shared_transport = transport;
   candidate->seed = settings.seed;
-  candidate->pipeline = build_rank_pipeline(config, plan_rank(config, world), world, store,
-                                            settings, std::move(pipeline_options));
+  candidate->pipeline = build_rank_pipeline(plan_rank(config, std::move(plugins), world), world,
+                                            store, settings, std::move(pipeline_options));
   baton_models::Batch batch = candidate->pipeline->batches->batch(1);
   candidate->inputs = std::move(batch.inputs);
   candidate->targets = std::move(batch.targets);
@@ -190,19 +190,16 @@ struct SharedWorld {
 
 SharedWorld join_the_rotation(const RunOptions& run) {
   baton::Config base = load_run_config(run);
-  resolve_run_config(base);
+  const baton::ConfiguredPlugins plugins = resolve_run_config(base);
   SharedWorld shared;
-  shared.world = with_data_parallel(
-      world_from_environment(), static_cast<int>(base.section("world").get_int("data_parallel")));
-  set_up_logging(base, shared.world);
-  check_world_size(base, shared.world);
   shared.settings = read_run_settings(base);
-  set_up_compute(base, shared.world);
-  shared.store = meet_the_other_ranks(base, shared.world, shared.settings);
-  const baton::ConfiguredPlugins transport_plugin =
-      baton::load_plugins(base, baton::plugin_loader_for(base));
-  shared.transport = connect_transport(base, transport_plugin, shared.world, shared.store,
-                                       shared.settings.timeout);
+  shared.world = with_data_parallel(world_from_environment(), shared.settings.world.data_parallel);
+  set_up_logging(shared.settings.world, shared.world);
+  check_world_size(shared.settings.world, shared.world);
+  set_up_compute(shared.settings.world, shared.world);
+  shared.store = meet_the_other_ranks(shared.settings, shared.world);
+  shared.transport = connect_transport(shared.settings.connections, plugins, shared.world,
+                                       shared.store, shared.settings.timeout);
   return shared;
 }
 

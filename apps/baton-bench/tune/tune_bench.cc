@@ -175,10 +175,10 @@ Searched search_candidates(const TuneBenchOptions& options) {
   WorldInfo world;
   world.world_size = base.ranks;
   world.local_world_size = base.ranks;
-  set_up_compute(config, world);
+  set_up_compute(searched.run.world, world);
   const std::string profile_path = searched.run.run_dir + "/profile.json";
-  searched.cached =
-      cached_or_measured_profile(config, profile_path, BATON_DATA_DIR, searched.run.timeout);
+  searched.cached = cached_or_measured_profile(read_profile_settings(config), profile_path,
+                                               BATON_DATA_DIR, searched.run.timeout);
   std::cerr << "bench tune: "
             << (searched.cached.reused ? "reused the profile " : "measured the model into ")
             << profile_path << " (transfers " << searched.cached.profile.transfer.source << ")\n";
