@@ -38,10 +38,7 @@ std::vector<Row> collect_rows(const baton::PluginLoader& loader) {
       row.version = descriptor.version ? descriptor.version : "?";
       row.viable = viability.viable ? "yes" : "no";
       if (descriptor.kind == baton::PluginKind::kTransport) {
-        row.all_reduce = baton::interface_version(descriptor, baton::kAllReduceInterface.name) >=
-                                 baton::kAllReduceInterface.version
-                             ? "yes"
-                             : "no";
+        row.all_reduce = baton::declares(descriptor, baton::kAllReduceInterface) ? "yes" : "no";
       }
       for (const baton::PluginInterface& interface : baton::plugin_interfaces(descriptor)) {
         row.interfaces.push_back(std::string(interface.name) + " " +

@@ -177,120 +177,62 @@ baton::MeasuredCosts simulation_costs(const MicrobatchProfile& measured,
   return costs;
 }
 
-SearchResult search_schedules(const baton::PluginLoader& loader, const ModelProfile& profile,
-                              const SearchSpace& space) {
-  if (profile.sizes.empty()) throw baton::ConfigError("the profile has no measurements");
-  const int units = static_cast<int>(profile.sizes.front().units.size());
-  const std::vector<std::string> names =
-      space.schedules.empty() ? installed_schedules(loader) : space.schedules;
-  std::vector<int> stage_counts;
-  if (space.stages_per_rank > 0) {
-    stage_counts.push_back(space.stages_per_rank);
-  } else {
-    for (int v = 1; v <= std::min(kMaxStagesPerRank, units / std::max(1, space.ranks)); ++v) {
-      stage_counts.push_back(v);
-    }
+namespace {
+
+// The stages per rank and microbatch counts the space asks for, or every one that can be.
+std::vector<int> stage_counts_to_try(const SearchSpace& space, int units) {
+  if (space.stages_per_rank > 0) return {space.stages_per_rank};
+  std::vector<int> counts;
+  for (int v = 1; v <= std::min(kMaxStagesPerRank, units / std::max(1, space.ranks)); ++v) {
+    counts.push_back(v);
   }
-  const std::vector<int> microbatch_counts =
-      space.microbatches > 0 ? std::vector<int>{space.microbatches} : divisors(space.batch_size);
+  return counts;
+}
+
+// Why `schedule` cannot run `shape` on this model and batch; empty when it can.
+std::string why_refused(const baton::Schedule& schedule, const baton::ScheduleShape& shape,
+                        const SearchSpace& space, int units) {
+  if (space.batch_size % shape.microbatches != 0) {
+    return "the batch of " + std::to_string(space.batch_size) + " does not split into " +
+           std::to_string(shape.microbatches) + " microbatches";
+  }
+  if (shape.num_stages() > units) {
+    return "the model has " + std::to_string(units) + " units, fewer than " +
+           std::to_string(shape.num_stages()) + " stages";
+  }
+  try {
+    baton::check_shape_limits(shape);
+    schedule.check(shape);
+  } catch (const baton::Error& error) {
+    return error.what();
+  }
+  return "";
+}
+
+// `candidate`'s plan simulated with `costs`: its predicted step, bubble, compute per rank and
+// peak memory filled in. Returns whether it fits the space's memory limit.
+bool simulate_into(Candidate& candidate, const baton::Plan& plan, const baton::MeasuredCosts& costs,
+                   const SearchSpace& space, SearchResult& result) {
   baton::SimulationOptions totals_only;
   totals_only.timeline = false;
   totals_only.keep_plan = false;
-
-  SearchResult result;
-  // Plans already simulated, by microbatches, cuts and execution_key: a schedule that compiles
-  // to one of them joins that candidate's same_plan instead of being measured twice.
-  struct Seen {
-    bool ranked;
-    std::size_t index;
-  };
-  std::map<std::string, Seen> seen;
-  for (const std::string& name : names) {
-    const auto plugin = loader.load(baton::PluginKind::kSchedule, name);
-    const baton::PluginDescriptor& descriptor = plugin->descriptor();
-    const baton::ParamValues params = baton::resolve_params(
-        {}, descriptor.params, descriptor.num_params, "schedule plugin '" + plugin->name() + "'");
-    const auto schedule = plugin->create_as<baton::Schedule>(params);
-    for (int stages_per_rank : stage_counts) {
-      for (int microbatches : microbatch_counts) {
-        const baton::ScheduleShape shape{space.ranks, stages_per_rank, microbatches};
-        Refusal refusal{plugin->name(), stages_per_rank, microbatches, ""};
-        if (space.batch_size % microbatches != 0) {
-          refusal.reason = "the batch of " + std::to_string(space.batch_size) +
-                           " does not split into " + std::to_string(microbatches) + " microbatches";
-          result.refused.push_back(refusal);
-          continue;
-        }
-        const int stages = space.ranks * stages_per_rank;
-        if (stages > units) {
-          refusal.reason = "the model has " + std::to_string(units) + " units, fewer than " +
-                           std::to_string(stages) + " stages";
-          result.refused.push_back(refusal);
-          continue;
-        }
-        try {
-          baton::check_shape_limits(shape);
-          schedule->check(shape);
-        } catch (const baton::Error& error) {
-          refusal.reason = error.what();
-          result.refused.push_back(refusal);
-          continue;
-        }
-        const MicrobatchProfile& measured =
-            profile.at(space.batch_size / microbatches, "the search");
-        Candidate candidate;
-        candidate.schedule = plugin->name();
-        candidate.stages_per_rank = stages_per_rank;
-        candidate.microbatches = microbatches;
-        candidate.bounds = balanced_cuts(measured, stages);
-        baton::CompiledPlan compiled = baton::compile_schedule(*schedule, shape, plugin->name());
-        if (space.data_parallel > 1) compiled = baton::with_gradient_reduction(compiled);
-        const std::string key = std::to_string(microbatches) + " " + cuts_text(candidate.bounds) +
-                                " " + execution_key(compiled.lowered);
-        if (const auto same = seen.find(key); same != seen.end()) {
-          std::vector<Candidate>& list = same->second.ranked ? result.ranked : result.over_memory;
-          list[same->second.index].same_plan.push_back(plugin->name());
-          continue;
-        }
-        baton::MeasuredCosts costs = simulation_costs(
-            measured, candidate.bounds, profile.transfer, space.optimizer_state_factor,
-            space.data_parallel, profile.split_backward_factor);
-        const auto simulate_into = [&](Candidate& into) {
-          const baton::SimulationResult simulated =
-              baton::simulate(compiled.lowered, costs, totals_only);
-          ++result.simulated;
-          into.predicted_step_s = simulated.makespan;
-          into.bubble = simulated.bubble_fraction;
-          for (std::size_t rank = 0; rank < simulated.ranks.size(); ++rank) {
-            into.predicted_compute_s.push_back(simulated.ranks[rank].busy_time);
-            if (simulated.ranks[rank].peak_memory_bytes() > into.peak_memory_bytes) {
-              into.peak_memory_bytes = simulated.ranks[rank].peak_memory_bytes();
-              into.peak_memory_rank = static_cast<int>(rank);
-            }
-          }
-          return !(space.memory_limit_bytes > 0 &&
-                   into.peak_memory_bytes > space.memory_limit_bytes);
-        };
-        const Candidate unsimulated = candidate;
-        bool ranked = simulate_into(candidate);
-        if (!ranked && space.may_recompute) {
-          // Over the limit: recomputing every stage is slower but may fit; the faster plan
-          // that fits wins (a plan that fits without recomputation never recomputes).
-          Candidate recomputing = unsimulated;
-          recomputing.recompute = true;
-          for (baton::StageCosts& stage : costs.stages) stage.recompute = true;
-          if (simulate_into(recomputing)) {
-            result.over_memory.push_back(candidate);
-            candidate = recomputing;
-            ranked = true;
-          }
-        }
-        std::vector<Candidate>& list = ranked ? result.ranked : result.over_memory;
-        seen.emplace(key, Seen{ranked, list.size()});
-        list.push_back(candidate);
-      }
+  const baton::SimulationResult simulated = baton::simulate(plan, costs, totals_only);
+  ++result.simulated;
+  candidate.predicted_step_s = simulated.makespan;
+  candidate.bubble = simulated.bubble_fraction;
+  for (std::size_t rank = 0; rank < simulated.ranks.size(); ++rank) {
+    candidate.predicted_compute_s.push_back(simulated.ranks[rank].busy_time);
+    if (simulated.ranks[rank].peak_memory_bytes() > candidate.peak_memory_bytes) {
+      candidate.peak_memory_bytes = simulated.ranks[rank].peak_memory_bytes();
+      candidate.peak_memory_rank = static_cast<int>(rank);
     }
   }
+  return !(space.memory_limit_bytes > 0 && candidate.peak_memory_bytes > space.memory_limit_bytes);
+}
+
+// Ranks the candidates (fastest first; over the limit, smallest first) and refuses a search
+// that found nothing to run, saying why.
+void rank_candidates(SearchResult& result, const SearchSpace& space) {
   auto faster = [](const Candidate& a, const Candidate& b) {
     if (a.predicted_step_s != b.predicted_step_s) return a.predicted_step_s < b.predicted_step_s;
     return a.peak_memory_bytes < b.peak_memory_bytes;
@@ -321,6 +263,82 @@ SearchResult search_schedules(const baton::PluginLoader& loader, const ModelProf
                              " ranks with a batch of " + std::to_string(space.batch_size) + ":" +
                              (why.empty() ? std::string(" no schedule plugin was found") : why));
   }
+}
+
+}  // namespace
+
+SearchResult search_schedules(const baton::PluginLoader& loader, const ModelProfile& profile,
+                              const SearchSpace& space) {
+  if (profile.sizes.empty()) throw baton::ConfigError("the profile has no measurements");
+  const int units = static_cast<int>(profile.sizes.front().units.size());
+  const std::vector<std::string> names =
+      space.schedules.empty() ? installed_schedules(loader) : space.schedules;
+  const std::vector<int> stage_counts = stage_counts_to_try(space, units);
+  const std::vector<int> microbatch_counts =
+      space.microbatches > 0 ? std::vector<int>{space.microbatches} : divisors(space.batch_size);
+
+  SearchResult result;
+  // Plans already simulated, by microbatches, cuts and execution_key: a schedule that compiles
+  // to one of them joins that candidate's same_plan instead of being measured twice.
+  struct Seen {
+    bool ranked;
+    std::size_t index;
+  };
+  std::map<std::string, Seen> seen;
+  for (const std::string& name : names) {
+    const auto plugin = loader.load(baton::PluginKind::kSchedule, name);
+    const baton::PluginDescriptor& descriptor = plugin->descriptor();
+    const baton::ParamValues params = baton::resolve_params(
+        {}, descriptor.params, descriptor.num_params, "schedule plugin '" + plugin->name() + "'");
+    const auto schedule = plugin->create_as<baton::Schedule>(params);
+    for (int stages_per_rank : stage_counts) {
+      for (int microbatches : microbatch_counts) {
+        const baton::ScheduleShape shape{space.ranks, stages_per_rank, microbatches};
+        const std::string refused = why_refused(*schedule, shape, space, units);
+        if (!refused.empty()) {
+          result.refused.push_back({plugin->name(), stages_per_rank, microbatches, refused});
+          continue;
+        }
+        const MicrobatchProfile& measured =
+            profile.at(space.batch_size / microbatches, "the search");
+        Candidate candidate;
+        candidate.schedule = plugin->name();
+        candidate.stages_per_rank = stages_per_rank;
+        candidate.microbatches = microbatches;
+        candidate.bounds = balanced_cuts(measured, shape.num_stages());
+        baton::CompiledPlan compiled = baton::compile_schedule(*schedule, shape, plugin->name());
+        if (space.data_parallel > 1) compiled = baton::with_gradient_reduction(compiled);
+        const std::string key = std::to_string(microbatches) + " " + cuts_text(candidate.bounds) +
+                                " " + execution_key(compiled.lowered);
+        if (const auto same = seen.find(key); same != seen.end()) {
+          std::vector<Candidate>& list = same->second.ranked ? result.ranked : result.over_memory;
+          list[same->second.index].same_plan.push_back(plugin->name());
+          continue;
+        }
+        baton::MeasuredCosts costs = simulation_costs(
+            measured, candidate.bounds, profile.transfer, space.optimizer_state_factor,
+            space.data_parallel, profile.split_backward_factor);
+        const Candidate unsimulated = candidate;
+        bool ranked = simulate_into(candidate, compiled.lowered, costs, space, result);
+        if (!ranked && space.may_recompute) {
+          // Over the limit: recomputing every stage is slower but may fit; the faster plan
+          // that fits wins (a plan that fits without recomputation never recomputes).
+          Candidate recomputing = unsimulated;
+          recomputing.recompute = true;
+          for (baton::StageCosts& stage : costs.stages) stage.recompute = true;
+          if (simulate_into(recomputing, compiled.lowered, costs, space, result)) {
+            result.over_memory.push_back(candidate);
+            candidate = recomputing;
+            ranked = true;
+          }
+        }
+        std::vector<Candidate>& list = ranked ? result.ranked : result.over_memory;
+        seen.emplace(key, Seen{ranked, list.size()});
+        list.push_back(candidate);
+      }
+    }
+  }
+  rank_candidates(result, space);
   return result;
 }
 

@@ -1,10 +1,12 @@
 // The plugin loader against real shared libraries built by the test suite: one good
 // plugin and one for each way a plugin must be refused.
+#include <dlfcn.h>
 #include <elf.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <torch/version.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -165,6 +167,26 @@ TEST(PluginLoader, ReadsAnAbi20DescriptorsCapabilitiesAsInterfaces) {
   EXPECT_THAT(interfaces_of(plugin->descriptor()),
               ElementsAre("baton.transport 1", "baton.all_reduce 1"));
   EXPECT_EQ(baton::interface_version(plugin->descriptor(), "baton.receives_match_by_tag"), 0u);
+}
+
+// ABI 2.0's plugin_capabilities() is still in the runtime: a 2.0 plugin that calls it loads
+// and gets the bits of what the descriptor declares, from a 2.1 list too.
+TEST(PluginLoader, KeepsAbi20sCapabilityQueryForThePluginsThatCallIt) {
+  const std::string path = path_of(PluginKind::kTransport, "test-abi-2-0");
+  const auto plugin = baton::load_plugin_file(path, nullptr);
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(handle, nullptr) << ::dlerror();
+  using Query = std::uint32_t (*)(const baton::PluginDescriptor&);
+  const auto query = reinterpret_cast<Query>(::dlsym(handle, "test_abi_2_0_capabilities"));
+  ASSERT_NE(query, nullptr) << ::dlerror();
+  EXPECT_EQ(query(plugin->descriptor()), std::uint32_t{baton::kCapabilityAllReduce});
+  const baton_test::PluginForTest gloo =
+      baton_test::plugin_for_test(PluginKind::kTransport, "gloo");
+  if (gloo.plugin != nullptr) {
+    EXPECT_EQ(query(gloo.plugin->descriptor()),
+              std::uint32_t{baton::kCapabilityAllReduce | baton::kCapabilityReceivesMatchByTag});
+  }
+  ::dlclose(handle);
 }
 
 TEST(PluginLoader, RefusesAnInterfaceListItCannotSearch) {

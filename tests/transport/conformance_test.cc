@@ -51,8 +51,7 @@ class TransportConformance : public ::testing::TestWithParam<std::string> {
 
   // The all-reduce cases: a plugin that does not list baton.all_reduce has nothing to test.
   bool lists_all_reduce() const {
-    return baton::interface_version(plugin_->descriptor(), baton::kAllReduceInterface.name) >=
-           baton::kAllReduceInterface.version;
+    return baton::declares(plugin_->descriptor(), baton::kAllReduceInterface);
   }
 
   std::shared_ptr<baton::LoadedPlugin> plugin_;

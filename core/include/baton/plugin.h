@@ -146,6 +146,18 @@ BATON_API std::vector<PluginInterface> plugin_interfaces(const PluginDescriptor&
 // The version of the interface called `name` the plugin declares; 0 when it declares none.
 BATON_API std::uint32_t interface_version(const PluginDescriptor& descriptor, const char* name);
 
+// Whether the plugin declares `wanted`: that interface at its version or a later one.
+inline bool declares(const PluginDescriptor& descriptor, const PluginInterface& wanted) {
+  return interface_version(descriptor, wanted.name) >= wanted.version;
+}
+
+// ABI 2.0's question, kept so that a plugin built against it and calling it still loads (the
+// symbol stays in the runtime): the PluginCapability bits of what the plugin declares, read
+// from its interface list when it has one. New code asks declares().
+[[deprecated(
+    "ask baton::declares(descriptor, baton::kAllReduceInterface) instead")]] BATON_API std::uint32_t
+plugin_capabilities(const PluginDescriptor& descriptor);
+
 // The interface kind `kind` objects implement (baton.schedule, baton.transport, ...).
 BATON_API const char* kind_interface_name(PluginKind kind);
 

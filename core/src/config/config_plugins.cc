@@ -63,9 +63,7 @@ ConfiguredPlugins load_plugins(const Config& config, const PluginLoader& loader)
   plugins.schedule = load_one(config, loader, "schedule", PluginKind::kSchedule);
   plugins.transport = load_one(config, loader, "transport", PluginKind::kTransport);
   const ParamValue& replicas = config.section("world").at("data_parallel");
-  if (replicas.as_int() > 1 &&
-      interface_version(plugins.transport->descriptor(), kAllReduceInterface.name) <
-          kAllReduceInterface.version) {
+  if (replicas.as_int() > 1 && !declares(plugins.transport->descriptor(), kAllReduceInterface)) {
     throw ConfigError(replicas.origin().description + ": world.data_parallel is " +
                       replicas.text() + ", but transport '" + plugins.transport->name() +
                       "' cannot all-reduce the replicas' gradients (its descriptor does not "

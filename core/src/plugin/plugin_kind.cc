@@ -61,6 +61,13 @@ std::vector<PluginInterface> plugin_interfaces(const PluginDescriptor& descripto
   return interfaces;
 }
 
+std::uint32_t plugin_capabilities(const PluginDescriptor& descriptor) {
+  std::uint32_t bits = 0;
+  if (declares(descriptor, kAllReduceInterface)) bits |= kCapabilityAllReduce;
+  if (declares(descriptor, kReceivesMatchByTag)) bits |= kCapabilityReceivesMatchByTag;
+  return bits;
+}
+
 std::uint32_t interface_version(const PluginDescriptor& descriptor, const char* name) {
   for (const PluginInterface& interface : plugin_interfaces(descriptor)) {
     if (interface.name != nullptr && std::strcmp(interface.name, name) == 0) {

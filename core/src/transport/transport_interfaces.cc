@@ -33,8 +33,7 @@ TransportInterfaces transport_interfaces(const PluginDescriptor& descriptor, Tra
                                                 "baton::TransportV2");
   interfaces.all_reduce = listed_interface<AllReduceTransport>(
       descriptor, transport, kAllReduceInterface, "baton::AllReduceTransport");
-  interfaces.receives_match_by_tag =
-      interface_version(descriptor, kReceivesMatchByTag.name) >= kReceivesMatchByTag.version;
+  interfaces.receives_match_by_tag = declares(descriptor, kReceivesMatchByTag);
   return interfaces;
 }
 

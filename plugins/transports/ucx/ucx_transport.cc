@@ -143,7 +143,6 @@ ucs_status_t UcxTransport::create_endpoint(const std::vector<std::uint8_t>& addr
 
 void UcxTransport::connect_peers(const baton::TransportContext& ctx,
                                  std::chrono::milliseconds timeout) {
-  const std::string who = baton::rank_prefix(ctx.rank);
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   if (options_.detect_peer_failure) {
     process_watch_ = std::make_unique<PeerProcessWatch>([this](int peer, const std::string& why) {
@@ -154,6 +153,18 @@ void UcxTransport::connect_peers(const baton::TransportContext& ctx,
       engine_->poke();  // the progress thread fails the peer's operations
     });
   }
+  publish_this_rank(ctx);
+  {
+    auto lock = engine_->caller_lock();
+    peers_.resize(static_cast<std::size_t>(ctx.world_size));
+  }
+  for (int peer = 0; peer < ctx.world_size; ++peer) {
+    if (peer != ctx.rank) connect_to(ctx, peer, timeout);
+  }
+  complete_wire_up(ctx, deadline, timeout);
+}
+
+void UcxTransport::publish_this_rank(const baton::TransportContext& ctx) {
   try {
     // Before the address: whoever reads the address finds the process too.
     const std::string process = PeerProcessWatch::this_process();
@@ -161,62 +172,64 @@ void UcxTransport::connect_peers(const baton::TransportContext& ctx,
                    std::vector<std::uint8_t>(process.begin(), process.end()));
     ctx.store->set(address_key(ctx.rank), worker_->address());
   } catch (const std::exception& error) {
-    throw baton::TransportError(who +
+    throw baton::TransportError(baton::rank_prefix(ctx.rank) +
                                 "ucx: cannot publish this rank's worker address: " + error.what());
   }
-  {
-    auto lock = engine_->caller_lock();
-    peers_.resize(static_cast<std::size_t>(ctx.world_size));
-  }
-  for (int peer = 0; peer < ctx.world_size; ++peer) {
-    if (peer == ctx.rank) continue;
-    const std::string failed =
-        who + "ucx: connecting to rank " + std::to_string(peer) + " failed: ";
-    std::vector<std::uint8_t> address, process;
-    try {
-      address = ctx.store->get(address_key(peer), timeout);
-      process = ctx.store->get(process_key(peer), timeout);
-    } catch (const std::exception& error) {
-      throw baton::TransportError(failed + error.what());
-    }
-    // A peer on this machine is watched through its process, so its endpoint can leave
-    // UCX free to use shared memory; one in this very process cannot die apart from it.
-    bool watched = false;
-    pid_t pid = 0;
-    int pidfd = -1;
-    if (options_.detect_peer_failure) {
-      pid = PeerProcessWatch::local_pid(std::string(process.begin(), process.end()));
-      if (pid > 0 && pid != ::getpid()) pidfd = PeerProcessWatch::open(pid);
-      watched = pid > 0 && (pid == ::getpid() || pidfd >= 0);
-    }
-    auto link = std::make_unique<Peer>();
-    link->owner = this;
-    link->rank = peer;
-    auto lock = engine_->caller_lock();
-    ucs_status_t status =
-        create_endpoint(address, link.get(), options_.detect_peer_failure && !watched);
-    if (status == UCS_ERR_UNREACHABLE && options_.detect_peer_failure) {
-      // UCX 1.13's shared-memory transports cannot report a failed peer; when UCX_TLS leaves
-      // nothing else, connect without that (a dead peer then shows as a wait's timeout).
-      status = create_endpoint(address, link.get(), false);
-      if (status == UCS_OK) {
-        BATON_LOG_WARN("ucx",
-                       "neither this rank's watch of local processes (pidfd) nor a "
-                       "transport in UCX_TLS can report a failed peer to rank "
-                           << peer
-                           << "; connected without failure detection (a dead peer shows "
-                              "as a timeout)");
-      }
-    }
-    if (status != UCS_OK) {
-      if (pidfd >= 0) ::close(pidfd);
-      throw baton::TransportError(failed + "ucp_ep_create: " + status_text(status));
-    }
-    peers_[peer] = std::move(link);  // with the endpoint, so its error handler finds it
-    // Watched only now: an exit seen before the link existed would have nowhere to go.
-    if (pidfd >= 0) process_watch_->watch(peer, pid, pidfd);
-  }
+}
 
+void UcxTransport::connect_to(const baton::TransportContext& ctx, int peer,
+                              std::chrono::milliseconds timeout) {
+  const std::string failed = baton::rank_prefix(ctx.rank) + "ucx: connecting to rank " +
+                             std::to_string(peer) + " failed: ";
+  std::vector<std::uint8_t> address, process;
+  try {
+    address = ctx.store->get(address_key(peer), timeout);
+    process = ctx.store->get(process_key(peer), timeout);
+  } catch (const std::exception& error) {
+    throw baton::TransportError(failed + error.what());
+  }
+  // A peer on this machine is watched through its process, so its endpoint can leave
+  // UCX free to use shared memory; one in this very process cannot die apart from it.
+  bool watched = false;
+  pid_t pid = 0;
+  int pidfd = -1;
+  if (options_.detect_peer_failure) {
+    pid = PeerProcessWatch::local_pid(std::string(process.begin(), process.end()));
+    if (pid > 0 && pid != ::getpid()) pidfd = PeerProcessWatch::open(pid);
+    watched = pid > 0 && (pid == ::getpid() || pidfd >= 0);
+  }
+  auto link = std::make_unique<Peer>();
+  link->owner = this;
+  link->rank = peer;
+  auto lock = engine_->caller_lock();
+  ucs_status_t status =
+      create_endpoint(address, link.get(), options_.detect_peer_failure && !watched);
+  if (status == UCS_ERR_UNREACHABLE && options_.detect_peer_failure) {
+    // UCX 1.13's shared-memory transports cannot report a failed peer; when UCX_TLS leaves
+    // nothing else, connect without that (a dead peer then shows as a wait's timeout).
+    status = create_endpoint(address, link.get(), false);
+    if (status == UCS_OK) {
+      BATON_LOG_WARN("ucx",
+                     "neither this rank's watch of local processes (pidfd) nor a "
+                     "transport in UCX_TLS can report a failed peer to rank "
+                         << peer
+                         << "; connected without failure detection (a dead peer shows "
+                            "as a timeout)");
+    }
+  }
+  if (status != UCS_OK) {
+    if (pidfd >= 0) ::close(pidfd);
+    throw baton::TransportError(failed + "ucp_ep_create: " + status_text(status));
+  }
+  peers_[peer] = std::move(link);  // with the endpoint, so its error handler finds it
+  // Watched only now: an exit seen before the link existed would have nowhere to go.
+  if (pidfd >= 0) process_watch_->watch(peer, pid, pidfd);
+}
+
+void UcxTransport::complete_wire_up(const baton::TransportContext& ctx,
+                                    std::chrono::steady_clock::time_point deadline,
+                                    std::chrono::milliseconds timeout) {
+  const std::string who = baton::rank_prefix(ctx.rank);
   // Flushing an endpoint completes its wire-up, so an unreachable peer fails here, within
   // the timeout, and not at the first transfer.
   std::vector<std::unique_ptr<Flush>> flushes(peers_.size());

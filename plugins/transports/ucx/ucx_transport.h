@@ -127,7 +127,14 @@ class UcxTransport : public baton::TransportV2, public baton::AllReduceTransport
   void wait_for_requests(const std::vector<void*>& requests, std::chrono::milliseconds timeout);
   ucs_status_t create_endpoint(const std::vector<std::uint8_t>& address, Peer* link,
                                bool detect_failure);
+  // connect(): every peer's endpoint, wired up within `timeout`.
   void connect_peers(const baton::TransportContext& ctx, std::chrono::milliseconds timeout);
+  void publish_this_rank(const baton::TransportContext& ctx);  // its process and address
+  void connect_to(const baton::TransportContext& ctx, int peer, std::chrono::milliseconds timeout);
+  // Flushes every endpoint, which completes its wire-up: an unreachable peer fails here.
+  void complete_wire_up(const baton::TransportContext& ctx,
+                        std::chrono::steady_clock::time_point deadline,
+                        std::chrono::milliseconds timeout);
 
   const UcxOptions options_;
   std::unique_ptr<Worker> worker_;
