@@ -78,14 +78,7 @@ baton::PipelineExecutor& Evaluation::executor_for(int microbatches, std::int64_t
   auto& slot = executors_[{microbatches, rows}];
   if (slot) return *slot;
   baton::ExecutorOptions options;
-  options.timeout = timeout_;
-  options.device = pipeline_.device;
-  options.replica = world_.replica;
-  options.replicas = world_.replicas;
-  options.stage_names = pipeline_.local.stage_names;
-  options.receives_match_by_tag = pipeline_.transport_interfaces.receives_match_by_tag;
-  options.all_reduce = pipeline_.transport_interfaces.all_reduce;
-  options.count_targets = pipeline_.model.count_targets;
+  set_rank_executor_options(options, pipeline_, world_, timeout_);
   slot = std::make_unique<baton::PipelineExecutor>(
       world_.pipeline_rank, baton::forward_only_plan(pipeline_.plan.plan(), microbatches),
       pipeline_.local.stages, pipeline_.transport,

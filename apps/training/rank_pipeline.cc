@@ -77,6 +77,18 @@ bool prefetches_data(const baton_models::DataSettings& data, const WorldInfo& wo
   return baton::cpus_available() > world.local_world_size * at::get_num_threads();
 }
 
+void set_rank_executor_options(baton::ExecutorOptions& options, const RankPipeline& pipeline,
+                               const WorldInfo& world, std::chrono::milliseconds timeout) {
+  options.timeout = timeout;
+  options.device = pipeline.device;
+  options.replica = world.replica;
+  options.replicas = world.replicas;
+  options.stage_names = pipeline.local.stage_names;
+  options.receives_match_by_tag = pipeline.transport_interfaces.receives_match_by_tag;
+  options.all_reduce = pipeline.transport_interfaces.all_reduce;
+  options.count_targets = pipeline.model.count_targets;
+}
+
 std::unique_ptr<RankPipeline> build_rank_pipeline(RankPlan plan, const WorldInfo& world,
                                                   const std::shared_ptr<baton::Store>& store,
                                                   const RunSettings& settings,
@@ -108,17 +120,10 @@ std::unique_ptr<RankPipeline> build_rank_pipeline(RankPlan plan, const WorldInfo
   // From here a failure is recorded before the transport's connections close.
   const FailureRecord::OnUnwind record_before_disconnecting(options.failures);
   baton::ExecutorOptions executor_options = std::move(options.executor);
-  executor_options.timeout = settings.timeout;
-  executor_options.device = pipeline->device;
-  executor_options.replica = world.replica;
-  executor_options.replicas = world.replicas;
+  set_rank_executor_options(executor_options, *pipeline, world, settings.timeout);
   executor_options.bucket_bytes = settings.world.bucket_bytes;
-  executor_options.stage_names = pipeline->local.stage_names;
-  executor_options.receives_match_by_tag = pipeline->transport_interfaces.receives_match_by_tag;
-  executor_options.all_reduce = pipeline->transport_interfaces.all_reduce;
   pipeline->optimizer_settings = settings.optimizer;
   executor_options.measure_gradient_norm = pipeline->optimizer_settings.clip_grad_norm > 0;
-  executor_options.count_targets = pipeline->model.count_targets;
   executor_options.tied_parameters = pipeline->local.ties;
   executor_options.recompute_stages =
       recomputed_stages(settings.stages.recompute, pipeline->plan.plan().num_stages);

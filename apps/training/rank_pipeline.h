@@ -12,6 +12,7 @@
 // after (trainer.h).
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <set>
 #include <string>
@@ -90,6 +91,12 @@ struct RankPipeline {
   std::unique_ptr<torch::optim::Optimizer> optimizer;
   ~RankPipeline();
 };
+
+// What every executor of `pipeline` runs with, training's and evaluation's alike: the
+// timeout, the device, the replicas, the stage names, the transport's interfaces and how the
+// model counts its targets.
+void set_rank_executor_options(baton::ExecutorOptions& options, const RankPipeline& pipeline,
+                               const WorldInfo& world, std::chrono::milliseconds timeout);
 
 std::unique_ptr<RankPipeline> build_rank_pipeline(RankPlan plan, const WorldInfo& world,
                                                   const std::shared_ptr<baton::Store>& store,

@@ -30,22 +30,20 @@ void GradientNorm::join(AllReduceTransport* all_reduce,
     }
   }
   if (topology_.pipeline_ranks <= 1) return;
-  AllReduceTransport* reducer = all_reduce;
-  if (reducer == nullptr) {
+  if (all_reduce == nullptr) {
     throw Error(
         "optimizer.clip_grad_norm needs the norm of the whole model's gradient, summed over "
         "the pipeline's " +
         std::to_string(topology_.pipeline_ranks) +
-        " ranks, but the transport cannot all-reduce (its plugin does not list baton.all_reduce); "
-        "use "
-        "gloo, ucx or nccl, or turn clipping off");
+        " ranks, but the transport cannot all-reduce (its plugin does not list "
+        "baton.all_reduce); use gloo, ucx or nccl, or turn clipping off");
   }
   const std::vector<int> group = topology_.pipeline_of(replica_);
   const WaitNotice notice("runtime", "the other ranks of pipeline rank " +
                                          std::to_string(pipeline_rank_) + "'s pipeline to join " +
                                          format_group(group) + " (the gradient's norm)");
-  group_ = reducer->join_group(group);
-  transport_ = reducer;
+  group_ = all_reduce->join_group(group);
+  transport_ = all_reduce;
 }
 
 double GradientNorm::measure() {

@@ -56,8 +56,7 @@ void GradientReducer::join(AllReduceTransport* all_reduce, const Plan& plan,
                            const std::set<std::string>& left_out) {
   left_out_ = left_out;
   if (replicas_ <= 1 || !reduces_gradients(plan)) return;
-  AllReduceTransport* reducer = all_reduce;
-  if (reducer == nullptr) {
+  if (all_reduce == nullptr) {
     throw Error("the plan reduces gradients across " + std::to_string(replicas_) +
                 " replicas, but the transport cannot all-reduce (its plugin does not list "
                 "baton.all_reduce); use gloo, ucx or nccl, or one replica");
@@ -68,9 +67,9 @@ void GradientReducer::join(AllReduceTransport* all_reduce, const Plan& plan,
     const WaitNotice notice("runtime", "the other replicas of pipeline rank " +
                                            std::to_string(pipeline_rank_) + " to join group " +
                                            format_group(group));
-    group_ = reducer->join_group(group);
+    group_ = all_reduce->join_group(group);
   }
-  transport_ = reducer;
+  transport_ = all_reduce;
   allocate_buckets(stages);
   find_last_backwards(plan);
   hooks_ = std::make_unique<GradientHooks>();

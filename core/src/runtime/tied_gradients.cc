@@ -81,18 +81,17 @@ void TiedGradients::join(AllReduceTransport* all_reduce, const Plan& plan,
     copy.group = topology_.in_every_replica(holders);
     if (copy.group.size() <= 1) continue;  // one copy, on one rank: autograd sums its uses
     synchronised_names_.insert(local_names.begin(), local_names.end());
-    AllReduceTransport* reducer = all_reduce;
-    if (reducer == nullptr) {
+    if (all_reduce == nullptr) {
       throw Error("the model ties " + joined_names + " and its copies are on ranks " +
                   format_group(copy.group) +
                   ", whose gradients must be summed, but the transport cannot all-reduce (its "
                   "plugin does not list baton.all_reduce); use gloo, ucx or nccl");
     }
-    transport_ = reducer;
+    transport_ = all_reduce;
     {
       const WaitNotice notice("runtime", "the other holders of " + joined_names + " to join " +
                                              format_group(copy.group));
-      copy.handle = reducer->join_group(copy.group);
+      copy.handle = all_reduce->join_group(copy.group);
     }
     copies_.push_back(std::move(copy));
   }
