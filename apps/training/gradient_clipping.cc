@@ -7,17 +7,13 @@
 #include <vector>
 
 #include "baton/error.h"
+#include "baton/runtime/gradient_sync.h"
 
 namespace baton_app {
 
 double gradient_norm(const std::vector<at::Tensor>& params) {
-  std::vector<at::Tensor> grads;
-  for (const at::Tensor& param : params) {
-    if (param.grad().defined()) grads.push_back(param.grad());
-  }
-  if (grads.empty()) return 0.0;
-  return std::sqrt(
-      at::stack(at::_foreach_norm(grads, 2)).to(at::kDouble).pow(2).sum().item<double>());
+  const c10::Device device = params.empty() ? c10::Device(c10::kCPU) : params.front().device();
+  return std::sqrt(baton::gradient_squares(params, device).item<double>());
 }
 
 double clip_gradients(const std::vector<at::Tensor>& params, double norm, double max_norm,

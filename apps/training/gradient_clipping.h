@@ -10,9 +10,9 @@
 
 namespace baton_app {
 
-// The L2 norm of `params`' gradients, as torch.nn.utils.clip_grad_norm_ takes it: each
-// tensor's norm (one kernel for all), their squares summed in double. A parameter without a
-// gradient counts 0.
+// The L2 norm of `params`' gradients, as torch.nn.utils.clip_grad_norm_ takes it (the
+// formula GradientSync measures the pipeline's with: baton::gradient_squares). A parameter
+// without a gradient counts 0.
 double gradient_norm(const std::vector<at::Tensor>& params);
 
 // Scales this rank's gradients for max norm `max_norm` and the whole model's norm `norm`.

@@ -85,7 +85,7 @@ void set_rank_executor_options(baton::ExecutorOptions& options, const RankPipeli
   options.replicas = world.replicas;
   options.stage_names = pipeline.local.stage_names;
   options.receives_match_by_tag = pipeline.transport_interfaces.receives_match_by_tag;
-  options.all_reduce = pipeline.transport_interfaces.all_reduce;
+  options.gradients.all_reduce = pipeline.transport_interfaces.all_reduce;
   options.count_targets = pipeline.model.count_targets;
 }
 
@@ -121,10 +121,10 @@ std::unique_ptr<RankPipeline> build_rank_pipeline(RankPlan plan, const WorldInfo
   const FailureRecord::OnUnwind record_before_disconnecting(options.failures);
   baton::ExecutorOptions executor_options = std::move(options.executor);
   set_rank_executor_options(executor_options, *pipeline, world, settings.timeout);
-  executor_options.bucket_bytes = settings.world.bucket_bytes;
+  executor_options.gradients.bucket_bytes = settings.world.bucket_bytes;
   pipeline->optimizer_settings = settings.optimizer;
-  executor_options.measure_gradient_norm = pipeline->optimizer_settings.clip_grad_norm > 0;
-  executor_options.tied_parameters = pipeline->local.ties;
+  executor_options.gradients.measure_norm = pipeline->optimizer_settings.clip_grad_norm > 0;
+  executor_options.gradients.tied_parameters = pipeline->local.ties;
   executor_options.recompute_stages =
       recomputed_stages(settings.stages.recompute, pipeline->plan.plan().num_stages);
   pipeline->recompute_stages = executor_options.recompute_stages;

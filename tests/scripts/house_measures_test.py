@@ -31,6 +31,16 @@ class HouseMeasures(unittest.TestCase):
                   "void b(int n,\n       baton::Config& config);\nvoid c(int n);\n")
             write(root, "apps/models/specs.cc", "void r() { config.set_plugin_params(\"m\", v); }\n")
             write(root, "build/ignored.cc", "void ignored() {\n}\n")
+            write(root, "core/src/runtime/executor.cc", "a\nb\nc\n")
+            write(root, "apps/tuning/auto.cc", 'bool a(S s) { return s.name == "auto" || s.b != "auto"; }\n')
+            write(root, "apps/training/settings.h", "struct S {\n  baton::ParamValue device;\n"
+                  "  ParamValue other;\n  int n;\n};\n")
+            write(root, "core/src/runtime/gradient_thing.cc",
+                  "at::Tensor a = at::full({1}, v, at::kDouble);\n"
+                  "at::Tensor b = at::zeros({2},\n    groups.options(at::kLong));\n"
+                  "at::Tensor c = at::tensor(x, at::kLong).to(device);\n"
+                  "at::Tensor d = at::scalar_tensor(1.0, at::kDouble);\n")
+            write(root, "core/src/runtime/other.cc", "at::Tensor a = at::full({1}, v, at::kDouble);\n")
             out = subprocess.run([sys.executable, SCRIPT, root], check=True,
                                  capture_output=True, text=True).stdout
         # 2 lines of signature, 10 of body, the closing brace.
@@ -41,6 +51,11 @@ class HouseMeasures(unittest.TestCase):
         self.assertIn("1 readers (read_*, *_from_config): read_a", out)
         self.assertIn("and 1 others: b\n", out)
         self.assertNotIn("ignored", out)
+        self.assertIn("executor lines (core/src/runtime/executor.cc): 3\n", out)
+        self.assertIn('string tests of "auto" in core/ and apps/: 2\n', out)
+        self.assertIn("raw ParamValue fields in headers: 2\n", out)
+        # a and d name no device; b and c do; other.cc is not the synchronisation.
+        self.assertIn("allocations naming no device in the gradient synchronisation: 2\n", out)
 
 
 if __name__ == "__main__":

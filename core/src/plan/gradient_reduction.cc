@@ -21,7 +21,25 @@ bool is_backward_end(const Action& action, int stage) {
          (action.type == ActionType::kBackward || action.type == ActionType::kBackwardWeight);
 }
 
+bool computes_gradients(const Action& action) {
+  if (action.type == ActionType::kOverlapForwardBackward) {
+    for (const Action& part : action.sub_actions) {
+      if (computes_gradients(part)) return true;
+    }
+    return false;
+  }
+  return action.type == ActionType::kBackward || action.type == ActionType::kBackwardInput ||
+         action.type == ActionType::kBackwardWeight;
+}
+
 }  // namespace
+
+bool rank_computes_gradients(const Plan& plan, int rank) {
+  for (const PlanSlot& slot : plan.rank_steps.at(static_cast<std::size_t>(rank))) {
+    if (slot && computes_gradients(*slot)) return true;
+  }
+  return false;
+}
 
 bool reduces_gradients(const Plan& plan) {
   for (const auto& steps : plan.rank_steps) {

@@ -4,92 +4,19 @@
 
 #include "baton/error.h"
 #include "baton/log.h"
-#include "baton/runtime/microbatch.h"
+#include "baton/plan/gradient_reduction.h"
+#include "baton/runtime/step_spans.h"
 #include "baton/step_error.h"
 #include "baton/topology.h"
 #include "baton/wait_notice.h"
+#include "executor_checks.h"
 #include "fault_injection.h"
-#include "gradient_norm.h"
-#include "gradient_reducer.h"
 #include "metadata_handshake.h"
 #include "stage_compute.h"
 #include "step_comms.h"
-#include "step_spans.h"
-#include "tied_gradients.h"
+#include "step_data.h"
 
 namespace baton {
-namespace {
-
-int rank_of(const Plan& plan, int stage) {
-  return plan.stage_to_rank.at(static_cast<std::size_t>(stage));
-}
-
-// The stages given to the executor, by index, checked against the plan's placement.
-std::map<int, std::shared_ptr<Stage>> place_stages(int rank, const Plan& plan,
-                                                   std::vector<std::shared_ptr<Stage>> stages) {
-  std::map<int, std::shared_ptr<Stage>> placed;
-  for (auto& stage : stages) {
-    const int index = stage->index();
-    if (index < 0 || index >= plan.num_stages || rank_of(plan, index) != rank) {
-      throw Error(
-          "rank " + std::to_string(rank) + " was given " + stage->describe() +
-          ", which the plan places on rank " +
-          (index >= 0 && index < plan.num_stages ? std::to_string(rank_of(plan, index)) : "none"));
-    }
-    placed[index] = std::move(stage);
-  }
-  for (int index = 0; index < plan.num_stages; ++index) {
-    if (rank_of(plan, index) == rank && !placed.count(index)) {
-      throw Error("rank " + std::to_string(rank) + " holds stage " + std::to_string(index) +
-                  " in the plan, but no stage object was given for it");
-    }
-  }
-  return placed;
-}
-
-void check_plan_and_options(int rank, const Plan& plan, const ExecutorOptions& options) {
-  if (rank < 0 || rank >= plan.num_ranks) {
-    throw Error("rank " + std::to_string(rank) + " is outside the plan's " +
-                std::to_string(plan.num_ranks) + " ranks");
-  }
-  // Transfer tags hold the microbatch in 20 bits and the stage in 18 (see comm_tags.h).
-  if (plan.num_microbatches > (1 << 20) || plan.num_stages > (1 << 18)) {
-    throw Error("the plan has " + std::to_string(plan.num_microbatches) + " microbatches and " +
-                std::to_string(plan.num_stages) +
-                " stages; at most 1048576 microbatches and 262144 stages are supported");
-  }
-  if (options.replicas < 1 || options.replica < 0 || options.replica >= options.replicas) {
-    throw Error("replica " + std::to_string(options.replica) + " of " +
-                std::to_string(options.replicas) + " does not exist");
-  }
-  if (options.bucket_bytes < 1) throw Error("gradient buckets need at least one byte");
-  for (const int stage : options.recompute_stages) {
-    if (stage < 0 || stage >= plan.num_stages) {
-      throw Error("recompute names stage " + std::to_string(stage) + "; the plan has stages 0 to " +
-                  std::to_string(plan.num_stages - 1));
-    }
-  }
-}
-
-// The step's data where the rank's stages are: on the CPU, as it is.
-StepData on_device(StepData data, c10::Device device) {
-  if (device.is_cpu()) return data;
-  if (data.inputs) {
-    data.inputs = [inputs = std::move(data.inputs), device](int mb) {
-      std::vector<at::Tensor> moved;
-      for (const auto& tensor : inputs(mb)) moved.push_back(tensor.to(device));
-      return moved;
-    };
-  }
-  if (data.targets) {
-    data.targets = [targets = std::move(data.targets), device](int mb) {
-      return targets(mb).to(device);
-    };
-  }
-  return data;
-}
-
-}  // namespace
 
 struct PipelineExecutor::Impl {
   Impl(int rank_, Plan plan_, std::vector<std::shared_ptr<Stage>> stages,
@@ -108,12 +35,16 @@ struct PipelineExecutor::Impl {
             [this](const Action& receive) -> const std::vector<at::Tensor>& {
               return await_receive(receive);
             },
-            [this](int stage, std::size_t param) { reducer.gradient_final(stage, param); }),
-        reducer(rank, plan.num_ranks, options.replica, options.replicas, options.bucket_bytes,
-                options.timeout, spans),
-        norm(topology, options.replica, rank, options.timeout),
-        ties(topology, options.replica, rank, options.timeout),
+            [this](int stage, std::size_t param) {
+              if (sync) sync->gradient_final(stage, param);
+            }),
         faults(options.fault) {
+    // Forward only (evaluation): nothing to synchronise.
+    if (rank_computes_gradients(plan, rank)) {
+      sync = std::make_unique<GradientSync>(
+          SyncPlace{topology, options.replica, rank, options.device, options.timeout},
+          options.gradients, spans);
+    }
     compute.set_global_microbatch_offset(options.replica * plan.num_microbatches);
     compute.set_recompute_stages(options.recompute_stages);
   }
@@ -125,9 +56,7 @@ struct PipelineExecutor::Impl {
   Topology topology;  // this rank's place among the replicas' ranks
   StepComms comms;
   StageCompute compute;
-  GradientReducer reducer;
-  GradientNorm norm;
-  TiedGradients ties;
+  std::unique_ptr<GradientSync> sync;  // null for a plan without backward
   FaultInjection faults;
   bool ready = false;
   int training_step = 0;
@@ -137,18 +66,12 @@ struct PipelineExecutor::Impl {
   // Token-mean losses: the count of the whole global batch's targets, and the scale of each
   // microbatch's sum that makes the replicas' average of gradients their mean over it.
   void divide_by_targets() {
-    counted_targets = compute.counted_targets();
-    if (reducer.active()) {
-      try {
-        counted_targets = reducer.sum_over_replicas(counted_targets);
-      } catch (const std::exception& error) {
-        throw step_error(
-            0, std::string("summing the counted targets across the replicas: ") + error.what());
-      }
-    }
+    const bool averaged = sync && sync->averages_replicas();
+    counted_targets =
+        averaged ? sync->sum_targets(compute.counted_targets()) : compute.counted_targets();
     // No counted target: nothing to learn from (the caller says whether that is an error).
     // The replicas average their gradients, so each scales its sums by their number.
-    const double replicas = reducer.active() ? static_cast<double>(options.replicas) : 1.0;
+    const double replicas = averaged ? static_cast<double>(options.replicas) : 1.0;
     compute.set_loss_scale(counted_targets > 0 ? replicas / static_cast<double>(counted_targets)
                                                : 0.0);
   }
@@ -176,24 +99,26 @@ struct PipelineExecutor::Impl {
   void run_compute(const Action& action, int timestep) {
     const double started = spans.now();
     waited_in_action = 0.0;
-    {
+    if (sync) {
       // Listening for final gradients ends with the action, however it ends.
       struct Listening {
-        GradientReducer& reducer;
-        ~Listening() { reducer.after_compute(); }
-      } listening{reducer};
-      reducer.before_compute(timestep);
+        GradientSync& sync;
+        ~Listening() { sync.after_compute(); }
+      } listening{*sync};
+      sync->before_compute(timestep);
+      compute.run(action);
+    } else {
       compute.run(action);
     }
     comms.after_compute(timestep);
-    if (spans.observed()) reducer.poll();
+    if (sync && spans.observed()) sync->poll();
     spans.add_compute(started + waited_in_action, spans.now(), action, timestep,
                       [this] { return compute.kept_in_memory(); });
   }
 
   void run_reduction(const Action& action, int timestep) {
     const double posted_at = spans.now();
-    reducer.post(action.stage, timestep);
+    if (sync) sync->post(action.stage, timestep);
     spans.add(SpanKind::kPostReduction, posted_at, spans.now(), action);
   }
 
@@ -240,11 +165,6 @@ struct PipelineExecutor::Impl {
     } catch (const std::exception& error) {
       throw step_error(last, std::string("finishing the step: ") + error.what());
     }
-    try {
-      result.exposed_reduce_seconds = reducer.finish();
-    } catch (const ReductionFailure& failure) {
-      throw step_error(failure.timestep(), failure.what());
-    }
   }
 
   StepResult result;
@@ -262,26 +182,6 @@ PipelineExecutor::PipelineExecutor(int rank, Plan lowered_plan,
 }
 
 PipelineExecutor::~PipelineExecutor() = default;
-
-StepData whole_batch(const std::vector<at::Tensor>& inputs, const at::Tensor& targets,
-                     int microbatches, int split_dim) {
-  StepData data;
-  if (!inputs.empty()) {
-    auto chunks = std::make_shared<std::vector<std::vector<at::Tensor>>>(
-        split_microbatches(inputs, microbatches, split_dim));
-    data.inputs = [chunks](int microbatch) {
-      return chunks->at(static_cast<std::size_t>(microbatch));
-    };
-  }
-  if (targets.defined()) {
-    auto chunks = std::make_shared<std::vector<std::vector<at::Tensor>>>(
-        split_microbatches({targets}, microbatches, split_dim));
-    data.targets = [chunks](int microbatch) {
-      return chunks->at(static_cast<std::size_t>(microbatch)).at(0);
-    };
-  }
-  return data;
-}
 
 void PipelineExecutor::setup(const std::vector<at::Tensor>& inputs) {
   const bool first = impl_->compute.holds_first_stage();
@@ -314,16 +214,7 @@ void PipelineExecutor::setup(const StepData& first_step) {
     impl.compute.set_metas(index, std::move(metas.inputs), std::move(metas.outputs));
   }
   impl.comms.allocate_buffers(impl.compute.input_metas(), impl.compute.output_metas());
-  impl.ties.join(impl.options.all_reduce, impl.plan, impl.compute.stages(),
-                 impl.options.tied_parameters);
-  impl.reducer.join(impl.options.all_reduce, impl.plan, impl.compute.stages(),
-                    impl.ties.synchronised_names());
-  if (impl.options.measure_gradient_norm) {
-    std::set<std::string> counted_elsewhere = impl.options.norm_counted_elsewhere;
-    counted_elsewhere.insert(impl.ties.counted_elsewhere().begin(),
-                             impl.ties.counted_elsewhere().end());
-    impl.norm.join(impl.options.all_reduce, impl.compute.stages(), counted_elsewhere);
-  }
+  if (impl.sync) impl.sync->join(impl.plan, impl.compute.stages());
   const std::size_t stages = impl.compute.stages().size();
   const RecvBuffers& buffers = impl.comms.buffers();
   BATON_LOG_INFO("runtime", "stage shapes agreed with the neighbours of "
@@ -347,49 +238,36 @@ StepResult PipelineExecutor::run_step(const StepData& data) {
   if (!impl.ready) throw Error("run_step() before setup()");
   ++impl.training_step;
   impl.result = StepResult();
+  StepResult& result = impl.result;
   impl.compute.begin_step(on_device(data, impl.options.device));
   impl.comms.begin_step(impl.training_step);
-  impl.reducer.begin_step();
-  if (impl.compute.holds_last_stage() && impl.compute.counts_targets()) impl.divide_by_targets();
-  impl.spans.start(impl.training_step);
-  impl.run_plan();
+  const bool has_loss = impl.compute.holds_last_stage();
   try {
-    impl.ties.synchronise();
-  } catch (const std::exception& error) {
-    throw impl.step_error(impl.last_timestep(),
-                          std::string("summing the gradients of tied parameters: ") + error.what());
+    if (impl.sync) impl.sync->begin_step();
+    if (has_loss && impl.compute.counts_targets()) impl.divide_by_targets();
+    impl.spans.start(impl.training_step);
+    impl.run_plan();
+    impl.compute.read_losses();
+    result.loss = has_loss ? impl.compute.step_loss() : 0.0;
+    if (impl.sync) {
+      const SyncResult synced = impl.sync->finish(
+          impl.last_timestep(), has_loss ? std::optional<double>(result.loss) : std::nullopt);
+      result.exposed_reduce_seconds = synced.exposed_seconds;
+      result.has_grad_norm = synced.has_norm;
+      result.grad_norm = synced.norm;
+      result.loss = synced.loss;
+    }
+  } catch (const SyncFailure& failure) {
+    throw impl.step_error(failure.timestep(), failure.what());
   }
-
-  impl.compute.read_losses();
-  StepResult& result = impl.result;
   result.step_seconds = impl.spans.now();
   result.compute_seconds = impl.spans.compute_seconds();
   result.comm_seconds = impl.spans.comm_seconds();
   result.peak_activations = impl.compute.peak_activations();
   result.microbatch_losses = impl.compute.microbatch_losses();
-  if (impl.compute.holds_last_stage()) {
+  if (has_loss) {
     result.has_loss = true;
-    result.loss = impl.compute.step_loss();
     result.counted_targets = impl.counted_targets;
-    if (impl.reducer.active()) {
-      try {
-        result.loss = impl.reducer.average_loss(result.loss);
-      } catch (const std::exception& error) {
-        throw impl.step_error(impl.last_timestep(), std::string("averaging the loss across the "
-                                                                "replicas: ") +
-                                                        error.what());
-      }
-    }
-  }
-  if (impl.options.measure_gradient_norm) {
-    try {
-      result.grad_norm = impl.norm.measure();
-      result.has_grad_norm = true;
-    } catch (const std::exception& error) {
-      throw impl.step_error(
-          impl.last_timestep(),
-          std::string("summing the gradient's norm over the pipeline: ") + error.what());
-    }
   }
   impl.compute.end_step();
   impl.comms.end_step();
@@ -397,7 +275,7 @@ StepResult PipelineExecutor::run_step(const StepData& data) {
 }
 
 void PipelineExecutor::check_tied_copies() {
-  impl_->ties.check_copies();
+  if (impl_->sync) impl_->sync->check_tied_copies();
 }
 
 const RecvBuffers& PipelineExecutor::recv_buffers() const {

@@ -6,20 +6,32 @@
 #include <set>
 #include <vector>
 
-#include "baton/all_reduce.h"
-#include "baton/error.h"
-#include "baton/wait_notice.h"
+#include "baton/runtime/gradient_sync.h"
 
 namespace baton {
 
-GradientNorm::GradientNorm(const Topology& topology, int replica, int pipeline_rank,
-                           std::chrono::milliseconds timeout)
-    : topology_(topology), replica_(replica), pipeline_rank_(pipeline_rank), timeout_(timeout) {}
+at::Tensor gradient_squares(const std::vector<at::Tensor>& params, c10::Device device) {
+  std::vector<at::Tensor> grads;
+  for (const at::Tensor& param : params) {
+    if (param.grad().defined()) grads.push_back(param.grad());
+  }
+  if (grads.empty()) return at::zeros({1}, at::TensorOptions().dtype(at::kDouble).device(device));
+  // Each tensor's norm in its own dtype, as clip_grad_norm_ takes them (no copy of a
+  // gradient, one kernel launch for all); their squares added in double. A device whose
+  // backend lacks the fused kernel runs it on the CPU (LibTorch's fallback): the sum is moved
+  // back, a no-op where it is already there.
+  return at::stack(at::_foreach_norm(grads, 2))
+      .to(at::kDouble)
+      .pow(2)
+      .sum()
+      .reshape({1})
+      .to(device);
+}
 
-GradientNorm::~GradientNorm() = default;
+GradientNorm::GradientNorm(const Topology& topology, int replica, SyncGroups& groups)
+    : topology_(topology), replica_(replica), groups_(groups) {}
 
-void GradientNorm::join(AllReduceTransport* all_reduce,
-                        const std::map<int, std::shared_ptr<Stage>>& stages,
+void GradientNorm::join(const std::map<int, std::shared_ptr<Stage>>& stages,
                         const std::set<std::string>& counted_elsewhere) {
   // A tensor two local stages share (a tie within this rank) is counted once.
   std::set<const void*> seen;
@@ -30,36 +42,14 @@ void GradientNorm::join(AllReduceTransport* all_reduce,
     }
   }
   if (topology_.pipeline_ranks <= 1) return;
-  if (all_reduce == nullptr) {
-    throw Error(
-        "optimizer.clip_grad_norm needs the norm of the whole model's gradient, summed over "
-        "the pipeline's " +
-        std::to_string(topology_.pipeline_ranks) +
-        " ranks, but the transport cannot all-reduce (its plugin does not list "
-        "baton.all_reduce); use gloo, ucx or nccl, or turn clipping off");
-  }
-  const std::vector<int> group = topology_.pipeline_of(replica_);
-  const WaitNotice notice("runtime", "the other ranks of pipeline rank " +
-                                         std::to_string(pipeline_rank_) + "'s pipeline to join " +
-                                         format_group(group) + " (the gradient's norm)");
-  group_ = all_reduce->join_group(group);
-  transport_ = all_reduce;
+  group_ = groups_.join(topology_.pipeline_of(replica_),
+                        "the gradient's norm over the pipeline (optimizer.clip_grad_norm)");
 }
 
 double GradientNorm::measure() {
-  // Each tensor's norm in its own dtype, as clip_grad_norm_ takes them (no copy of a
-  // gradient, one kernel launch for all); their squares added in double.
-  std::vector<at::Tensor> grads;
-  for (const at::Tensor& param : counted_) {
-    if (param.grad().defined()) grads.push_back(param.grad());
-  }
-  double squares = 0.0;
-  if (!grads.empty()) {
-    squares = at::stack(at::_foreach_norm(grads, 2)).to(at::kDouble).pow(2).sum().item<double>();
-  }
-  at::Tensor sum = at::full({1}, squares, at::kDouble);
-  if (transport_ != nullptr) transport_->iallreduce(group_, {sum})->wait(timeout_);
-  return std::sqrt(sum.item<double>());
+  at::Tensor squares = gradient_squares(counted_, groups_.device());
+  if (group_ >= 0) groups_.sum(group_, {squares});
+  return std::sqrt(squares.item<double>());
 }
 
 }  // namespace baton

@@ -10,7 +10,6 @@
 #include "baton/all_reduce.h"
 #include "baton/log.h"
 #include "baton/plan/gradient_reduction.h"
-#include "baton/topology.h"
 #include "baton/wait_notice.h"
 
 namespace baton {
@@ -38,38 +37,21 @@ struct GradientHooks {
   }
 };
 
-GradientReducer::GradientReducer(int pipeline_rank, int pipeline_ranks, int replica, int replicas,
-                                 std::int64_t bucket_bytes, std::chrono::milliseconds timeout,
-                                 StepSpans& spans)
+GradientReducer::GradientReducer(int pipeline_rank, int replicas, std::int64_t bucket_bytes,
+                                 SyncGroups& groups, StepSpans& spans)
     : pipeline_rank_(pipeline_rank),
-      pipeline_ranks_(pipeline_ranks),
-      replica_(replica),
       replicas_(replicas),
       bucket_bytes_(bucket_bytes),
-      timeout_(timeout),
+      groups_(groups),
       spans_(spans) {}
 
 GradientReducer::~GradientReducer() = default;
 
-void GradientReducer::join(AllReduceTransport* all_reduce, const Plan& plan,
+void GradientReducer::join(int replicas_group, const Plan& plan,
                            const std::map<int, std::shared_ptr<Stage>>& stages,
                            const std::set<std::string>& left_out) {
   left_out_ = left_out;
-  if (replicas_ <= 1 || !reduces_gradients(plan)) return;
-  if (all_reduce == nullptr) {
-    throw Error("the plan reduces gradients across " + std::to_string(replicas_) +
-                " replicas, but the transport cannot all-reduce (its plugin does not list "
-                "baton.all_reduce); use gloo, ucx or nccl, or one replica");
-  }
-  // The replicas of this pipeline rank: one per replica, the same column of each.
-  const std::vector<int> group = Topology{replicas_, pipeline_ranks_}.replicas_of(pipeline_rank_);
-  {
-    const WaitNotice notice("runtime", "the other replicas of pipeline rank " +
-                                           std::to_string(pipeline_rank_) + " to join group " +
-                                           format_group(group));
-    group_ = all_reduce->join_group(group);
-  }
-  transport_ = all_reduce;
+  group_ = replicas_group;
   allocate_buckets(stages);
   find_last_backwards(plan);
   hooks_ = std::make_unique<GradientHooks>();
@@ -107,9 +89,10 @@ void GradientReducer::join(AllReduceTransport* all_reduce, const Plan& plan,
       bytes += bucket.flat.numel() * static_cast<std::int64_t>(bucket.flat.element_size());
     }
   }
-  BATON_LOG_INFO("runtime", "gradients reduced with group " << format_group(group) << " in "
-                                                            << bucket_count << " buckets ("
-                                                            << bytes / 1024 << " KiB)");
+  BATON_LOG_INFO("runtime", "gradients of pipeline rank "
+                                << pipeline_rank_ << " averaged over " << replicas_
+                                << " replicas in " << bucket_count << " buckets (" << bytes / 1024
+                                << " KiB)");
 }
 
 // Buckets of each local stage's parameters, in reverse order (the backward finishes the last
@@ -191,7 +174,7 @@ void GradientReducer::begin_step() {
 }
 
 void GradientReducer::before_compute(int timestep) {
-  if (transport_ == nullptr) return;
+  if (!active()) return;
   auto found = last_backward_of_.find(timestep);
   if (found == last_backward_of_.end()) return;
   listening_.insert(found->second.begin(), found->second.end());
@@ -230,7 +213,7 @@ void GradientReducer::copy_gradient(Bucket& bucket, std::size_t index) {
 void GradientReducer::start(int stage, Bucket& bucket, int timestep, bool at_reduce_grad) {
   std::unique_ptr<Work> work;
   try {
-    work = transport_->iallreduce(group_, {bucket.flat});
+    work = groups_.start(group_, {bucket.flat});
   } catch (const std::exception& error) {
     // Possibly inside the backward (an accumulator's hook): say what was being started.
     throw Error("starting the all-reduce of " + bucket_text(stage, bucket) +
@@ -259,7 +242,7 @@ void GradientReducer::start_complete_buckets(int stage) {
 
 void GradientReducer::post(int stage, int timestep) {
   if (replicas_ <= 1) return;  // one replica: its gradients are the sum already
-  if (transport_ == nullptr) throw Error("the plan reduces gradients but setup() joined no group");
+  if (!active()) throw Error("the plan reduces gradients but setup() joined no group");
   std::vector<Bucket>& stage_buckets = buckets_.at(stage);
   for (std::size_t& next = next_bucket_[stage]; next < stage_buckets.size(); ++next) {
     Bucket& bucket = stage_buckets[next];
@@ -287,15 +270,14 @@ double GradientReducer::finish() {
       const WaitNotice notice("runtime", "the gradient all-reduce of stage " +
                                              std::to_string(pending.stage) + " across " +
                                              std::to_string(replicas_) + " replicas");
-      pending.work->wait(timeout_);
+      pending.work->wait(groups_.timeout());
       if (pending.completed_at < 0) pending.completed_at = spans_.now();
     } catch (const std::exception& error) {
-      throw ReductionFailure(
-          pending.timestep,
-          "the all-reduce of " + bucket_text(pending.stage, *pending.bucket) +
-              (pending.at_reduce_grad ? ", started at REDUCE_GRAD"
-                                      : ", started in the stage's last backward") +
-              ") across the replicas failed: " + error.what());
+      throw SyncFailure(pending.timestep,
+                        "the all-reduce of " + bucket_text(pending.stage, *pending.bucket) +
+                            (pending.at_reduce_grad ? ", started at REDUCE_GRAD"
+                                                    : ", started in the stage's last backward") +
+                            ") across the replicas failed: " + error.what());
     }
   }
   const double waited_until = spans_.now();
@@ -307,7 +289,7 @@ double GradientReducer::finish() {
     }
   }
   // The average written straight into each gradient: one pass over the bucket, not two.
-  const at::Tensor scale = at::scalar_tensor(1.0 / replicas_, at::kDouble);
+  const at::Tensor scale = at::scalar_tensor(1.0 / replicas_, groups_.options(at::kDouble));
   for (Pending& pending : pending_) {
     Bucket& bucket = *pending.bucket;
     for (std::size_t i = 0; i < bucket.params.size(); ++i) {
@@ -321,18 +303,6 @@ double GradientReducer::finish() {
   }
   pending_.clear();
   return waited_until - waiting_since;
-}
-
-double GradientReducer::average_loss(double loss) {
-  at::Tensor sum = at::full({1}, loss, at::kDouble);
-  transport_->iallreduce(group_, {sum})->wait(timeout_);
-  return sum.item<double>() / replicas_;
-}
-
-std::int64_t GradientReducer::sum_over_replicas(std::int64_t count) {
-  at::Tensor sum = at::full({1}, count, at::kLong);
-  transport_->iallreduce(group_, {sum})->wait(timeout_);
-  return sum.item<std::int64_t>();
 }
 
 }  // namespace baton

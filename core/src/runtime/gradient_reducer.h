@@ -7,7 +7,7 @@
 // starts its all-reduce there and then (buckets start in order, so every replica posts the
 // same collectives in the same order); the plan's REDUCE_GRAD starts the buckets that are
 // left. At the step's end it waits for them and hands every parameter its gradient averaged
-// over the replicas. It averages the loss the same way.
+// over the replicas. One of GradientSync's parts (baton/runtime/gradient_sync.h).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -22,45 +22,32 @@
 #include <utility>
 #include <vector>
 
-#include "baton/error.h"
 #include "baton/plan/plan.h"
+#include "baton/runtime/gradient_sync.h"
+#include "baton/runtime/step_spans.h"
 #include "baton/stage.h"
 #include "baton/transport.h"
-#include "step_spans.h"
+#include "sync_groups.h"
 
 namespace baton {
 
-class AllReduceTransport;
 struct GradientHooks;
-
-// An all-reduce that failed, with the plan step that posted it (the executor names it).
-class ReductionFailure : public Error {
- public:
-  ReductionFailure(int timestep, const std::string& message)
-      : Error(message), timestep_(timestep) {}
-  int timestep() const { return timestep_; }
-
- private:
-  int timestep_;
-};
 
 class GradientReducer {
  public:
-  GradientReducer(int pipeline_rank, int pipeline_ranks, int replica, int replicas,
-                  std::int64_t bucket_bytes, std::chrono::milliseconds timeout, StepSpans& spans);
+  GradientReducer(int pipeline_rank, int replicas, std::int64_t bucket_bytes, SyncGroups& groups,
+                  StepSpans& spans);
   ~GradientReducer();
 
-  // True once join() found something to reduce: more than one replica and a plan that
-  // reduces gradients.
-  bool active() const { return transport_ != nullptr; }
+  // True once join() was given the replicas' group.
+  bool active() const { return group_ >= 0; }
 
-  // Set up (every rank of the replicas' group calls it): joins the group and allocates the
-  // buckets of `stages`, but for the parameters named in `left_out` (tied weights, which
-  // TiedGradients averages with their other copies). Does nothing with one replica or a plan
-  // without REDUCE_GRAD.
-  void join(AllReduceTransport* all_reduce, const Plan& plan,
+  // Set up (every rank of the replicas' group calls it): allocates the buckets of `stages`,
+  // to be averaged over `replicas_group` (joined), but for the parameters named in
+  // `left_out` (tied weights, which TiedGradients averages with their other copies).
+  void join(int replicas_group, const Plan& plan,
             const std::map<int, std::shared_ptr<Stage>>& stages,
-            const std::set<std::string>& left_out = {});
+            const std::set<std::string>& left_out);
 
   void begin_step();
   // Around the compute action at plan step `timestep`: the stages whose last backward of the
@@ -76,12 +63,8 @@ class GradientReducer {
   // Notes the running all-reduces that finished (for the observers' reduction spans).
   void poll();
   // Waits for the step's all-reduces and averages the gradients. Returns the seconds waited
-  // (the reduction not hidden behind the rank's work). Throws ReductionFailure.
+  // (the reduction not hidden behind the rank's work). Throws SyncFailure.
   double finish();
-  // The mean of `loss` over the replicas (each replica's is a mean already).
-  double average_loss(double loss);
-  // The sum of `count` over the replicas (token-mean losses: the targets counted).
-  std::int64_t sum_over_replicas(std::int64_t count);
 
  private:
   // Some of a stage's gradients, of one dtype, gathered in one preallocated flat tensor that
@@ -127,18 +110,15 @@ class GradientReducer {
   void start_complete_buckets(int stage);
 
   int pipeline_rank_;
-  int pipeline_ranks_;
-  int replica_;
   int replicas_;
   std::int64_t bucket_bytes_;
-  std::chrono::milliseconds timeout_;
+  SyncGroups& groups_;
   StepSpans& spans_;
   std::set<std::string> left_out_;
-  AllReduceTransport* transport_ = nullptr;  // set by join() when there is work
-  int group_ = -1;
-  std::map<int, std::vector<Bucket>> buckets_;        // by stage, in the order they start
-  std::map<int, std::vector<Slot>> slots_;            // by stage, by parameter index
-  std::map<int, std::size_t> next_bucket_;            // by stage: the first not started
+  int group_ = -1;                              // the replicas', set by join() when there is work
+  std::map<int, std::vector<Bucket>> buckets_;  // by stage, in the order they start
+  std::map<int, std::vector<Slot>> slots_;      // by stage, by parameter index
+  std::map<int, std::size_t> next_bucket_;      // by stage: the first not started
   std::map<int, std::vector<int>> last_backward_of_;  // by plan step: stages it finishes
   std::set<int> listening_;                           // stages in their last backward
   int listening_timestep_ = -1;

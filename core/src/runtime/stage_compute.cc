@@ -401,9 +401,11 @@ std::vector<at::Tensor> StageCompute::outgoing(const Action& send) {
   for (std::size_t i = 0; i < metas.size(); ++i) {
     if (!is_differentiable(metas[i])) continue;
     // A stage input that got no gradient still owes the peer a message.
-    tensors.push_back(i < grads.size() && grads[i].defined()
-                          ? grads[i].contiguous()
-                          : at::zeros(metas[i].shape, at::TensorOptions().dtype(metas[i].dtype)));
+    tensors.push_back(
+        i < grads.size() && grads[i].defined()
+            ? grads[i].contiguous()
+            : at::zeros(metas[i].shape,
+                        at::TensorOptions().dtype(metas[i].dtype).device(metas[i].device)));
   }
   // Held by the send from here on. Keeping per-microbatch tensors to the end of the step
   // would interleave long-lived blocks with the backward's large temporaries, and the heap

@@ -20,9 +20,9 @@
 
 #include "baton/plan/plan.h"
 #include "baton/runtime/recv_buffers.h"
+#include "baton/runtime/step_spans.h"
 #include "baton/tensor_meta.h"
 #include "baton/transport.h"
-#include "step_spans.h"
 
 namespace baton {
 

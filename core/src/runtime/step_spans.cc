@@ -1,4 +1,4 @@
-#include "step_spans.h"
+#include "baton/runtime/step_spans.h"
 
 namespace baton {
 

@@ -6,9 +6,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "baton/all_reduce.h"
 #include "baton/error.h"
-#include "baton/wait_notice.h"
 
 namespace baton {
 namespace {
@@ -29,13 +27,10 @@ std::int64_t checksum(const at::Tensor& tensor) {
 }  // namespace
 
 TiedGradients::TiedGradients(const Topology& topology, int replica, int pipeline_rank,
-                             std::chrono::milliseconds timeout)
-    : topology_(topology), replica_(replica), pipeline_rank_(pipeline_rank), timeout_(timeout) {}
+                             SyncGroups& groups)
+    : topology_(topology), replica_(replica), pipeline_rank_(pipeline_rank), groups_(groups) {}
 
-TiedGradients::~TiedGradients() = default;
-
-void TiedGradients::join(AllReduceTransport* all_reduce, const Plan& plan,
-                         const std::map<int, std::shared_ptr<Stage>>& stages,
+void TiedGradients::join(const Plan& plan, const std::map<int, std::shared_ptr<Stage>>& stages,
                          const std::vector<TiedParameter>& ties) {
   for (const TiedParameter& tie : ties) {
     if (tie.names.size() != tie.stages.size() || tie.names.empty()) {
@@ -81,18 +76,7 @@ void TiedGradients::join(AllReduceTransport* all_reduce, const Plan& plan,
     copy.group = topology_.in_every_replica(holders);
     if (copy.group.size() <= 1) continue;  // one copy, on one rank: autograd sums its uses
     synchronised_names_.insert(local_names.begin(), local_names.end());
-    if (all_reduce == nullptr) {
-      throw Error("the model ties " + joined_names + " and its copies are on ranks " +
-                  format_group(copy.group) +
-                  ", whose gradients must be summed, but the transport cannot all-reduce (its "
-                  "plugin does not list baton.all_reduce); use gloo, ucx or nccl");
-    }
-    transport_ = all_reduce;
-    {
-      const WaitNotice notice("runtime", "the other holders of " + joined_names + " to join " +
-                                             format_group(copy.group));
-      copy.handle = all_reduce->join_group(copy.group);
-    }
+    copy.handle = groups_.join(copy.group, "the gradients of tied parameter " + joined_names);
     copies_.push_back(std::move(copy));
   }
 }
@@ -105,7 +89,7 @@ void TiedGradients::synchronise() {
       grad = at::zeros_like(copy.tensor);
       copy.tensor.mutable_grad() = grad;
     }
-    transport_->iallreduce(copy.handle, {grad})->wait(timeout_);
+    groups_.sum(copy.handle, {grad});
     if (topology_.replicas > 1) grad.div_(topology_.replicas);
   }
 }
@@ -113,12 +97,14 @@ void TiedGradients::synchronise() {
 void TiedGradients::check_copies() {
   for (Copy& copy : copies_) {
     // Each member writes its checksum in its own slot; the sum then holds every member's.
-    at::Tensor sums = at::zeros({static_cast<std::int64_t>(copy.group.size())}, at::kLong);
+    std::vector<std::int64_t> slots(copy.group.size(), 0);
     const int me = topology_.rank(replica_, pipeline_rank_);
     const auto position = std::find(copy.group.begin(), copy.group.end(), me) - copy.group.begin();
-    sums[position] = checksum(copy.tensor);
-    transport_->iallreduce(copy.handle, {sums})->wait(timeout_);
-    const auto* values = sums.data_ptr<std::int64_t>();
+    slots[static_cast<std::size_t>(position)] = checksum(copy.tensor);
+    at::Tensor sums = at::tensor(slots, at::kLong).to(groups_.device());
+    groups_.sum(copy.handle, {sums});
+    const at::Tensor read = sums.cpu();
+    const auto* values = read.data_ptr<std::int64_t>();
     for (std::size_t i = 0; i < copy.group.size(); ++i) {
       if (values[i] == values[0]) continue;
       throw Error("the copies of tied parameter " + copy.names + " differ: rank " +

@@ -4,10 +4,10 @@
 // head on the last); after the step's backward, each copy's gradient is summed with the other
 // holders' and averaged with the replicas' in one all-reduce over the tie's group (the
 // holders' pipeline ranks in every replica), so every copy takes the same update and stays
-// bit-identical. The replicas' bucketed reduction leaves these tensors to it.
+// bit-identical. The replicas' bucketed reduction leaves these tensors to it. One of
+// GradientSync's parts.
 #pragma once
 
-#include <chrono>
 #include <map>
 #include <memory>
 #include <set>
@@ -15,28 +15,23 @@
 #include <vector>
 
 #include "baton/plan/plan.h"
-#include "baton/runtime/executor.h"
+#include "baton/runtime/gradient_sync.h"
 #include "baton/stage.h"
 #include "baton/topology.h"
-#include "baton/transport.h"
+#include "sync_groups.h"
 
 namespace baton {
-
-class AllReduceTransport;
 
 class TiedGradients {
  public:
   // This rank is `pipeline_rank` of replica `replica` in `topology`.
-  TiedGradients(const Topology& topology, int replica, int pipeline_rank,
-                std::chrono::milliseconds timeout);
-  ~TiedGradients();
+  TiedGradients(const Topology& topology, int replica, int pipeline_rank, SyncGroups& groups);
 
   // Set up, on every rank (before the gradient norm's group): finds this rank's copy of each
   // tie in `stages` and joins the group of every tie whose copies are on several ranks or
   // replicas, in the order of `ties` (the same on every rank). Throws Error when a tie names
   // a parameter its stage does not have, or the transport cannot all-reduce.
-  void join(AllReduceTransport* all_reduce, const Plan& plan,
-            const std::map<int, std::shared_ptr<Stage>>& stages,
+  void join(const Plan& plan, const std::map<int, std::shared_ptr<Stage>>& stages,
             const std::vector<TiedParameter>& ties);
 
   // The names of this rank's tied parameters whose gradient synchronise() combines: the
@@ -64,8 +59,7 @@ class TiedGradients {
   Topology topology_;
   int replica_;
   int pipeline_rank_;
-  std::chrono::milliseconds timeout_;
-  AllReduceTransport* transport_ = nullptr;
+  SyncGroups& groups_;
   std::vector<Copy> copies_;
   std::set<std::string> synchronised_names_;
   std::set<std::string> counted_elsewhere_;

@@ -25,4 +25,8 @@ BATON_API CompiledPlan with_gradient_reduction(const CompiledPlan& compiled);
 // True when `plan` holds REDUCE_GRAD actions.
 BATON_API bool reduces_gradients(const Plan& plan);
 
+// True when rank `rank`'s column runs a backward (B, I or W, alone or in an overlapped pair):
+// it has gradients to synchronise. A forward-only plan (evaluation) has none.
+BATON_API bool rank_computes_gradients(const Plan& plan, int rank);
+
 }  // namespace baton

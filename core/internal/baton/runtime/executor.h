@@ -9,8 +9,9 @@
 // and leaves the gradients in the stages' parameters for the optimizer.
 //
 // The executor is a short loop over parts with one job each (docs/architecture.md): the
-// step's transfers (StepComms), the stages' computations (StageCompute), data parallelism's
-// gradient reduction (GradientReducer), and the observers that listen to its spans.
+// step's transfers (StepComms), the stages' computations (StageCompute), the gradients'
+// synchronisation (GradientSync: replicas, ties, the norm, the loss's average), and the
+// observers that listen to its spans.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -25,9 +26,9 @@
 #include <string>
 #include <vector>
 
-#include "baton/all_reduce.h"
 #include "baton/export.h"
 #include "baton/plan/plan.h"
+#include "baton/runtime/gradient_sync.h"
 #include "baton/runtime/recv_buffers.h"
 #include "baton/runtime/step_observer.h"
 #include "baton/stage.h"
@@ -44,14 +45,6 @@ using LossFunction =
 // Token-mean losses: how many targets of a microbatch the loss counts (cross entropy: those
 // not equal to its ignore_index). See ExecutorOptions::count_targets.
 using TargetCount = std::function<std::int64_t(const at::Tensor& targets)>;
-
-// A tensor the model holds under several names (tied weights: a GPT's head and its token
-// embedding), and the stage of the plan that holds each name. See
-// ExecutorOptions::tied_parameters.
-struct TiedParameter {
-  std::vector<std::string> names;  // full-model names, as the stages' named_parameters() say
-  std::vector<int> stages;         // the stage holding names[i]
-};
 
 // A step's data, one microbatch at a time, asked for when the plan reaches it: the inputs at
 // the first stage's forward, the targets at the last stage's loss. A rank then holds no more
@@ -110,11 +103,6 @@ struct ExecutorOptions {
   // receives are posted ahead of the plan, from the rank's first communication of the step,
   // as receive buffers free. Off: each when the plan says.
   bool receives_match_by_tag = false;
-  // The transport's all-reduce, where its plugin lists baton.all_reduce
-  // (baton::transport_interfaces): data parallelism, tied weights across ranks and the
-  // gradient norm across stages need it. Null: it has none, and a plan needing one is refused
-  // at set-up.
-  AllReduceTransport* all_reduce = nullptr;
   // What each stage of the plan holds ("stage-1.pt", "layers.2 .. head"), for setup
   // messages that name both sides of a boundary; empty: stages are named by index and rank.
   std::vector<std::string> stage_names;
@@ -124,26 +112,16 @@ struct ExecutorOptions {
   std::vector<std::shared_ptr<StepObserver>> observers;
   // Data parallelism (docs/runtime.md): this pipeline is replica `replica` of `replicas`, and
   // its ranks are replica x plan ranks + pipeline rank on the transport. With more than one
-  // replica, each REDUCE_GRAD of the plan sums the stage's gradients across the replicas
-  // (`all_reduce` must be set), in buckets of at most `bucket_bytes`,
-  // while the rank goes on; run_step() waits for them at its end and divides by `replicas`,
-  // so the gradients are those of the mean loss over the global batch, and so is the loss.
+  // replica, each REDUCE_GRAD of the plan sums the stage's gradients across the replicas, in
+  // buckets, while the rank goes on; run_step() waits for them at its end and divides by
+  // `replicas`, so the gradients are those of the mean loss over the global batch, and so is
+  // the loss.
   int replica = 0;
   int replicas = 1;
-  std::int64_t bucket_bytes = std::int64_t{25} << 20;
-  // Measure the L2 norm of the whole model's gradient at the end of each step
-  // (StepResult::grad_norm, for clipping it): this rank's stages' gradients, after the
-  // replicas' average, with the other ranks of the pipeline by an all-reduce (`all_reduce`
-  // must be set when the pipeline has several ranks). Parameters named in
-  // `norm_counted_elsewhere` are left out: another rank counts their copy (tied weights).
-  bool measure_gradient_norm = false;
-  std::set<std::string> norm_counted_elsewhere;
-  // Tied weights: every rank holding one of a tie's names keeps its own copy, and at the end
-  // of each step every copy's gradient becomes the sum over the holders (the tensor's whole
-  // gradient), averaged over the replicas, by one all-reduce per tie among the ranks that
-  // hold it — so every copy takes the same update and stays identical. The gradient norm
-  // counts each tie once. The same list, in the same order, on every rank.
-  std::vector<TiedParameter> tied_parameters;
+  // The step's gradient synchronisation (baton/runtime/gradient_sync.h): the transport's
+  // all-reduce, the replicas' buckets, tied weights, the gradient norm. A plan that computes
+  // no gradient (forward only: evaluation) has none, and these are not used.
+  GradientSyncOptions gradients;
   // Activation recomputation: each stage listed runs its forward without keeping the autograd
   // graph — it keeps only its inputs, and draws the same randomness again through
   // forward_seed() — and runs it once more, with the graph, right before the microbatch's
@@ -169,7 +147,7 @@ struct StepResult {
   // Data parallelism: seconds the step waited at its end for the gradient all-reduces (the
   // part not hidden behind the rank's other work).
   double exposed_reduce_seconds = 0.0;
-  // ExecutorOptions::measure_gradient_norm: the whole model's gradient norm, the same on
+  // ExecutorOptions::gradients.measure_norm: the whole model's gradient norm, the same on
   // every rank of the pipeline.
   bool has_grad_norm = false;
   double grad_norm = 0.0;

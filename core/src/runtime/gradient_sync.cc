@@ -1,0 +1,128 @@
+#include "baton/runtime/gradient_sync.h"
+
+#include <utility>
+
+#include "baton/plan/gradient_reduction.h"
+#include "baton/runtime/step_spans.h"
+#include "gradient_norm.h"
+#include "gradient_reducer.h"
+#include "sync_groups.h"
+#include "tied_gradients.h"
+
+namespace baton {
+
+struct GradientSync::Parts {
+  Parts(const SyncPlace& place, const GradientSyncOptions& options, StepSpans& spans)
+      : groups(options.all_reduce, place.device, place.timeout),
+        ties(place.topology, place.replica, place.pipeline_rank, groups),
+        reducer(place.pipeline_rank, place.topology.replicas, options.bucket_bytes, groups, spans),
+        norm(place.topology, place.replica, groups) {}
+
+  SyncGroups groups;
+  TiedGradients ties;
+  GradientReducer reducer;
+  GradientNorm norm;
+  int replicas_group = -1;  // this pipeline rank in every replica; -1: no replicas to average
+};
+
+GradientSync::GradientSync(SyncPlace place, GradientSyncOptions options, StepSpans& spans)
+    : place_(std::move(place)),
+      options_(std::move(options)),
+      parts_(std::make_unique<Parts>(place_, options_, spans)) {}
+
+GradientSync::~GradientSync() = default;
+
+void GradientSync::join(const Plan& plan, const std::map<int, std::shared_ptr<Stage>>& stages) {
+  Parts& parts = *parts_;
+  parts.ties.join(plan, stages, options_.tied_parameters);
+  if (place_.topology.replicas > 1 && reduces_gradients(plan)) {
+    parts.replicas_group = parts.groups.join(
+        place_.topology.replicas_of(place_.pipeline_rank),
+        "the gradients of pipeline rank " + std::to_string(place_.pipeline_rank) + " across " +
+            std::to_string(place_.topology.replicas) + " replicas (world.data_parallel)");
+    parts.reducer.join(parts.replicas_group, plan, stages, parts.ties.synchronised_names());
+  }
+  if (options_.measure_norm) {
+    std::set<std::string> counted_elsewhere = options_.norm_counted_elsewhere;
+    counted_elsewhere.insert(parts.ties.counted_elsewhere().begin(),
+                             parts.ties.counted_elsewhere().end());
+    parts.norm.join(stages, counted_elsewhere);
+  }
+}
+
+bool GradientSync::averages_replicas() const {
+  return parts_->replicas_group >= 0;
+}
+
+void GradientSync::begin_step() {
+  parts_->reducer.begin_step();
+}
+
+std::int64_t GradientSync::sum_targets(std::int64_t counted) {
+  if (!averages_replicas()) return counted;
+  try {
+    return parts_->groups.sum(parts_->replicas_group, counted);
+  } catch (const std::exception& error) {
+    throw SyncFailure(
+        0, std::string("summing the counted targets across the replicas: ") + error.what());
+  }
+}
+
+void GradientSync::before_compute(int timestep) {
+  parts_->reducer.before_compute(timestep);
+}
+
+void GradientSync::after_compute() {
+  parts_->reducer.after_compute();
+}
+
+void GradientSync::gradient_final(int stage, std::size_t param_index) {
+  parts_->reducer.gradient_final(stage, param_index);
+}
+
+void GradientSync::post(int stage, int timestep) {
+  parts_->reducer.post(stage, timestep);
+}
+
+void GradientSync::poll() {
+  parts_->reducer.poll();
+}
+
+SyncResult GradientSync::finish(int last_timestep, std::optional<double> loss) {
+  Parts& parts = *parts_;
+  SyncResult result;
+  // Each phase's failure is annotated at the rank's last plan step, but for a bucket's,
+  // which names the step that started it.
+  const auto phase = [last_timestep](const char* what, const auto& run) {
+    try {
+      run();
+    } catch (const SyncFailure&) {
+      throw;
+    } catch (const std::exception& error) {
+      throw SyncFailure(last_timestep, std::string(what) + ": " + error.what());
+    }
+  };
+  result.exposed_seconds = parts.reducer.finish();
+  phase("summing the gradients of tied parameters", [&] { parts.ties.synchronise(); });
+  if (options_.measure_norm) {
+    phase("summing the gradient's norm over the pipeline", [&] {
+      result.norm = parts.norm.measure();
+      result.has_norm = true;
+    });
+  }
+  if (loss) {
+    result.loss = *loss;
+    if (averages_replicas()) {
+      phase("averaging the loss across the replicas", [&] {
+        result.loss = parts.groups.sum(parts.replicas_group, *loss) / place_.topology.replicas;
+      });
+    }
+  }
+  return result;
+}
+
+void GradientSync::check_tied_copies() {
+  parts_->ties.check_copies();
+}
+
+}  // namespace baton
