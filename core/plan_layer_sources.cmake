@@ -14,6 +14,7 @@ set(BATON_PLAN_LAYER_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/src/config/config_format.cc
   ${CMAKE_CURRENT_LIST_DIR}/src/config/config_loader.cc
   ${CMAKE_CURRENT_LIST_DIR}/src/config/config_plugins.cc
+  ${CMAKE_CURRENT_LIST_DIR}/src/config/key_spec.cc
   ${CMAKE_CURRENT_LIST_DIR}/src/config/sections.cc
   ${CMAKE_CURRENT_LIST_DIR}/src/config/value_typing.cc
   ${CMAKE_CURRENT_LIST_DIR}/src/plugin/plugin_kind.cc

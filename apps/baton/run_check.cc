@@ -13,7 +13,7 @@ void check_run_before_start(baton::Config& config) {
   const baton::PluginLoader loader = baton::plugin_loader_for(config);
   // By convention a plugin's float parameter named *_s is a duration (docs/writing-plugins):
   // a negative, non-finite or absurd one fails here, not when the plugin starts.
-  const bool auto_schedule = config.section("schedule").get_string("name") == "auto";
+  const bool auto_schedule = baton::schedule_chosen_at_start(config);
   for (const char* section : {"schedule", "transport"}) {
     if (auto_schedule && std::string(section) == "schedule") continue;  // no plugin yet
     for (const auto& [key, value] : config.plugin_params(section).all()) {
@@ -38,7 +38,7 @@ void check_run_before_start(baton::Config& config) {
     }
   }
   // schedule.name: auto chooses the plan at run time, after measuring the model.
-  if (config.section("schedule").get_string("name") == "auto") return;
+  if (baton::schedule_chosen_at_start(config)) return;
   baton::compile_configured_plan(config, plugins,
                                  static_cast<int>(config.section("world").get_int("ranks")));
 }

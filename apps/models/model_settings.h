@@ -32,7 +32,7 @@ struct DataSettings {
   std::uint64_t seed = 0;          // run.seed: every rank draws the same batches
 };
 
-// What the model section says, model.params as resolve_model_params() checked and stored them
+// What the model section says, model.params as with_model_params() checked and stored them
 // (a run's front door: training/resolved_config.h). Reads `config`, never writes it.
 ModelSettings read_model_settings(const baton::Config& config);
 

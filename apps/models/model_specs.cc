@@ -1,5 +1,7 @@
 #include "model_specs.h"
 
+#include <utility>
+
 #include "baton/error.h"
 #include "baton/suggest.h"
 #include "input_declaration.h"
@@ -141,13 +143,12 @@ const ModelSpec& find_model_spec(const baton::ParamValue& model_name) {
                            "; built-in models: mlp, gpt, identity, torchscript");
 }
 
-const ModelSpec& resolve_model_params(baton::Config& config) {
+baton::Config with_model_params(baton::Config config) {
   const ModelSpec& spec = find_model_spec(config.section("model").at("name"));
-  config.set_plugin_params(
-      "model", baton::resolve_params(config.raw_params("model"), spec.params, spec.num_params,
-                                     std::string("model '") + spec.name + "'"));
+  config = baton::with_section_params(std::move(config), "model", spec.params, spec.num_params,
+                                      std::string("model '") + spec.name + "'");
   if (spec.check != nullptr) spec.check(config.plugin_params("model"));
-  return spec;
+  return config;
 }
 
 }  // namespace baton_models

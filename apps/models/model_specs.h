@@ -27,10 +27,10 @@ const std::vector<ModelSpec>& model_specs();
 // Throws baton::ConfigError naming model.name's origin and the known models.
 const ModelSpec& find_model_spec(const baton::ParamValue& model_name);
 
-// Checks model.params against the configured model's table and its own checks, and records
-// the resolved values in `config` (config.plugin_params("model")), where `baton config` and
-// the run header show them. Called at a run's front door (training/resolved_config.h) and by
-// `config check`. Returns the model's spec.
-const ModelSpec& resolve_model_params(baton::Config& config);
+// `config` with model.params checked against the configured model's table and its own
+// checks, the resolved values in config.plugin_params("model"), where `baton config` and the
+// run header show them. Called at a run's front door (training/resolved_config.h) and by
+// `config check`.
+baton::Config with_model_params(baton::Config config);
 
 }  // namespace baton_models

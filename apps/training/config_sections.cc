@@ -1,8 +1,6 @@
 #include "config_sections.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
@@ -18,50 +16,6 @@ namespace baton_app {
 namespace {
 
 using baton::ParamType;
-
-// `section.key` must be at least `low`; `meaning` says what the smallest values do.
-void require_at_least(const baton::Config& config, const char* section, const char* key, long low,
-                      const std::string& meaning) {
-  const baton::ParamValue& value = config.section(section).at(key);
-  if (value.as_int() >= low) return;
-  throw baton::ConfigError(value.origin().description + ": " + section + "." + key +
-                           " must be at least " + std::to_string(low) + meaning + ", got " +
-                           value.text());
-}
-
-void require_one_of(const baton::Config& config, const char* section, const char* key,
-                    const std::vector<std::string>& choices) {
-  const baton::ParamValue& value = config.section(section).at(key);
-  for (const auto& choice : choices) {
-    if (value.as_string() == choice) return;
-  }
-  std::string listed;
-  for (const auto& choice : choices) listed += (listed.empty() ? "" : ", ") + choice;
-  throw baton::ConfigError(value.origin().description + ": " + section + "." + key +
-                           " must be one of " + listed + ", got '" + value.as_string() + "'" +
-                           baton::did_you_mean(value.as_string(), choices));
-}
-
-std::string number_text(double value) {
-  char text[32];
-  std::snprintf(text, sizeof(text), "%g", value);
-  return text;
-}
-
-// A finite float in [low, high] (`low_open`: above low, not at it; high infinite: no upper
-// bound).
-void require_number(const baton::Config& config, const char* section, const char* key, double low,
-                    bool low_open, double high) {
-  const baton::ParamValue& value = config.section(section).at(key);
-  const double number = value.as_float();
-  if (std::isfinite(number) && (low_open ? number > low : number >= low) && number <= high) {
-    return;
-  }
-  const std::string range = std::string(low_open ? "above " : "from ") + number_text(low) +
-                            (std::isinf(high) ? "" : " to " + number_text(high));
-  throw baton::ConfigError(value.origin().description + ": " + section + "." + key +
-                           " must be a finite number " + range + ", got " + value.text());
-}
 
 // The pipeline's stage count: one pipeline's ranks x stages per rank.
 std::int64_t pipeline_stages(const baton::Config& config) {
@@ -91,7 +45,7 @@ void check_stage_files(const baton::Config& config) {
                              "out (to cut elsewhere, run baton-split again)");
   }
   const baton::ParamValues& schedule = config.section("schedule");
-  if (schedule.get_string("name") == "auto" &&
+  if (baton::schedule_chosen_at_start(config) &&
       schedule.at("stages_per_rank").origin().description == "default") {
     // auto chooses the stages per rank: the one the files allow.
     const std::int64_t ranks = pipeline_stages(config) / schedule.get_int("stages_per_rank");
@@ -152,10 +106,6 @@ void check_cuts(const baton::Config& config) {
 
 void check_batch(const baton::Config& config) {
   const baton::ParamValue& batch = config.section("data").at("batch_size");
-  if (batch.as_int() > (1 << 24)) {
-    throw baton::ConfigError(batch.origin().description + ": data.batch_size must be at most " +
-                             std::to_string(1 << 24) + ", got " + batch.text());
-  }
   const std::int64_t microbatches = config.section("schedule").get_int("microbatches");
   const std::int64_t replicas = config.section("world").get_int("data_parallel");
   if (replicas > 1) {
@@ -183,8 +133,6 @@ void check_batch(const baton::Config& config) {
 
 // eval: where its data comes from follows data.source.
 void check_eval(const baton::Config& config) {
-  require_at_least(config, "eval", "every", 0, " (0: no evaluation)");
-  require_at_least(config, "eval", "batches", 1, "");
   const baton::ParamValues& eval = config.section("eval");
   const bool files = config.section("data").get_string("source") == "files";
   const baton::ParamValue& inputs = eval.at("inputs");
@@ -208,30 +156,20 @@ void check_eval(const baton::Config& config) {
 }
 
 void check_app_sections(const baton::Config& config) {
-  require_at_least(config, "data", "batch_size", 1, "");
-  require_at_least(config, "checkpoint", "every", 0, " (0: only at the end)");
-  require_at_least(config, "trace", "steps", 0,
-                   " (0 records none; trace.enabled: false turns the trace off)");
-  require_one_of(config, "optimizer", "name", {"sgd", "adam", "adamw"});
-  require_number(config, "optimizer", "lr", 0, true, HUGE_VAL);
-  require_number(config, "optimizer", "momentum", 0, false, 1);
-  require_number(config, "optimizer", "weight_decay", 0, false, HUGE_VAL);
-  require_one_of(config, "optimizer", "decay", {"all", "matrices"});
-  require_number(config, "optimizer", "eps", 0, true, 1);
-  require_number(config, "optimizer", "clip_grad_norm", 0, false, HUGE_VAL);
-  require_one_of(config, "lr_schedule", "name", {"constant", "linear", "cosine"});
-  require_number(config, "lr_schedule", "min_lr", 0, false, HUGE_VAL);
-  require_number(config, "model", "label_smoothing", 0, false, 1);
   read_optimizer_settings(config);  // the rules between keys (betas, nesterov, the decay's end)
-  require_one_of(config, "data", "source", {"synthetic", "files", "text"});
-  require_one_of(config, "data", "token_format", {"auto", "bytes", "uint16", "int32", "npy"});
-  require_one_of(config, "data", "prefetch", {"auto", "true", "false"});
   const baton::ParamValue& loss = config.section("model").at("loss");
   const std::string& loss_name = loss.as_string();
   const bool scripted =
       loss_name.size() > 3 && loss_name.compare(loss_name.size() - 3, 3, ".pt") == 0;
-  if (!scripted) require_one_of(config, "model", "loss", {"cross_entropy", "mse"});
-  require_one_of(config, "model", "targets", {"auto", "classes", "values"});
+  // A name or a file: its choices cannot be declared in the table.
+  const std::vector<std::string> losses = {"cross_entropy", "mse"};
+  if (!scripted && std::find(losses.begin(), losses.end(), loss_name) == losses.end()) {
+    throw baton::ConfigError(loss.origin().description +
+                             ": model.loss must be one of cross_entropy, mse, got '" + loss_name +
+                             "'" + baton::did_you_mean(loss_name, losses) +
+                             ", or a TorchScript .pt file whose forward(output, target) returns "
+                             "the loss");
+  }
   const baton::ParamValue& target_kind = config.section("model").at("targets");
   if (!scripted && target_kind.as_string() != "auto" &&
       (target_kind.as_string() == "classes") != (loss_name == "cross_entropy")) {
@@ -255,7 +193,7 @@ void check_app_sections(const baton::Config& config) {
   }
   check_stage_files(config);
   check_cuts(config);
-  if (config.section("schedule").get_string("name") != "auto") {  // auto chooses the stages
+  if (!baton::schedule_chosen_at_start(config)) {  // auto chooses the stages
     recomputed_stages(config.section("model").at("recompute"), pipeline_stages(config));
   }
   check_batch(config);
@@ -290,15 +228,20 @@ void add_app_config_sections() {
                  {"loss", ParamType::kString, "cross_entropy",
                   "cross_entropy (class targets), mse (float targets shaped like the output), or a "
                   "TorchScript .pt file whose forward(output, target) returns the loss."},
-                 {"label_smoothing", ParamType::kFloat, "0",
-                  "cross_entropy: the targets' weight spread over every class, in [0, 1] (as "
-                  "PyTorch's cross_entropy(label_smoothing=...))."},
-                 {"targets", ParamType::kString, "auto",
-                  "What a scripted model.loss receives as targets: classes (integer class ids, "
-                  "the output without its last dimension, drawn below its width), values "
-                  "(floats shaped like the output), or auto: what the data holds (integer files "
-                  "and a text's next tokens are class ids, float files values; synthetic data "
-                  "values)."},
+                 baton::KeySpec{
+                     "label_smoothing", ParamType::kFloat, "0",
+                     "cross_entropy: the targets' weight spread over every class, in [0, 1] (as "
+                     "PyTorch's cross_entropy(label_smoothing=...))."}
+                     .at_least(0)
+                     .at_most(1),
+                 baton::KeySpec{
+                     "targets", ParamType::kString, "auto",
+                     "What a scripted model.loss receives as targets: classes (integer class ids, "
+                     "the output without its last dimension, drawn below its width), values "
+                     "(floats shaped like the output), or auto: what the data holds (integer files "
+                     "and a text's next tokens are class ids, float files values; synthetic data "
+                     "values)."}
+                     .one_of({"auto", "classes", "values"}),
                  {"ignore_index", ParamType::kInt, "-100",
                   "cross_entropy: a target equal to it is not counted (padding; a scripted "
                   "loss's class ids may hold it too). The loss is "
@@ -309,9 +252,14 @@ void add_app_config_sections() {
             {"data",
              "Where batches come from.",
              {
-                 {"source", ParamType::kString, "text",
-                  "synthetic, files (inputs/targets .npy or .pt) or text (a token file)."},
-                 {"batch_size", ParamType::kInt, "16", "Samples per step, before microbatching."},
+                 baton::KeySpec{
+                     "source", ParamType::kString, "text",
+                     "synthetic, files (inputs/targets .npy or .pt) or text (a token file)."}
+                     .one_of({"synthetic", "files", "text"}),
+                 baton::KeySpec{"batch_size", ParamType::kInt, "16",
+                                "Samples per step, before microbatching."}
+                     .at_least(1)
+                     .at_most(1 << 24),
                  {"inputs", ParamType::kFileList, "[]",
                   "Input tensor files (source: files), one per argument of the model's forward, "
                   "in order: x.npy, or [ids.npy, mask.npy]."},
@@ -319,49 +267,70 @@ void add_app_config_sections() {
                  {"tokens", ParamType::kFile, "",
                   "Token file (source: text): raw text read as bytes, .npy, or raw uint16/int32; "
                   "empty = the text shipped with baton."},
-                 {"token_format", ParamType::kString, "auto",
-                  "How to read data.tokens: auto (.npy -> npy, else bytes), bytes, uint16, int32 "
-                  "(raw little-endian) or npy."},
-                 {"prefetch", ParamType::kString, "auto",
-                  "Make microbatches ahead on a background thread: true, false (each when the "
-                  "step needs it, on the rank's own thread) or auto (true when this machine has "
-                  "a CPU beyond the local ranks' compute threads)."},
+                 baton::KeySpec{"token_format", ParamType::kString, "auto",
+                                "How to read data.tokens: auto (.npy -> npy, else bytes), bytes, "
+                                "uint16, int32 "
+                                "(raw little-endian) or npy."}
+                     .one_of({"auto", "bytes", "uint16", "int32", "npy"}),
+                 baton::KeySpec{
+                     "prefetch", ParamType::kString, "auto",
+                     "Make microbatches ahead on a background thread: true, false (each when the "
+                     "step needs it, on the rank's own thread) or auto (true when this machine has "
+                     "a CPU beyond the local ranks' compute threads)."}
+                     .one_of({"auto", "true", "false"}),
              },
              false},
             {"optimizer",
              "The optimizer each rank runs on its stages after the plan.",
              {
-                 {"name", ParamType::kString, "adam",
-                  "sgd, adam or adamw (Adam with decoupled weight decay, torch.optim.AdamW)."},
-                 {"lr", ParamType::kFloat, "0.001",
-                  "Learning rate; lr_schedule shapes it over the steps."},
-                 {"momentum", ParamType::kFloat, "0", "Momentum (sgd)."},
+                 baton::KeySpec{
+                     "name", ParamType::kString, "adam",
+                     "sgd, adam or adamw (Adam with decoupled weight decay, torch.optim.AdamW)."}
+                     .one_of({"sgd", "adam", "adamw"}),
+                 baton::KeySpec{"lr", ParamType::kFloat, "0.001",
+                                "Learning rate; lr_schedule shapes it over the steps."}
+                     .above(0),
+                 baton::KeySpec{"momentum", ParamType::kFloat, "0", "Momentum (sgd)."}
+                     .at_least(0)
+                     .at_most(1),
                  {"nesterov", ParamType::kBool, "false", "Nesterov momentum (sgd, momentum > 0)."},
                  {"betas", ParamType::kStringList, "[0.9, 0.999]",
                   "Adam's averaging coefficients (adam, adamw), e.g. [0.9, 0.95]."},
-                 {"eps", ParamType::kFloat, "1e-08", "Added to Adam's denominator (adam, adamw)."},
-                 {"weight_decay", ParamType::kFloat, "0",
-                  "Weight decay: L2 added to the gradient (sgd, adam), decoupled (adamw)."},
-                 {"decay", ParamType::kString, "all",
-                  "Which parameters weight_decay applies to: all, or matrices (parameters of 2 "
-                  "or more dimensions; biases, norms and other 1-dim ones get none, nanoGPT's "
-                  "groups)."},
-                 {"clip_grad_norm", ParamType::kFloat, "0",
-                  "Clip the gradient to this L2 norm, taken over the whole model (every stage "
-                  "on every rank, a tied tensor once), as torch.nn.utils.clip_grad_norm_; 0: "
-                  "off."},
+                 baton::KeySpec{"eps", ParamType::kFloat, "1e-08",
+                                "Added to Adam's denominator (adam, adamw)."}
+                     .above(0)
+                     .at_most(1),
+                 baton::KeySpec{
+                     "weight_decay", ParamType::kFloat, "0",
+                     "Weight decay: L2 added to the gradient (sgd, adam), decoupled (adamw)."}
+                     .at_least(0),
+                 baton::KeySpec{
+                     "decay", ParamType::kString, "all",
+                     "Which parameters weight_decay applies to: all, or matrices (parameters of 2 "
+                     "or more dimensions; biases, norms and other 1-dim ones get none, nanoGPT's "
+                     "groups)."}
+                     .one_of({"all", "matrices"}),
+                 baton::KeySpec{
+                     "clip_grad_norm", ParamType::kFloat, "0",
+                     "Clip the gradient to this L2 norm, taken over the whole model (every stage "
+                     "on every rank, a tied tensor once), as torch.nn.utils.clip_grad_norm_; 0: "
+                     "off."}
+                     .at_least(0),
              },
              false},
             {"lr_schedule",
              "How the learning rate changes over the steps: a linear warm-up from 0, then a "
              "decay to min_lr (docs/configuration.md).",
              {
-                 {"name", ParamType::kString, "constant",
-                  "constant (optimizer.lr after the warm-up), linear or cosine (decay from "
-                  "optimizer.lr to min_lr)."},
+                 baton::KeySpec{
+                     "name", ParamType::kString, "constant",
+                     "constant (optimizer.lr after the warm-up), linear or cosine (decay from "
+                     "optimizer.lr to min_lr)."}
+                     .one_of({"constant", "linear", "cosine"}),
                  {"warmup_steps", ParamType::kInt, "0",
                   "Steps whose rate rises linearly to optimizer.lr: lr * step / warmup_steps."},
-                 {"min_lr", ParamType::kFloat, "0", "Where the decay ends."},
+                 baton::KeySpec{"min_lr", ParamType::kFloat, "0", "Where the decay ends."}.at_least(
+                     0),
                  {"decay_steps", ParamType::kInt, "0",
                   "The step the decay reaches min_lr and stays (0: run.steps)."},
              },
@@ -370,23 +339,30 @@ void add_app_config_sections() {
              "A held-out loss during training: a forward-only pass through the pipeline "
              "(docs/configuration.md).",
              {
-                 {"every", ParamType::kInt, "0",
-                  "Evaluate after every N steps and after the last (0: never)."},
+                 baton::KeySpec{"every", ParamType::kInt, "0",
+                                "Evaluate after every N steps and after the last (0: never)."}
+                     .at_least(0)
+                     .off("never"),
                  {"inputs", ParamType::kFileList, "[]",
                   "Held-out input files, one per forward argument (data.source: files); "
                   "every row is evaluated once."},
                  {"targets", ParamType::kFile, "", "Held-out target file (data.source: files)."},
                  {"tokens", ParamType::kFile, "",
                   "Held-out token file (data.source: text); empty: data.tokens."},
-                 {"batches", ParamType::kInt, "4",
-                  "Batches of data.batch_size rows evaluated (data.source: text or synthetic), "
-                  "drawn as training draws them with seed run.seed + 1."},
+                 baton::KeySpec{
+                     "batches", ParamType::kInt, "4",
+                     "Batches of data.batch_size rows evaluated (data.source: text or synthetic), "
+                     "drawn as training draws them with seed run.seed + 1."}
+                     .at_least(1),
              },
              false},
             {"checkpoint",
              "Periodic checkpoints, saved under the original parameter names.",
              {
-                 {"every", ParamType::kInt, "0", "Save every N steps (0: only at the end)."},
+                 baton::KeySpec{"every", ParamType::kInt, "0",
+                                "Save every N steps (0: only at the end)."}
+                     .at_least(0)
+                     .off("only at the end"),
                  {"dir", ParamType::kString, "",
                   "Checkpoint folder; empty = <run dir>/checkpoints."},
                  {"enabled", ParamType::kBool, "true", "Write checkpoints at all."},
@@ -397,9 +373,12 @@ void add_app_config_sections() {
              {
                  {"enabled", ParamType::kBool, "true", "Record and write the trace."},
                  {"path", ParamType::kString, "", "Trace file; empty = <run dir>/trace.json."},
-                 {"steps", ParamType::kInt, "3",
-                  "Training steps recorded (the first ones after setup; a trace of every step of a "
-                  "long run would be huge)."},
+                 baton::KeySpec{"steps", ParamType::kInt, "3",
+                                "Training steps recorded (the first ones after setup; a trace of "
+                                "every step of a "
+                                "long run would be huge)."}
+                     .at_least(0)
+                     .off("none recorded; trace.enabled: false turns the trace off"),
              },
              false},
         },

@@ -75,7 +75,8 @@ ConnectedTransport connect_transport(const ConnectionSettings& settings,
   // How many ranks share this machine (UCX's progress_poll_us: auto polls only with CPUs
   // to spare).
   ::setenv("BATON_LOCAL_RANKS", std::to_string(world.local_world_size).c_str(), 1);
-  auto transport = plugins.transport->create_shared<baton::Transport>(settings.transport_params);
+  std::shared_ptr<baton::Transport> transport =
+      plugins.transport->create_as<baton::Transport>(settings.transport_params);
   const baton::TransportInterfaces interfaces =
       baton::transport_interfaces(plugins.transport->descriptor(), *transport);
   if (interfaces.v2 != nullptr) {

@@ -36,7 +36,7 @@ std::vector<std::shared_ptr<baton::Validator>> make_validators(const baton::Para
                                "validator plugin: " +
                                error.what());
     }
-    chain.push_back(plugin->create_shared<baton::Validator>(baton::ParamValues()));
+    chain.push_back(plugin->create_as<baton::Validator>(baton::ParamValues()));
   }
   return chain;
 }

@@ -144,7 +144,7 @@ RankStart start_rank(const baton::Config& loaded, const TrainOptions& options) {
     if (start.compute.blas.reference)
       std::cerr << "warning: " << start.compute.blas.advice << std::endl;
   }
-  if (config.section("schedule").get_string("name") == "auto") {
+  if (baton::schedule_chosen_at_start(config)) {
     start.store = meet_the_other_ranks(settings, world);
     start.schedule_choice = choose_schedule(config, world, settings, start.store, options);
     config = with_schedule_choice(config, start.schedule_choice,

@@ -2,6 +2,9 @@
 
 #include <filesystem>
 #include <iostream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -84,29 +87,36 @@ baton::Config with_schedule_choice(baton::Config config, const std::string& text
     throw baton::ConfigError(origin_text + ": not a schedule choice; delete it to choose again");
   }
   const baton::ValueOrigin origin{"schedule: auto (" + origin_text + ")"};
-  config.set_value("schedule", "name",
-                   baton::ParamValue(baton::ParamType::kString,
-                                     chosen["schedule"].get<std::string>(), {}, origin));
-  for (const char* key : {"stages_per_rank", "microbatches"}) {
-    config.set_value("schedule", key,
-                     baton::ParamValue(baton::ParamType::kInt,
-                                       std::to_string(chosen[key].get<int>()), {}, origin));
-  }
+  const auto scalar = [&](std::string text) {
+    baton::RawValue value;
+    value.scalar = std::move(text);
+    value.origin = value.key_origin = origin;
+    return value;
+  };
+  const auto list = [&](std::vector<std::string> items) {
+    baton::RawValue value = scalar("");
+    value.is_list = true;
+    value.items = std::move(items);
+    return value;
+  };
   std::vector<std::string> cuts;
   const std::vector<int> bounds = chosen["bounds"].get<std::vector<int>>();
   for (std::size_t s = 1; s + 1 < bounds.size(); ++s) cuts.push_back(std::to_string(bounds[s]));
-  config.set_value(
-      "model", "cuts",
-      baton::ParamValue(baton::ParamType::kStringList, cuts_text(bounds), cuts, origin));
-  if (chosen.value("recompute", false)) {
-    config.set_value("model", "recompute",
-                     baton::ParamValue(baton::ParamType::kStringList, "on", {"on"}, origin));
+  std::vector<std::pair<std::string, baton::RawValue>> values = {
+      {"schedule.name", scalar(chosen["schedule"].get<std::string>())},
+      {"schedule.stages_per_rank", scalar(std::to_string(chosen["stages_per_rank"].get<int>()))},
+      {"schedule.microbatches", scalar(std::to_string(chosen["microbatches"].get<int>()))}};
+  // With stage files (model.stages) the files are the stages: the choice cuts nothing.
+  if (config.section("model").at("stages").as_string_list().empty()) {
+    values.emplace_back("model.cuts", list(cuts));
   }
-  return config;
+  if (chosen.value("recompute", false)) values.emplace_back("model.recompute", list({"on"}));
+  // Through the front door: typed and checked as the YAML's values are.
+  return baton::with_chosen_values(std::move(config), values);
 }
 
 std::string choose_auto_schedule(const baton::Config& config, const AutoScheduleContext& context) {
-  if (config.section("schedule").get_string("name") != "auto") return "";
+  if (!baton::schedule_chosen_at_start(config)) return "";
   std::string text;
   if (context.rank == 0) {
     text = choose(config, context);

@@ -96,7 +96,7 @@ SearchSpace search_space_from_config(const baton::Config& config, int ranks, int
   space.data_parallel = static_cast<int>(config.section("world").get_int("data_parallel"));
   space.ranks = ranks / space.data_parallel;
   space.batch_size = batch_size / space.data_parallel;
-  if (schedule.get_string("name") != "auto") space.schedules = {schedule.get_string("name")};
+  if (!baton::schedule_chosen_at_start(config)) space.schedules = {schedule.get_string("name")};
   if (set_by_user(schedule.at("microbatches"))) {
     space.microbatches = static_cast<int>(schedule.get_int("microbatches"));
   }

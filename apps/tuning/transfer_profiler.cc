@@ -198,7 +198,7 @@ ProbeTimes probe_pair(const TransferSettings& settings, std::int64_t large_bytes
   const int large_round_trips =
       static_cast<int>(std::clamp<std::int64_t>((256 << 20) / large_bytes, 4, 20));
   auto rank = [&](int me) {
-    auto transport = plugin->create_shared<baton::Transport>(settings.params);
+    auto transport = plugin->create_as<baton::Transport>(settings.params);
     transport->connect({me, 2, store, timeout});
     ProbeTimes times;
     times.small_s = baton::probe_one_way_seconds(*transport, 1 - me, me == 0, kSmallBytes,

@@ -178,10 +178,12 @@ TEST(Cli, ConfigCheckRefusesWhatALaunchWouldFailOnOrMisread) {
       {"--set run.log_every=4294967296", "run.log_every must be at most 2147483647"},
       {"--set run.steps=2147483648", "run.steps must be at most 2147483647"},
       {"--set world.heartbeat_s=0.01",
-       "world.heartbeat_s must be 0 (off) or at least 1 second, got 0.01"},
+       "world.heartbeat_s must be 0 (off) or a number of seconds from 1 to 604800 (a week), got "
+       "0.01; a shorter period blames healthy ranks"},
       {"--set run.threads=100000", "run.threads must be from 0 (automatic) to "},
-      {"--set world.bucket_mb=0", "world.bucket_mb must be a size in MiB from one byte"},
-      {"--set world.bucket_mb=1e9", "world.bucket_mb must be a size in MiB from one byte"},
+      {"--set world.bucket_mb=0",
+       "world.bucket_mb must be a size in MiB from 9.53674e-07 to 65536"},
+      {"--set world.bucket_mb=1e9", "world.bucket_mb must be a size in MiB from 9.53674e-07"},
       {"--set schedule.memory_limit_mb=-1", "schedule.memory_limit_mb must be 0 (no limit) or"},
       {"--set transport.params.timeout_s=-1",
        "transport.params.timeout_s must be a number of seconds from 0 to 604800"},
@@ -204,7 +206,7 @@ TEST(Cli, ConfigCheckRefusesWhatALaunchWouldFailOnOrMisread) {
            "/twice.yaml --set 'model.params.inputs=[\"float32[16777216,16777216]\"]'",
        "one sample would hold more than 1073741824 elements"},
   };
-  cases.push_back({"--set world.device=gpu", "world.device must be cpu or cuda, got 'gpu'"});
+  cases.push_back({"--set world.device=gpu", "world.device must be one of cpu, cuda, got 'gpu'"});
   if (!BATON_TORCH_CUDA) {
     // Debian's LibTorch: no tensor can be placed on a GPU, said before anything starts.
     cases.push_back({"--set world.device=cuda",

@@ -116,7 +116,7 @@ TEST(Config, RangeChecksNameTheOrigin) {
   const std::string message = config_error_of([] { load("schedule:\n  microbatches: 0\n"); });
   EXPECT_THAT(message, HasSubstr("run.yaml:2:17: schedule.microbatches must be at least 1, got 0"));
   const std::string rendezvous = config_error_of([] { load("world: {rendezvous: tpc}\n"); });
-  EXPECT_THAT(rendezvous, HasSubstr("world.rendezvous must be tcp or file"));
+  EXPECT_THAT(rendezvous, HasSubstr("world.rendezvous must be one of tcp, file"));
   EXPECT_THAT(rendezvous, HasSubstr("did you mean 'tcp'?"));
 }
 

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <torch/script.h>
+#include <utility>
 
 #include "batches.h"
 #include "baton/config.h"
@@ -45,8 +46,7 @@ baton::Config config_for(const std::string& loss) {
   overrides.set = settings_for(loss);
   overrides.use_environment = false;
   baton::Config config = baton::load_config_text("", "test", overrides);
-  baton_models::resolve_model_params(config);  // a run's front door does it
-  return config;
+  return baton_models::with_model_params(std::move(config));  // a run's front door does it
 }
 
 // Plain PyTorch computes the reference: mse with torch.nn.functional, a scripted loss by

@@ -74,6 +74,32 @@ TEST(PluginLoader, LoadsByNameFromConfigPathAndCreatesTheInterface) {
   EXPECT_EQ(plan.rank_steps[0].size(), 6u);  // 3 forwards + 3 backwards of stage 0
 }
 
+// An object a plugin made holds its library loaded, whatever the caller drops first: the
+// object's destructor and vtable live in that library.
+TEST(PluginLoader, AnObjectKeepsItsPluginsLibraryLoadedUntilItIsGone) {
+  const std::string path = path_of(PluginKind::kSchedule, "test-good");
+  const auto loaded_now = [&] {
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+    if (handle != nullptr) dlclose(handle);
+    return handle != nullptr;
+  };
+  std::shared_ptr<baton::LoadedPlugin> plugin = baton::load_plugin_file(path, nullptr);
+  const std::weak_ptr<baton::LoadedPlugin> watched = plugin;
+  baton::PluginPtr<baton::Schedule> schedule =
+      plugin->create_as<baton::Schedule>(params_with_label());
+  std::shared_ptr<baton::Schedule> shared = plugin->create_as<baton::Schedule>(params_with_label());
+  plugin.reset();
+  EXPECT_FALSE(watched.expired());
+  EXPECT_TRUE(loaded_now());
+  EXPECT_EQ(schedule->build({2, 1, 3}).schedule_name, "test-good(depth=2)");
+  schedule.reset();
+  EXPECT_FALSE(watched.expired()) << "the shared copy still holds the library";
+  EXPECT_EQ(shared->build({2, 1, 3}).schedule_name, "test-good(depth=2)");
+  shared.reset();
+  EXPECT_TRUE(watched.expired());
+  EXPECT_FALSE(loaded_now()) << path << " stayed loaded after its last object was deleted";
+}
+
 TEST(PluginLoader, LoadsByPath) {
   auto plugin = baton::PluginLoader().load(PluginKind::kSchedule,
                                            path_of(PluginKind::kSchedule, "test-good"));
@@ -140,6 +166,16 @@ TEST(PluginLoader, RefusesWrongAbiMajorNamingBothVersions) {
   EXPECT_THAT(message,
               HasSubstr("built for baton ABI " + std::to_string(BATON_ABI_MAJOR + 1) + "."));
   EXPECT_THAT(message, HasSubstr("this baton is ABI " + std::to_string(BATON_ABI_MAJOR) + "."));
+}
+
+TEST(PluginLoader, RefusesANewerAbiMinorNamingBothVersions) {
+  const std::string message = error_of(
+      [] { baton::load_plugin_file(path_of(PluginKind::kSchedule, "test-abi-minor"), nullptr); });
+  const std::string core = std::to_string(BATON_ABI_MAJOR) + "." + std::to_string(BATON_ABI_MINOR);
+  EXPECT_THAT(message, HasSubstr("built for baton ABI " + std::to_string(BATON_ABI_MAJOR) + "." +
+                                 std::to_string(BATON_ABI_MINOR + 1) +
+                                 ", newer than this baton's ABI " + core));
+  EXPECT_THAT(message, HasSubstr("upgrade baton, or rebuild the plugin"));
 }
 
 std::vector<std::string> interfaces_of(const baton::PluginDescriptor& descriptor) {
@@ -350,6 +386,30 @@ TEST(PluginLoader, APluginWhoseImplementationIsMissingNamesTheFile) {
   EXPECT_THAT(message, HasSubstr(kDir + "/libbaton_nowhere_schedule.so: the plugin's "
                                         "implementation failed to load"));
   EXPECT_THAT(message, HasSubstr("reinstall the plugin"));
+}
+
+// The implementation library is a second file: it carries a stamp of what it was built for,
+// checked as the descriptor is, before its factory (which aborts here) can run.
+TEST(PluginLoader, RefusesAnImplementationBuiltForANewerAbi) {
+  auto plugin =
+      baton::load_plugin_file(path_of(PluginKind::kSchedule, "test-stale-ahead"), nullptr);
+  const std::string message = error_of([&] { plugin->create(baton::ParamValues()); });
+  EXPECT_THAT(message,
+              HasSubstr(kDir +
+                        "/libbaton_test-stale-ahead_schedule.so: the plugin's "
+                        "implementation was built for baton ABI " +
+                        std::to_string(BATON_ABI_MAJOR) + "." +
+                        std::to_string(BATON_ABI_MINOR + 1) + ", this baton is ABI " +
+                        std::to_string(BATON_ABI_MAJOR) + "." + std::to_string(BATON_ABI_MINOR)));
+  EXPECT_THAT(message, HasSubstr("rebuild the plugin (both its files)"));
+}
+
+TEST(PluginLoader, RefusesAnImplementationWithoutAStamp) {
+  auto plugin =
+      baton::load_plugin_file(path_of(PluginKind::kSchedule, "test-stale-unstamped"), nullptr);
+  const std::string message = error_of([&] { plugin->create(baton::ParamValues()); });
+  EXPECT_THAT(message, HasSubstr("libbaton_test-stale-unstamped_schedule.so: the plugin's "
+                                 "implementation carries no version stamp"));
 }
 
 TEST(PluginLoader, RefusesObjectOfWrongInterface) {

@@ -44,12 +44,38 @@ TEST(TensorMetaCodec, RoundTripsShapesAndDtypesOntoTheReceiversDevice) {
   for (const auto& meta : baton::decode_metas(encoded, gpu)) EXPECT_EQ(meta.device, gpu);
 }
 
+// A dtype crosses as baton's own code for its name, never as LibTorch's ScalarType number
+// (which two LibTorch builds may number otherwise): the codes are a list only appended to.
+TEST(TensorMetaCodec, DtypesTravelAsBatonsCodesForTheirNames) {
+  const std::vector<std::pair<at::ScalarType, std::int64_t>> codes = {
+      {at::kFloat, 1}, {at::kDouble, 2}, {at::kHalf, 3},          {at::kBFloat16, 4},
+      {at::kByte, 5},  {at::kChar, 6},   {at::kShort, 7},         {at::kInt, 8},
+      {at::kLong, 9},  {at::kBool, 10},  {at::kComplexFloat, 11}, {at::kComplexDouble, 12}};
+  for (const auto& [dtype, code] : codes) {
+    const auto encoded = baton::encode_metas({baton::TensorMeta::of(at::zeros({2}, dtype))});
+    EXPECT_EQ(encoded.at(1), code) << c10::toString(dtype);
+    EXPECT_EQ(baton::decode_metas(encoded).at(0).dtype, dtype) << c10::toString(dtype);
+  }
+  baton::TensorMeta quantized;
+  quantized.dtype = at::kQInt8;
+  quantized.shape = {2};
+  std::string message;
+  try {
+    baton::encode_metas({quantized});
+  } catch (const baton::Error& error) {
+    message = error.what();
+  }
+  EXPECT_THAT(message, HasSubstr("dtype QInt8 cannot cross between ranks"));
+  EXPECT_THAT(message, HasSubstr("float32, float64, float16, bfloat16"));
+}
+
 TEST(TensorMetaCodec, DamagedMessagesAreRefused) {
-  const auto float32 = static_cast<std::int64_t>(at::kFloat);
+  const std::int64_t float32 = 1;
   EXPECT_THAT(error_of({}), HasSubstr("end in the middle"));
   EXPECT_THAT(error_of({-1}), HasSubstr("count -1"));
-  EXPECT_THAT(error_of({1, 999, 1, 4}), HasSubstr("dtype 999"));
-  EXPECT_THAT(error_of({1, -3, 1, 4}), HasSubstr("dtype -3"));
+  EXPECT_THAT(error_of({1, 999, 1, 4}), HasSubstr("dtype code 999 is none of baton's (1 to 12"));
+  EXPECT_THAT(error_of({1, -3, 1, 4}), HasSubstr("dtype code -3"));
+  EXPECT_THAT(error_of({1, 0, 1, 4}), HasSubstr("dtype code 0"));
   EXPECT_THAT(error_of({1, float32, 65, 4}), HasSubstr("rank 65"));
   EXPECT_THAT(error_of({1, float32, 1, -4}), HasSubstr("dimension 0 is -4"));
   EXPECT_THAT(error_of({1, float32, 2, 1 << 30, 1 << 30}),

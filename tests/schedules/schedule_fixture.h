@@ -26,7 +26,7 @@ namespace testing {
 // order, so the object goes before its library is closed.
 struct LoadedSchedule {
   std::shared_ptr<LoadedPlugin> plugin;
-  std::unique_ptr<Schedule> schedule;
+  PluginPtr<Schedule> schedule;
 
   Schedule* operator->() const { return schedule.get(); }
 };

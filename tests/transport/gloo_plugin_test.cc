@@ -88,7 +88,7 @@ TEST_F(GlooPlugin, RefusesANegativeTimeout) {
 }
 
 TEST_F(GlooPlugin, UseBeforeConnectAndAWorldOfOne) {
-  std::unique_ptr<Transport> transport = plugin_->create_as<Transport>(params());
+  baton::PluginPtr<Transport> transport = plugin_->create_as<Transport>(params());
   const at::Tensor tensor = at::zeros({4});
   try {
     transport->isend(tensor, 1, 0);
@@ -122,7 +122,7 @@ TEST_F(GlooPlugin, UseBeforeConnectAndAWorldOfOne) {
 }
 
 TEST_F(GlooPlugin, ConnectTimeoutNamesTheMissingPeer) {
-  std::unique_ptr<Transport> transport =
+  baton::PluginPtr<Transport> transport =
       plugin_->create_as<Transport>(params({{"timeout_s", "0.3"}}));
   std::string pattern = std::filesystem::temp_directory_path().string() + "/baton-gloo-XXXXXX";
   ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
@@ -153,7 +153,7 @@ TEST_F(GlooPlugin, APeerThatHangsWhileConnectingIsGivenUpOnAtTheTimeout) {
   const pid_t peer = ::fork();
   ASSERT_GE(peer, 0);
   if (peer == 0) {
-    std::unique_ptr<Transport> hanging =
+    baton::PluginPtr<Transport> hanging =
         plugin_->create_as<Transport>(params({{"timeout_s", "30"}}));
     TransportContext context;
     context.rank = 1;
@@ -175,7 +175,7 @@ TEST_F(GlooPlugin, APeerThatHangsWhileConnectingIsGivenUpOnAtTheTimeout) {
   store.set("rank_0", std::vector<std::uint8_t>(host, host + std::strlen(host)));
   store.get("1", std::chrono::milliseconds(60000));  // a hang guard: the peer publishes at once
   ::kill(peer, SIGSTOP);
-  std::unique_ptr<Transport> transport =
+  baton::PluginPtr<Transport> transport =
       plugin_->create_as<Transport>(params({{"timeout_s", "2"}}));
   TransportContext context;
   context.rank = 0;

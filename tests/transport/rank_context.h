@@ -34,7 +34,7 @@ struct RankContext {
   std::string transport_name;
   std::shared_ptr<baton::Store> store;  // the scenario's own namespace of the run's store
   std::shared_ptr<baton::LoadedPlugin> plugin;
-  std::unique_ptr<baton::Transport> transport;
+  baton::PluginPtr<baton::Transport> transport;
   baton::TransportInterfaces interfaces;  // what the plugin lists beyond version 1
 
   ~RankContext();  // the transport goes before its plugin

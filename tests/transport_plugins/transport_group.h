@@ -18,7 +18,7 @@ namespace baton_test {
 
 struct TransportGroup {
   std::shared_ptr<baton::LoadedPlugin> plugin;
-  std::vector<std::unique_ptr<baton::Transport>> ranks;
+  std::vector<baton::PluginPtr<baton::Transport>> ranks;
   std::string folder;
 
   // Destroys the transports (all at once: a transport's teardown may wait for its peers),

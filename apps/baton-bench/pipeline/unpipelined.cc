@@ -10,6 +10,7 @@
 #include <fstream>
 #include <memory>
 #include <sstream>
+#include <utility>
 
 #include "batches.h"
 #include "baton/config.h"
@@ -52,7 +53,7 @@ int run_unpipelined_rank(const UnpipelinedOptions& options) {
                              ? baton::load_config_text("", "<embedded default>", overrides)
                              : baton::load_config_file(options.config, overrides);
   // This rank's front door: it trains the model alone, without plugins.
-  baton_models::resolve_model_params(config);
+  config = baton_models::with_model_params(std::move(config));
   const int steps = options.steps;
   const int warmup = options.warmup;
   WorldInfo world;

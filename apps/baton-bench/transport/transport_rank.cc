@@ -120,7 +120,7 @@ void run(const RankJob& job) {
   const std::shared_ptr<baton::Store> store = baton::make_rendezvous_store(options);
 
   const auto plugin = baton::PluginLoader().load(baton::PluginKind::kTransport, job.plugin);
-  std::unique_ptr<baton::Transport> transport =
+  baton::PluginPtr<baton::Transport> transport =
       plugin->create_as<baton::Transport>(resolve_transport_params(*plugin, job.params));
   baton::TransportContext context;
   context.rank = job.rank;

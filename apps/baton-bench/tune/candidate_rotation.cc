@@ -76,7 +76,7 @@ std::unique_ptr<CandidatePipeline> set_up_candidate(const RunOptions& run,
   RunOptions options = run;
   options.sets.insert(options.sets.end(), sets.begin(), sets.end());
   baton::Config config = load_run_config(options);
-  if (config.section("schedule").get_string("name") == "auto") {
+  if (baton::schedule_chosen_at_start(config)) {
     throw baton::ConfigError("a candidate names its schedule (schedule.name is auto)");
   }
   baton::ConfiguredPlugins plugins = resolve_run_config(config);

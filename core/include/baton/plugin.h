@@ -12,7 +12,10 @@
 // This header needs no LibTorch: a schedule plugin builds with the plan layer alone.
 //
 // Stability: within one ABI major, fields are only appended (minor bumps) and existing
-// fields keep their meaning. An interface (baton::Transport, ...) never changes once
+// fields keep their meaning — in the descriptor and in every struct that crosses the
+// boundary (TransportContext's `device`: 2.2). A plugin built for an older minor keeps
+// loading; one built for a newer minor than the core's is refused (it may read fields the
+// core's structs do not have). An interface (baton::Transport, ...) never changes once
 // released: new functions come in a new interface version (a class of its own, derived from
 // the previous one), which a plugin lists in its descriptor; the core uses the highest
 // version it knows of those listed. See docs/plugin-abi.md.
@@ -28,7 +31,7 @@
 #include "baton/params.h"
 
 #define BATON_ABI_MAJOR 2
-#define BATON_ABI_MINOR 1
+#define BATON_ABI_MINOR 2
 
 #define BATON_PLUGIN_ENTRY_POINT baton_plugin_info
 #define BATON_PLUGIN_ENTRY_POINT_NAME "baton_plugin_info"
@@ -77,9 +80,10 @@ class BATON_API PluginObject {
 // An interface a plugin's object implements, at a version: a version holds every function
 // of the earlier ones (its class derives from theirs), so a plugin lists each interface once,
 // at the highest version it implements. The core asks for the highest version it knows and
-// falls back to the ones below, so a plugin built against an older SDK keeps working, and one
-// built against a newer SDK works with an older core. Listed in the descriptor (ABI 2.1), so
-// `baton plugins` and `baton config check` know what a plugin offers without creating it.
+// falls back to the ones below, so a plugin built against an older SDK keeps working (one
+// built against a newer SDK than the core's is refused: see BATON_ABI_MINOR). Listed in the
+// descriptor (ABI 2.1), so `baton plugins` and `baton config check` know what a plugin offers
+// without creating it.
 struct PluginInterface {
   const char* name;  // "baton.transport"
   std::uint32_t version;

@@ -15,8 +15,35 @@
 
 namespace baton {
 
-// A loaded, checked plugin. Keeps the shared library open while any copy lives; objects
-// created from it must not outlive it (hold the shared_ptr alongside them).
+class LoadedPlugin;
+
+// The deleter of an object a plugin made: deletes the object, then lets go of the plugin, so
+// the library's code (the object's destructor, its vtable) outlives the object however the
+// caller orders its variables. A PluginPtr<Derived> converts to PluginPtr<Base> and to a
+// std::shared_ptr, which keep the library the same way.
+class BATON_API KeepsPluginLoaded {
+ public:
+  KeepsPluginLoaded() = default;
+  explicit KeepsPluginLoaded(std::shared_ptr<const LoadedPlugin> plugin)
+      : plugin_(std::move(plugin)) {}
+  // Lets go of the plugin at once, not when the holder dies: a PluginPtr that was reset()
+  // holds no library.
+  template <typename Object>
+  void operator()(Object* object) const {
+    delete object;
+    plugin_.reset();
+  }
+
+ private:
+  mutable std::shared_ptr<const LoadedPlugin> plugin_;
+};
+
+// An object a plugin made, holding the plugin's library loaded while it lives.
+template <typename Interface>
+using PluginPtr = std::unique_ptr<Interface, KeepsPluginLoaded>;
+
+// A loaded, checked plugin. Keeps the shared library open while any copy of it, or any
+// object it made (a PluginPtr), lives. Always owned by a std::shared_ptr (the loader's).
 class BATON_API LoadedPlugin : public std::enable_shared_from_this<LoadedPlugin> {
  public:
   LoadedPlugin(std::shared_ptr<void> handle, const PluginDescriptor* descriptor, std::string path);
@@ -28,25 +55,17 @@ class BATON_API LoadedPlugin : public std::enable_shared_from_this<LoadedPlugin>
   Viability viability() const;
 
   // Calls the factory; an exception from it is rethrown as PluginError naming the plugin.
-  std::unique_ptr<PluginObject> create(const ParamValues& params) const;
+  PluginPtr<PluginObject> create(const ParamValues& params) const;
 
   // create() and check that the object implements `Interface`.
   template <typename Interface>
-  std::unique_ptr<Interface> create_as(const ParamValues& params) const {
-    std::unique_ptr<PluginObject> object = create(params);
+  PluginPtr<Interface> create_as(const ParamValues& params) const {
+    PluginPtr<PluginObject> object = create(params);
     auto* typed = dynamic_cast<Interface*>(object.get());
     if (typed == nullptr) throw_wrong_interface();
+    KeepsPluginLoaded keeper = object.get_deleter();
     object.release();
-    return std::unique_ptr<Interface>(typed);
-  }
-
-  // create_as(), as a shared object that keeps this plugin's library loaded while it lives
-  // (the library's code must outlive every object it made).
-  template <typename Interface>
-  std::shared_ptr<Interface> create_shared(const ParamValues& params) const {
-    std::unique_ptr<Interface> object = create_as<Interface>(params);
-    return std::shared_ptr<Interface>(object.release(),
-                                      [library = shared_from_this()](Interface* p) { delete p; });
+    return PluginPtr<Interface>(typed, std::move(keeper));
   }
 
  private:

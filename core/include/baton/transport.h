@@ -60,7 +60,8 @@ struct TransportContext {
   std::chrono::milliseconds timeout{60000};
   // Where this rank's tensors live (world.device: its GPU is the one of its local rank). A GPU
   // transport works on this device; CPU when the caller does not say (a conformance run).
-  // (Appended: the fields above keep their places.)
+  // (Appended in ABI 2.2: the fields above keep their places; a plugin built for 2.1 or
+  // older reads only those, and one built for 2.2 is refused by an older core.)
   c10::Device device{c10::kCPU};
 };
 

@@ -5,7 +5,9 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "baton/export.h"
@@ -13,11 +15,51 @@
 
 namespace baton {
 
+// One declared configuration key: a plugin table's four fields (name, type, default, doc)
+// and the values it takes. Every check of a key's own value comes from here — when the
+// configuration is read, in `baton config defaults`, in did-you-mean — so a key is declared
+// once; what relates two keys stays in its section's check. Declared as
+//   KeySpec{"steps", ParamType::kInt, "20", "Training steps."}.at_least(1)
+struct BATON_API KeySpec : ParamSpec {
+  KeySpec(const char* key_name, ParamType key_type, const char* default_text, const char* key_doc)
+      : ParamSpec{key_name, key_type, default_text, key_doc} {}
+
+  // Numbers: the smallest value (`at_least`) or the bound it must exceed (`above`), the
+  // largest (`at_most`, `why` says where the bound comes from: " (a week)").
+  KeySpec& at_least(double low);
+  KeySpec& above(double low);
+  KeySpec& at_most(double high, const char* why = "");
+  // The value that turns the key off ("off", "no limit", "automatic"): 0 for a number, taken
+  // even outside the range; "" for a string, taken beside the choices.
+  KeySpec& off(const char* meaning);
+  // Strings: the only values (did-you-mean suggests among them).
+  KeySpec& one_of(std::vector<std::string> values);
+  // What a number counts ("seconds", "MiB"), for messages and `baton config defaults`.
+  KeySpec& in(const char* what);
+  // Said after a refusal: why the range is what it is, or what usually suits.
+  KeySpec& hint(const char* text);
+
+  // The values it takes, in words: "at least 1", "one of cpu, cuda", "0 (off) or a number
+  // of seconds from 1 to 604800 (a week)"; empty when any value of its type is taken.
+  std::string range_text() const;
+  // Throws ConfigError naming the value's origin and `key_path` when `value` is outside.
+  void check(const ParamValue& value, const std::string& key_path) const;
+
+  std::optional<double> low;
+  bool low_open = false;
+  std::optional<double> high;
+  std::string high_why;
+  std::string off_meaning;
+  std::vector<std::string> choices;
+  std::string unit;
+  std::string hint_text;
+};
+
 // One declared configuration section ("run", "world", …).
 struct SectionSpec {
   const char* name;
   const char* doc;
-  std::vector<ParamSpec> keys;
+  std::vector<KeySpec> keys;
   // Whether the section has a `params:` subtree validated against a plugin's table.
   bool has_plugin_params;
 };
@@ -57,20 +99,15 @@ class BATON_API Config {
   // The raw `params:` subtree of a section that has one, not yet checked.
   const RawParams& raw_params(const std::string& section) const;
 
-  // The checked parameters of a section's plugin, once resolve_plugin_params() ran.
+  // The checked parameters of a section's plugin, once resolve_plugins() or
+  // with_section_params() ran.
   const ParamValues& plugin_params(const std::string& section) const;
-  void set_plugin_params(const std::string& section, ParamValues values);
 
-  // Replaces one declared key's value after loading (schedule: auto puts its choice in).
-  // Throws ConfigError for an unknown section.
-  void set_value(const std::string& section, const std::string& key, ParamValue value);
-
-  // The loader's: it fills the sections as it reads them.
-  std::map<std::string, ParamValues>& mutable_sections() { return sections_; }
-  std::map<std::string, RawParams>& mutable_raw_params() { return raw_params_; }
-  void set_source(std::string source) { source_ = std::move(source); }
-
+  // Written only by the front door (core/src/config: the loader, with_chosen_values,
+  // with_section_params, resolve_plugins), so every value in it was typed and checked.
  private:
+  friend class ConfigFrontDoor;
+
   std::string source_;
   std::map<std::string, ParamValues> sections_;
   std::map<std::string, RawParams> raw_params_;
@@ -82,6 +119,23 @@ BATON_API Config load_config_file(const std::string& path, const ConfigOverrides
 // Same, from YAML text; `source_name` is used in messages ("<embedded default>").
 BATON_API Config load_config_text(const std::string& yaml_text, const std::string& source_name,
                                   const ConfigOverrides& overrides = {});
+
+// `config` with values chosen after loading (schedule: auto's choice), each "section.key"
+// typed and range-checked as a YAML value is, then the whole configuration checked again.
+// Each RawValue's origin says who chose it. Throws ConfigError.
+BATON_API Config with_chosen_values(Config config,
+                                    const std::vector<std::pair<std::string, RawValue>>& values);
+
+// `config` with the `params:` subtree of `section` checked against `table` (the parameters of
+// what `owner` names: "model 'gpt'") and stored as its plugin_params. Throws ConfigError.
+BATON_API Config with_section_params(Config config, const std::string& section,
+                                     const ParamSpec* table, std::size_t table_size,
+                                     const std::string& owner);
+
+// Whether schedule.name is `auto`: the run measures the model and chooses the schedule, its
+// stages per rank and microbatches when it starts (docs/auto.md), so no schedule plugin is
+// loaded before. The one place the word is tested.
+BATON_API bool schedule_chosen_at_start(const Config& config);
 
 // The environment variable that overrides `section.key`: BATON_SCHEDULE_MICROBATCHES.
 BATON_API std::string environment_variable_for(const std::string& section, const std::string& key);

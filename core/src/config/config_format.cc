@@ -86,21 +86,29 @@ std::string format_resolved_config(const Config& config) {
   return out.str();
 }
 
+namespace {
+
+// One key as `baton config defaults` prints it; `values`: the values it takes, in words.
+void write_key(std::ostream& out, const ParamSpec& spec, const std::string& key_prefix,
+               const std::string& env_section, const std::string& values) {
+  out << "  " << key_prefix << spec.name << " (" << param_type_name(spec.type) << ", "
+      << (spec.default_value
+              ? std::string("default ") + (spec.default_value[0] ? spec.default_value : "\"\"")
+              : std::string("required"))
+      << ")\n      " << spec.doc;
+  if (!values.empty()) out << "\n      values: " << values;
+  if (!env_section.empty()) {
+    out << "\n      env " << environment_variable_for(env_section, spec.name);
+  }
+  out << "\n";
+}
+
+}  // namespace
+
 std::string format_param_table(const ParamSpec* table, std::size_t size,
                                const std::string& key_prefix, const std::string& env_section) {
   std::ostringstream out;
-  for (std::size_t i = 0; i < size; ++i) {
-    const ParamSpec& spec = table[i];
-    out << "  " << key_prefix << spec.name << " (" << param_type_name(spec.type) << ", "
-        << (spec.default_value
-                ? std::string("default ") + (spec.default_value[0] ? spec.default_value : "\"\"")
-                : std::string("required"))
-        << ")\n      " << spec.doc;
-    if (!env_section.empty()) {
-      out << "\n      env " << environment_variable_for(env_section, spec.name);
-    }
-    out << "\n";
-  }
+  for (std::size_t i = 0; i < size; ++i) write_key(out, table[i], key_prefix, env_section, "");
   return out.str();
 }
 
@@ -108,8 +116,9 @@ std::string format_config_defaults() {
   std::ostringstream out;
   for (const auto& section : config_sections()) {
     out << section.name << ": " << section.doc << "\n";
-    out << format_param_table(section.keys.data(), section.keys.size(),
-                              std::string(section.name) + ".", section.name);
+    for (const KeySpec& key : section.keys) {
+      write_key(out, key, std::string(section.name) + ".", section.name, key.range_text());
+    }
     if (section.has_plugin_params) {
       out << "  " << section.name << ".params.* — the selected plugin's parameters (below)\n";
     }

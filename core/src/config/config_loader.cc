@@ -15,9 +15,9 @@
 #include "baton/config.h"
 #include "baton/error.h"
 #include "baton/files.h"
-#include "baton/log.h"
 #include "baton/plan/shape_limits.h"
 #include "baton/suggest.h"
+#include "config_front_door.h"
 #include "value_typing.h"
 
 extern char** environ;
@@ -60,7 +60,7 @@ std::vector<std::string> key_names(const SectionSpec& section) {
   return names;
 }
 
-const ParamSpec* find_key(const SectionSpec& section, const std::string& key) {
+const KeySpec* find_key(const SectionSpec& section, const std::string& key) {
   for (const auto& spec : section.keys) {
     if (key == spec.name) return &spec;
   }
@@ -411,34 +411,9 @@ void apply_environment(WrittenConfig& written) {
   }
 }
 
-// Long on purpose: one independent check per key, in the order the configuration reads, so
-// that every range and every relation between keys is found in one place.
-void check_ranges(const Config& config) {
-  auto positive = [&](const char* section, const char* key) {
-    const ParamValue& value = config.section(section).at(key);
-    if (value.as_int() < 1) {
-      throw ConfigError(value.origin().description + ": " + section + "." + key +
-                        " must be at least 1, got " + value.text());
-    }
-  };
-  // Upper bounds far above any real run, so that a typo is refused here instead of
-  // reaching the allocator (a plan holds ranks x stages x microbatches actions).
-  auto at_most = [&](const char* section, const char* key, std::int64_t high,
-                     const std::string& why) {
-    const ParamValue& value = config.section(section).at(key);
-    if (value.as_int() > high) {
-      throw ConfigError(value.origin().description + ": " + section + "." + key +
-                        " must be at most " + std::to_string(high) + why + ", got " + value.text());
-    }
-  };
-  positive("run", "steps");
-  positive("world", "ranks");
-  positive("world", "data_parallel");
-  positive("schedule", "microbatches");
-  positive("schedule", "stages_per_rank");
-  positive("run", "log_every");
-  // (Every integer key is at most 2^31 - 1: value_typing.cc applies it to all of them.)
-  at_most("world", "ranks", kMaxRanks, "");
+// What a key's declaration cannot say (KeySpec holds each key's own range and choices):
+// the relations between keys, a bound that depends on the machine, what a path may be.
+void check_relations(const Config& config) {
   const ParamValue& replicas = config.section("world").at("data_parallel");
   const ParamValue& ranks = config.section("world").at("ranks");
   if (ranks.as_int() % replicas.as_int() != 0) {
@@ -448,8 +423,6 @@ void check_ranges(const Config& config) {
         " pipelines of equal size; set world.ranks to a multiple of " + replicas.text() + " (" +
         std::to_string(replicas.as_int() * 2) + " for pipelines of 2 ranks, for example)");
   }
-  at_most("schedule", "stages_per_rank", kMaxStagesPerRank, "");
-  at_most("schedule", "microbatches", kMaxMicrobatches, "");
   const std::int64_t actions = config.section("world").get_int("ranks") *
                                config.section("schedule").get_int("stages_per_rank") *
                                config.section("schedule").get_int("microbatches");
@@ -460,52 +433,14 @@ void check_ranges(const Config& config) {
                       std::to_string(actions) + ", at most " + std::to_string(kMaxPlanUnits) +
                       " are planned (each is a forward and a backward to schedule)");
   }
-  // Durations in world: finite, at most a week, and above 0 unless 0 means off.
-  auto seconds = [&](const char* key, const std::string& range, bool zero_allowed) {
-    const ParamValue& value = config.section("world").at(key);
-    const double number = value.as_float();
-    if (std::isfinite(number) && (zero_allowed ? number >= 0 : number > 0) && number <= 604800) {
-      return;
-    }
-    throw ConfigError(value.origin().description + ": world." + key +
-                      " must be a number of seconds " + range + ", got " + value.text());
-  };
-  seconds("timeout_s", "above 0 and at most 604800 (a week)", false);
-  seconds("heartbeat_s", "from 0 (off) to 604800", true);
-  const ParamValue& bucket = config.section("world").at("bucket_mb");
-  if (!(std::isfinite(bucket.as_float()) && bucket.as_float() * 1048576 >= 1 &&
-        bucket.as_float() <= 65536)) {
-    throw ConfigError(bucket.origin().description +
-                      ": world.bucket_mb must be a size in MiB from one byte (about 1e-6) to "
-                      "65536, got " +
-                      bucket.text() + "; 25 (the default, as PyTorch DDP) suits most models");
-  }
-  // A heartbeat is counted every heartbeat_s / 4: below a second, a rank busy in one long
-  // action (a big matmul, a page-in) misses beats and is blamed as hung.
-  const ParamValue& heartbeat = config.section("world").at("heartbeat_s");
-  if (heartbeat.as_float() > 0 && heartbeat.as_float() < 1) {
-    throw ConfigError(heartbeat.origin().description +
-                      ": world.heartbeat_s must be 0 (off) or at least 1 second, got " +
-                      heartbeat.text() + "; a shorter period blames healthy ranks that are busy");
-  }
   const ParamValue& threads = config.section("run").at("threads");
   const std::int64_t most_threads =
       std::max(64, 8 * static_cast<int>(std::thread::hardware_concurrency()));
-  if (threads.as_int() < 0 || threads.as_int() > most_threads) {
+  if (threads.as_int() > most_threads) {
     throw ConfigError(threads.origin().description +
-                      ": run.threads must be from 0 (automatic) "
-                      "to " +
-                      std::to_string(most_threads) +
-                      " (8 per CPU here, at least 64), "
-                      "got " +
+                      ": run.threads must be from 0 (automatic) to " +
+                      std::to_string(most_threads) + " (8 per CPU here, at least 64), got " +
                       threads.text() + "; each rank starts that many threads");
-  }
-  const ParamValue& memory_limit = config.section("schedule").at("memory_limit_mb");
-  if (!std::isfinite(memory_limit.as_float()) || memory_limit.as_float() < 0) {
-    throw ConfigError(memory_limit.origin().description +
-                      ": schedule.memory_limit_mb must be 0 (no limit) or a finite number of "
-                      "MiB, got " +
-                      memory_limit.text());
   }
   const ParamValue& name = config.section("run").at("name");
   const bool control = std::any_of(name.as_string().begin(), name.as_string().end(),
@@ -518,10 +453,6 @@ void check_ranges(const Config& config) {
                       "run's folder inside run.output_dir");
   }
   const ParamValue& device = config.section("world").at("device");
-  if (device.as_string() != "cpu" && device.as_string() != "cuda") {
-    throw ConfigError(device.origin().description + ": world.device must be cpu or cuda, got '" +
-                      device.as_string() + "'" + did_you_mean(device.as_string(), {"cpu", "cuda"}));
-  }
   if (device.as_string() == "cuda" && !BATON_TORCH_CUDA) {
     throw ConfigError(device.origin().description +
                       ": world.device: cuda, but this baton is built against a LibTorch without "
@@ -537,25 +468,13 @@ void check_ranges(const Config& config) {
                       ": run.output_dir is empty; give the folder that receives the run's "
                       "folder (runs, the default, or '.' for the folder baton runs in)");
   }
-  const ParamValue& rendezvous = config.section("world").at("rendezvous");
-  if (rendezvous.as_string() != "tcp" && rendezvous.as_string() != "file") {
-    throw ConfigError(rendezvous.origin().description +
-                      ": world.rendezvous must be tcp or file, got '" + rendezvous.as_string() +
-                      "'" + did_you_mean(rendezvous.as_string(), {"tcp", "file"}));
-  }
-  const ParamValue& log_level = config.section("run").at("log_level");
-  LogLevel level;
-  if (!log_level.text().empty() && !parse_log_level(log_level.text(), &level)) {
-    throw ConfigError(log_level.origin().description +
-                      ": run.log_level must be error, warn, info or debug, got '" +
-                      log_level.text() + "'" +
-                      did_you_mean(log_level.text(), {"error", "warn", "info", "debug"}));
-  }
-  const ParamValue& port = config.section("world").at("port");
-  if (port.as_int() < 0 || port.as_int() > 65535) {
-    throw ConfigError(port.origin().description + ": world.port must be in 0..65535, got " +
-                      port.text());
-  }
+}
+
+// Every check of a whole configuration, in one order: the relations between core keys, then
+// those of the sections a program added.
+void check_config(const Config& config) {
+  check_relations(config);
+  for (const SectionCheck check : config_section_checks()) check(config);
 }
 
 Config build_config(WrittenConfig written, const std::string& source,
@@ -570,23 +489,24 @@ Config build_config(WrittenConfig written, const std::string& source,
                    {"--set " + assignment});
   }
   Config config;
-  config.set_source(source);
+  ConfigFrontDoor::set_source(config, source);
   for (const auto& section : config_sections()) {
     ParamValues values;
     const auto& given = written.sections[section.name];
     for (const auto& spec : section.keys) {
       const std::string key_path = std::string(section.name) + "." + spec.name;
       auto found = given.find(spec.name);
-      values.set(spec.name, found != given.end() ? typed_value(spec, found->second, key_path)
-                                                 : config_internal::default_value(spec, key_path));
+      ParamValue value = found != given.end() ? typed_value(spec, found->second, key_path)
+                                              : config_internal::default_value(spec, key_path);
+      spec.check(value, key_path);
+      values.set(spec.name, std::move(value));
     }
-    config.mutable_sections()[section.name] = std::move(values);
+    ConfigFrontDoor::set_section(config, section.name, std::move(values));
     if (section.has_plugin_params) {
-      config.mutable_raw_params()[section.name] = params_of(written, section.name);
+      ConfigFrontDoor::set_raw_params(config, section.name, params_of(written, section.name));
     }
   }
-  check_ranges(config);
-  for (const SectionCheck check : config_section_checks()) check(config);
+  check_config(config);
   return config;
 }
 
@@ -603,15 +523,6 @@ const ParamValues& Config::section(const std::string& name) const {
                       did_you_mean(name, section_names()));
   }
   return found->second;
-}
-
-void Config::set_value(const std::string& section, const std::string& key, ParamValue value) {
-  auto found = sections_.find(section);
-  if (found == sections_.end()) {
-    throw ConfigError("no configuration section '" + section + "'" +
-                      did_you_mean(section, section_names()));
-  }
-  found->second.set(key, std::move(value));
 }
 
 const RawParams& Config::raw_params(const std::string& section) const {
@@ -631,8 +542,30 @@ const ParamValues& Config::plugin_params(const std::string& section) const {
   return found->second;
 }
 
-void Config::set_plugin_params(const std::string& section, ParamValues values) {
-  plugin_params_[section] = std::move(values);
+Config with_chosen_values(Config config,
+                          const std::vector<std::pair<std::string, RawValue>>& values) {
+  for (const auto& [key_path, raw] : values) {
+    const auto dot = key_path.find('.');
+    const SectionSpec* section =
+        dot == std::string::npos ? nullptr : find_section(key_path.substr(0, dot));
+    const KeySpec* spec =
+        section == nullptr ? nullptr : find_key(*section, key_path.substr(dot + 1));
+    if (spec == nullptr) {
+      throw ConfigError(raw.origin.description + ": no configuration key '" + key_path + "'");
+    }
+    ParamValue value = typed_value(*spec, raw, key_path);
+    spec->check(value, key_path);
+    ConfigFrontDoor::section_to_change(config, section->name).set(spec->name, std::move(value));
+  }
+  check_config(config);
+  return config;
+}
+
+Config with_section_params(Config config, const std::string& section, const ParamSpec* table,
+                           std::size_t table_size, const std::string& owner) {
+  ParamValues checked = resolve_params(config.raw_params(section), table, table_size, owner);
+  ConfigFrontDoor::set_plugin_params(config, section, std::move(checked));
+  return config;
 }
 
 Config load_config_text(const std::string& yaml_text, const std::string& source_name,

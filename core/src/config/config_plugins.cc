@@ -4,6 +4,7 @@
 
 #include "baton/error.h"
 #include "baton/plan/gradient_reduction.h"
+#include "config_front_door.h"
 
 namespace baton {
 namespace {
@@ -12,7 +13,7 @@ std::shared_ptr<LoadedPlugin> load_one(const Config& config, const PluginLoader&
                                        const std::string& section, PluginKind kind) {
   const ParamValue& name = config.section(section).at("name");
   // Chosen when the run starts (or by `baton tune`): no plugin of that name to load.
-  if (kind == PluginKind::kSchedule && name.as_string() == "auto") return nullptr;
+  if (kind == PluginKind::kSchedule && schedule_chosen_at_start(config)) return nullptr;
   std::shared_ptr<LoadedPlugin> plugin;
   try {
     plugin = loader.load(kind, name.as_string());
@@ -26,13 +27,18 @@ void resolve_params_of(Config& config, const std::shared_ptr<LoadedPlugin>& plug
                        const std::string& section) {
   if (!plugin) return;
   const PluginDescriptor& descriptor = plugin->descriptor();
-  config.set_plugin_params(
-      section, resolve_params(config.raw_params(section), descriptor.params, descriptor.num_params,
-                              std::string(plugin_kind_name(descriptor.kind)) + " plugin '" +
-                                  plugin->name() + "'"));
+  ConfigFrontDoor::set_plugin_params(
+      config, section,
+      resolve_params(
+          config.raw_params(section), descriptor.params, descriptor.num_params,
+          std::string(plugin_kind_name(descriptor.kind)) + " plugin '" + plugin->name() + "'"));
 }
 
 }  // namespace
+
+bool schedule_chosen_at_start(const Config& config) {
+  return config.section("schedule").get_string("name") == "auto";
+}
 
 PluginLoader plugin_loader_for(const Config& config) {
   // A relative folder written in the YAML file is the file's neighbour, wherever baton runs

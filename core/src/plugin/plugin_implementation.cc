@@ -20,6 +20,40 @@ std::string folder_of_library_containing(const void* anchor) {
   return slash == std::string::npos ? "." : path.substr(0, slash);
 }
 
+// Refuses an implementation built for another core than this one (its stamp).
+void check_stamp(void* handle, const std::string& path) {
+  using StampEntry = const ImplementationStamp* (*)();
+  auto entry = reinterpret_cast<StampEntry>(dlsym(handle, BATON_PLUGIN_IMPLEMENTATION_STAMP_NAME));
+  const ImplementationStamp* stamp = entry != nullptr ? entry() : nullptr;
+  const std::string core = std::to_string(BATON_ABI_MAJOR) + "." + std::to_string(BATON_ABI_MINOR);
+  const std::string rebuild = "; rebuild the plugin (both its files) against this baton's SDK";
+  if (stamp == nullptr) {
+    throw PluginError(path +
+                      ": the plugin's implementation carries no version stamp (built "
+                      "before ABI 2.2, or without BATON_PLUGIN_IMPLEMENTATION), this "
+                      "baton is ABI " +
+                      core + rebuild);
+  }
+  const std::string built =
+      std::to_string(stamp->abi_major) + "." + std::to_string(stamp->abi_minor);
+  if (stamp->abi_major != BATON_ABI_MAJOR || stamp->abi_minor > BATON_ABI_MINOR) {
+    throw PluginError(path + ": the plugin's implementation was built for baton ABI " + built +
+                      ", this baton is ABI " + core + rebuild);
+  }
+  if (stamp->cxx11_abi != BATON_CXX11_ABI) {
+    throw PluginError(path +
+                      ": the plugin's implementation was built with "
+                      "_GLIBCXX_USE_CXX11_ABI=" +
+                      std::to_string(stamp->cxx11_abi) + ", this baton with " +
+                      std::to_string(BATON_CXX11_ABI) + rebuild);
+  }
+  if (stamp->torch_version != nullptr && std::string(stamp->torch_version) != BATON_TORCH_VERSION) {
+    throw PluginError(path + ": the plugin's implementation was built against LibTorch " +
+                      stamp->torch_version + ", this baton uses LibTorch " + BATON_TORCH_VERSION +
+                      rebuild);
+  }
+}
+
 ImplementationFactory load_factory(const std::string& path) {
   // Loaded once per path and never closed: the objects an implementation makes (and their
   // vtables) may outlive any one plugin handle.
@@ -35,6 +69,12 @@ ImplementationFactory load_factory(const std::string& path) {
     throw PluginError(path + ": the plugin's implementation failed to load: " +
                       (text ? text : "unknown dlopen error") +
                       "; reinstall the plugin (its two files belong in one folder)");
+  }
+  try {
+    check_stamp(handle, path);
+  } catch (...) {
+    dlclose(handle);
+    throw;
   }
   using EntryPoint = ImplementationFactory (*)();
   auto entry =

@@ -90,6 +90,16 @@ const PluginDescriptor* checked_descriptor(void* handle, const std::string& path
                       std::to_string(BATON_ABI_MAJOR) + "." + std::to_string(BATON_ABI_MINOR) +
                       "; rebuild the plugin against this baton's SDK");
   }
+  // A newer minor appended fields to structs the core hands the plugin (TransportContext's
+  // device in 2.2): the plugin would read past this core's.
+  if (descriptor->abi_minor > BATON_ABI_MINOR) {
+    throw PluginError(path + ": plugin was built for baton ABI " +
+                      std::to_string(descriptor->abi_major) + "." +
+                      std::to_string(descriptor->abi_minor) + ", newer than this baton's ABI " +
+                      std::to_string(BATON_ABI_MAJOR) + "." + std::to_string(BATON_ABI_MINOR) +
+                      " (it may read what this baton does not pass); upgrade baton, or rebuild "
+                      "the plugin against this baton's SDK");
+  }
   // The first descriptor (ABI 1.0's) ended before `capabilities`, which 1.1 appended; one
   // that ends there still loads (with no capabilities), and fields a later minor appends are
   // read only when the plugin's descriptor holds them.
@@ -146,7 +156,7 @@ Viability LoadedPlugin::viability() const {
   }
 }
 
-std::unique_ptr<PluginObject> LoadedPlugin::create(const ParamValues& params) const {
+PluginPtr<PluginObject> LoadedPlugin::create(const ParamValues& params) const {
   std::unique_ptr<PluginObject> object;
   try {
     object = descriptor_->create(params);
@@ -160,7 +170,7 @@ std::unique_ptr<PluginObject> LoadedPlugin::create(const ParamValues& params) co
     throw PluginError(describe(*descriptor_, path_) +
                       " failed to start: its factory returned null");
   }
-  return object;
+  return PluginPtr<PluginObject>(object.release(), KeepsPluginLoaded(shared_from_this()));
 }
 
 void LoadedPlugin::throw_wrong_interface() const {

@@ -21,37 +21,53 @@ std::string join(const std::vector<std::int64_t>& values) {
   return text + "]";
 }
 
+// The dtypes that cross between ranks, by name, in an order that is only ever appended to:
+// a dtype travels as its place in this list (from 1), never as LibTorch's ScalarType number,
+// which another LibTorch build may number otherwise.
+struct WireDtype {
+  const char* name;
+  at::ScalarType dtype;
+};
+constexpr WireDtype kWireDtypes[] = {
+    {"float32", at::kFloat},
+    {"float64", at::kDouble},
+    {"float16", at::kHalf},
+    {"bfloat16", at::kBFloat16},
+    {"uint8", at::kByte},
+    {"int8", at::kChar},
+    {"int16", at::kShort},
+    {"int32", at::kInt},
+    {"int64", at::kLong},
+    {"bool", at::kBool},
+    {"complex64", at::kComplexFloat},
+    {"complex128", at::kComplexDouble},
+};
+constexpr std::int64_t kWireDtypeCount =
+    static_cast<std::int64_t>(sizeof(kWireDtypes) / sizeof(kWireDtypes[0]));
+
+std::string wire_dtype_names() {
+  std::string names;
+  for (const WireDtype& wire : kWireDtypes) {
+    names += (names.empty() ? "" : ", ") + std::string(wire.name);
+  }
+  return names;
+}
+
+std::int64_t wire_code(at::ScalarType dtype) {
+  for (std::int64_t i = 0; i < kWireDtypeCount; ++i) {
+    if (kWireDtypes[i].dtype == dtype) return i + 1;
+  }
+  throw Error("a stage's tensor of dtype " + std::string(c10::toString(dtype)) +
+              " cannot cross between ranks: baton's metadata knows " + wire_dtype_names());
+}
+
 }  // namespace
 
 std::string dtype_name(at::ScalarType dtype) {
-  switch (dtype) {
-    case at::kFloat:
-      return "float32";
-    case at::kDouble:
-      return "float64";
-    case at::kHalf:
-      return "float16";
-    case at::kBFloat16:
-      return "bfloat16";
-    case at::kByte:
-      return "uint8";
-    case at::kChar:
-      return "int8";
-    case at::kShort:
-      return "int16";
-    case at::kInt:
-      return "int32";
-    case at::kLong:
-      return "int64";
-    case at::kBool:
-      return "bool";
-    case at::kComplexFloat:
-      return "complex64";
-    case at::kComplexDouble:
-      return "complex128";
-    default:
-      return c10::toString(dtype);
+  for (const WireDtype& wire : kWireDtypes) {
+    if (wire.dtype == dtype) return wire.name;
   }
+  return c10::toString(dtype);
 }
 
 TensorMeta TensorMeta::of(const at::Tensor& tensor) {
@@ -86,12 +102,13 @@ at::Tensor TensorMeta::allocate() const {
   return at::empty(shape, at::TensorOptions().dtype(dtype).device(device));
 }
 
-// Layout: count, then per tensor: dtype, rank, shape… No device: where a tensor lives is each
-// side's own business (a sender's GPU index means nothing to its receiver).
+// Layout: count, then per tensor: dtype (its wire code), rank, shape… No device: where a
+// tensor lives is each side's own business (a sender's GPU index means nothing to its
+// receiver).
 std::vector<std::int64_t> encode_metas(const std::vector<TensorMeta>& metas) {
   std::vector<std::int64_t> encoded{static_cast<std::int64_t>(metas.size())};
   for (const auto& meta : metas) {
-    encoded.push_back(static_cast<std::int64_t>(meta.dtype));
+    encoded.push_back(wire_code(meta.dtype));
     encoded.push_back(static_cast<std::int64_t>(meta.shape.size()));
     encoded.insert(encoded.end(), meta.shape.begin(), meta.shape.end());
   }
@@ -116,11 +133,12 @@ std::vector<TensorMeta> decode_metas(const std::vector<std::int64_t>& encoded, c
   std::vector<TensorMeta> metas(static_cast<std::size_t>(count));
   for (auto& meta : metas) {
     const std::int64_t dtype = next();
-    if (dtype < 0 || dtype >= static_cast<std::int64_t>(at::ScalarType::NumOptions) ||
-        dtype == static_cast<std::int64_t>(at::ScalarType::Undefined)) {
-      throw Error("malformed tensor metadata: dtype " + std::to_string(dtype));
+    if (dtype < 1 || dtype > kWireDtypeCount) {
+      throw Error("malformed tensor metadata: dtype code " + std::to_string(dtype) +
+                  " is none of baton's (1 to " + std::to_string(kWireDtypeCount) + ": " +
+                  wire_dtype_names() + "); the sender may run a newer baton");
     }
-    meta.dtype = static_cast<at::ScalarType>(dtype);
+    meta.dtype = kWireDtypes[dtype - 1].dtype;
     meta.device = device;
     const std::int64_t rank = next();
     if (rank < 0 || rank > 64)
