@@ -74,26 +74,22 @@ std::string KeySpec::range_text() const {
   }
   if (!is_number(type) || (!low && !high)) return "";
   const bool whole = type == ParamType::kInt;
-  // A whole number whose smallest value is the one that turns it off says so inline.
-  if (whole && low && *low == 0 && !low_open && !off_meaning.empty() && !high) {
-    return "at least 0 (0: " + off_meaning + ")";
-  }
-  std::string text;
-  // 0 is taken beside the range: "0 (off) or ... from 1"; a range from 0 becomes "above 0".
-  const bool off_beside = !off_meaning.empty();
-  if (off_beside) text = "0 (" + off_meaning + ") or ";
-  const bool from_zero = off_beside && low && *low == 0 && !low_open;
-  if (!whole || off_beside)
-    text += unit.empty() ? (whole ? "a whole number" : "a finite number") : unit;
-  if (whole && !off_beside) {
+  if (whole && off_meaning.empty()) {
     if (low && high) return "from " + number_text(*low) + " to " + number_text(*high) + high_why;
     if (low) return (low_open ? "above " : "at least ") + number_text(*low);
     return "at most " + number_text(*high) + high_why;
   }
-  if (low) text += (low_open || from_zero ? " above " : " from ") + number_text(*low);
+  // A whole number whose smallest value is the one that turns it off says so inline.
+  if (whole && low && *low == 0 && !low_open && !high) {
+    return "at least 0 (0: " + off_meaning + ")";
+  }
+  // 0 is taken beside the range ("0 (off) or ... from 1"), so a range from 0 reads "above 0".
+  std::string text = off_meaning.empty() ? "" : "0 (" + off_meaning + ") or ";
+  text += !unit.empty() ? unit : whole ? "a whole number" : "a finite number";
+  const bool open = low_open || (!off_meaning.empty() && low && *low == 0);
+  if (low) text += (open ? " above " : " from ") + number_text(*low);
   if (high) {
-    text += (low ? (low_open || from_zero ? " and at most " : " to ") : " at most ") +
-            number_text(*high) + high_why;
+    text += (low ? (open ? " and at most " : " to ") : " at most ") + number_text(*high) + high_why;
   }
   return text;
 }

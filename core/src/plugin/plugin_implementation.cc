@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 
+#include "abi_version.h"
 #include "baton/error.h"
 
 namespace baton {
@@ -25,7 +26,7 @@ void check_stamp(void* handle, const std::string& path) {
   using StampEntry = const ImplementationStamp* (*)();
   auto entry = reinterpret_cast<StampEntry>(dlsym(handle, BATON_PLUGIN_IMPLEMENTATION_STAMP_NAME));
   const ImplementationStamp* stamp = entry != nullptr ? entry() : nullptr;
-  const std::string core = std::to_string(BATON_ABI_MAJOR) + "." + std::to_string(BATON_ABI_MINOR);
+  const std::string core = plugin_internal::core_abi_version_text();
   const std::string rebuild = "; rebuild the plugin (both its files) against this baton's SDK";
   if (stamp == nullptr) {
     throw PluginError(path +
@@ -34,8 +35,7 @@ void check_stamp(void* handle, const std::string& path) {
                       "baton is ABI " +
                       core + rebuild);
   }
-  const std::string built =
-      std::to_string(stamp->abi_major) + "." + std::to_string(stamp->abi_minor);
+  const std::string built = plugin_internal::abi_version_text(stamp->abi_major, stamp->abi_minor);
   if (stamp->abi_major != BATON_ABI_MAJOR || stamp->abi_minor > BATON_ABI_MINOR) {
     throw PluginError(path + ": the plugin's implementation was built for baton ABI " + built +
                       ", this baton is ABI " + core + rebuild);

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <set>
 
+#include "abi_version.h"
 #include "baton/error.h"
 #include "baton/suggest.h"
 #include "elf_exports.h"
@@ -83,20 +84,18 @@ const PluginDescriptor* checked_descriptor(void* handle, const std::string& path
   if (descriptor == nullptr) {
     throw PluginError(path + ": " + BATON_PLUGIN_ENTRY_POINT_NAME + "() returned no descriptor");
   }
+  const std::string built =
+      plugin_internal::abi_version_text(descriptor->abi_major, descriptor->abi_minor);
   if (descriptor->abi_major != BATON_ABI_MAJOR) {
-    throw PluginError(path + ": plugin was built for baton ABI " +
-                      std::to_string(descriptor->abi_major) + "." +
-                      std::to_string(descriptor->abi_minor) + ", this baton is ABI " +
-                      std::to_string(BATON_ABI_MAJOR) + "." + std::to_string(BATON_ABI_MINOR) +
+    throw PluginError(path + ": plugin was built for baton ABI " + built + ", this baton is ABI " +
+                      plugin_internal::core_abi_version_text() +
                       "; rebuild the plugin against this baton's SDK");
   }
   // A newer minor appended fields to structs the core hands the plugin (TransportContext's
   // device in 2.2): the plugin would read past this core's.
   if (descriptor->abi_minor > BATON_ABI_MINOR) {
-    throw PluginError(path + ": plugin was built for baton ABI " +
-                      std::to_string(descriptor->abi_major) + "." +
-                      std::to_string(descriptor->abi_minor) + ", newer than this baton's ABI " +
-                      std::to_string(BATON_ABI_MAJOR) + "." + std::to_string(BATON_ABI_MINOR) +
+    throw PluginError(path + ": plugin was built for baton ABI " + built +
+                      ", newer than this baton's ABI " + plugin_internal::core_abi_version_text() +
                       " (it may read what this baton does not pass); upgrade baton, or rebuild "
                       "the plugin against this baton's SDK");
   }
