@@ -187,7 +187,7 @@ class FileBatches : public BatchSource {
 
 std::unique_ptr<BatchSource> synthetic_batches(const DataSettings& data, BuiltModel& model,
                                                ReplicaRows rows) {
-  const std::string where = data.source.origin().description + ": data.source 'synthetic': ";
+  const std::string where = data.source.where() + ": data.source 'synthetic': ";
   if (model.inputs.empty()) {
     throw baton::ConfigError(where +
                              "random data needs the shapes and dtypes of the model's "
@@ -215,8 +215,8 @@ std::unique_ptr<BatchSource> synthetic_batches(const DataSettings& data, BuiltMo
 // Class-id targets must be integers shaped like the output without its last dimension, in
 // [0, classes); value targets hold one value per output element.
 void check_targets(const at::Tensor& targets, const BuiltModel& model, const std::string& file,
-                   const baton::ParamValue& setting) {
-  const std::string where = setting.origin().description + ": data.targets ('" + file + "'): ";
+                   const baton::Setting<std::string>& setting) {
+  const std::string where = setting.where() + ": data.targets ('" + file + "'): ";
   const auto rows = targets.size(0);
   if (model.value_targets) {
     std::int64_t per_sample = 1;
@@ -272,14 +272,14 @@ at::ScalarType data_dtype_for(const BuiltModel& model, std::size_t input, at::Sc
 
 std::unique_ptr<BatchSource> file_batches(const DataSettings& data, BuiltModel& model,
                                           ReplicaRows rows) {
-  const std::vector<std::string> files = data.inputs.as_string_list();
-  const std::string& targets_file = data.targets.as_string();
+  const std::vector<std::string>& files = data.inputs.value;
+  const std::string& targets_file = data.targets.value;
   if (files.empty() || targets_file.empty()) {
-    throw baton::ConfigError(data.source.origin().description +
+    throw baton::ConfigError(data.source.where() +
                              ": data.source 'files' needs data.inputs and data.targets (.npy "
                              "or .pt files, one row per sample)");
   }
-  const std::string inputs_at = data.inputs.origin().description + ": data.inputs: ";
+  const std::string inputs_at = data.inputs.where() + ": data.inputs: ";
   if (!model.inputs.empty() && files.size() != model.inputs.size()) {
     throw baton::ConfigError(inputs_at + std::to_string(files.size()) + " file" +
                              (files.size() == 1 ? "" : "s") + " for a model that takes " +
@@ -292,8 +292,8 @@ std::unique_ptr<BatchSource> file_batches(const DataSettings& data, BuiltModel& 
   for (const std::string& path : files) read.push_back(read_tensor_file(path, "data.inputs"));
   at::Tensor targets = read_tensor_file(targets_file, "data.targets");
   if (targets.dim() == 0) {
-    throw baton::ConfigError(data.targets.origin().description + ": data.targets ('" +
-                             targets_file + "') holds a single value; give one row per sample");
+    throw baton::ConfigError(data.targets.where() + ": data.targets ('" + targets_file +
+                             "') holds a single value; give one row per sample");
   }
   std::vector<at::Tensor> inputs;
   for (std::size_t i = 0; i < files.size(); ++i) {
@@ -351,7 +351,7 @@ constexpr std::int64_t kScannedTokenBytes = std::int64_t{64} << 20;
 
 std::unique_ptr<BatchSource> text_batches(const DataSettings& data, BuiltModel& model,
                                           const std::string& data_dir, ReplicaRows rows) {
-  const std::string where = data.source.origin().description + ": data.source 'text': ";
+  const std::string where = data.source.where() + ": data.source 'text': ";
   if (model.inputs.size() != 1 || model.inputs[0].shape.size() != 1 ||
       at::isFloatingType(model.inputs[0].dtype) || model.inputs[0].dtype == at::kBool) {
     throw baton::ConfigError(where +
@@ -361,12 +361,11 @@ std::unique_ptr<BatchSource> text_batches(const DataSettings& data, BuiltModel& 
                              "data.source: files for other inputs");
   }
   const InputSpec& input = model.inputs[0];
-  const baton::ParamValue& path = data.tokens;
-  const std::string file =
-      path.as_string().empty() ? data_dir + "/declaration.txt" : path.as_string();
-  const auto tokens = TokenStream::open(file, data.token_format.as_string(), "data.tokens");
+  const baton::Setting<std::string>& path = data.tokens;
+  const std::string file = path.value.empty() ? data_dir + "/declaration.txt" : path.value;
+  const auto tokens = TokenStream::open(file, data.token_format.value, "data.tokens");
   const std::int64_t seq_len = input.shape[0];
-  const std::string at = path.origin().description + ": data.tokens ('" + file + "'): ";
+  const std::string at = path.where() + ": data.tokens ('" + file + "'): ";
   if (tokens->size() < seq_len + 2) {
     throw baton::ConfigError(at + "holds " + std::to_string(tokens->size()) +
                              " tokens, fewer than one window of " + std::to_string(seq_len + 1));
@@ -411,12 +410,15 @@ std::unique_ptr<BatchSource> text_batches(const DataSettings& data, BuiltModel& 
 
 std::unique_ptr<BatchSource> make_batch_source(const DataSettings& data, BuiltModel& model,
                                                const std::string& data_dir, ReplicaRows rows) {
-  const std::string& source = data.source.as_string();
-  if (source == "synthetic") return synthetic_batches(data, model, rows);
-  if (source == "text") return text_batches(data, model, data_dir, rows);
-  if (source == "files") return file_batches(data, model, rows);
-  throw baton::ConfigError(data.source.origin().description + ": data.source '" + source +
-                           "' is unknown (synthetic, files or text)");
+  switch (data.source.value) {
+    case DataSource::kSynthetic:
+      return synthetic_batches(data, model, rows);
+    case DataSource::kText:
+      return text_batches(data, model, data_dir, rows);
+    case DataSource::kFiles:
+      return file_batches(data, model, rows);
+  }
+  throw baton::Error("data.source: a source without batches");
 }
 
 }  // namespace baton_models

@@ -13,26 +13,26 @@
 namespace baton_models {
 namespace {
 
-baton::LossFunction scripted_loss(const baton::ParamValue& setting) {
-  const std::string& path = setting.as_string();
+baton::LossFunction scripted_loss(const baton::Setting<std::string>& setting) {
+  const std::string& path = setting.value;
   auto module = std::make_shared<torch::jit::Module>();
   try {
     baton::require_readable_file(path, "model.loss");
   } catch (const baton::Error& error) {
-    throw baton::ConfigError(setting.origin().description + ": " + error.what());
+    throw baton::ConfigError(setting.where() + ": " + error.what());
   }
   try {
     *module = torch::jit::load(path);
   } catch (const std::exception& error) {
     std::string first_line = error.what();
     first_line = first_line.substr(0, first_line.find('\n'));
-    throw baton::ConfigError(setting.origin().description + ": model.loss: cannot load '" + path +
+    throw baton::ConfigError(setting.where() + ": model.loss: cannot load '" + path +
                              "' as a TorchScript module (save one with "
                              "torch.jit.save(torch.jit.script(loss), path)): " +
                              first_line);
   }
   if (!module->find_method("forward")) {
-    throw baton::ConfigError(setting.origin().description + ": model.loss: '" + path +
+    throw baton::ConfigError(setting.where() + ": model.loss: '" + path +
                              "' has no forward(output, target) method");
   }
   module->eval();
@@ -49,7 +49,7 @@ baton::LossFunction scripted_loss(const baton::ParamValue& setting) {
 }  // namespace
 
 void check_loss_has_gradient(const BuiltModel& model, const at::Tensor& targets,
-                             const baton::ParamValue& setting) {
+                             const baton::Setting<std::string>& setting) {
   std::vector<std::int64_t> shape{1};
   if (model.value_targets) {
     shape.insert(shape.end(), model.value_target_shape.begin(), model.value_target_shape.end());
@@ -65,17 +65,16 @@ void check_loss_has_gradient(const BuiltModel& model, const at::Tensor& targets,
   } catch (const std::exception& error) {
     std::string what = error.what();
     what = what.substr(0, what.find('\n'));
-    throw baton::ConfigError(setting.origin().description + ": model.loss '" + setting.as_string() +
-                             "' fails on the model's output " + describe_tensors({output}) +
-                             " and the targets " + describe_tensors({sample}) +
-                             (model.value_targets ? " (values)" : " (class ids)") + ": " + what +
-                             (model.value_targets
-                                  ? "; a loss over class ids gets them with model.targets: classes "
-                                    "(or integer data.targets)"
-                                  : "; a loss over values gets them with model.targets: values"));
+    throw baton::ConfigError(
+        setting.where() + ": model.loss '" + setting.value + "' fails on the model's output " +
+        describe_tensors({output}) + " and the targets " + describe_tensors({sample}) +
+        (model.value_targets ? " (values)" : " (class ids)") + ": " + what +
+        (model.value_targets ? "; a loss over class ids gets them with model.targets: classes "
+                               "(or integer data.targets)"
+                             : "; a loss over values gets them with model.targets: values"));
   }
   if (!loss.requires_grad()) {
-    throw baton::ConfigError(setting.origin().description + ": model.loss '" + setting.as_string() +
+    throw baton::ConfigError(setting.where() + ": model.loss '" + setting.value +
                              "' returns a value with no gradient with respect to the model's "
                              "output (a constant, or computed under no_grad/detach): training "
                              "would change nothing");
@@ -89,12 +88,12 @@ at::Tensor summed_squared_error(const std::vector<at::Tensor>& outputs, const at
 }
 
 void apply_configured_loss(const ModelSettings& settings, BuiltModel* model) {
-  const baton::ParamValue& setting = settings.loss;
-  const std::string& name = setting.as_string();
+  const baton::Setting<std::string>& setting = settings.loss;
+  const std::string& name = setting.value;
   model->count_targets = nullptr;
   if (name == "cross_entropy") {
-    const std::int64_t ignored = settings.ignore_index.as_int();
-    const double smoothing = settings.label_smoothing.as_float();
+    const std::int64_t ignored = settings.ignore_index.value;
+    const double smoothing = settings.label_smoothing.value;
     model->ignore_index = ignored;
     model->loss = [ignored, smoothing](const std::vector<at::Tensor>& outputs,
                                        const at::Tensor& targets) {
@@ -114,14 +113,14 @@ void apply_configured_loss(const ModelSettings& settings, BuiltModel* model) {
   } else if (::access(name.c_str(), F_OK) == 0) {
     model->loss = scripted_loss(setting);
     // A scripted loss takes class ids or values, as model.targets says or the data holds.
-    const std::string& kind = settings.targets.as_string();
-    model->ignore_index = settings.ignore_index.as_int();
-    model->targets_follow_data = kind == "auto";
-    model->value_targets = kind != "classes";
+    const TargetKind kind = settings.targets.value;
+    model->ignore_index = settings.ignore_index.value;
+    model->targets_follow_data = kind == TargetKind::kFollowData;
+    model->value_targets = kind != TargetKind::kClasses;
     return;
   } else {
     throw baton::ConfigError(
-        setting.origin().description + ": model.loss: '" + name +
+        setting.where() + ": model.loss: '" + name +
         "' is neither cross_entropy, mse, nor a TorchScript file that exists (a path to a "
         ".pt module whose forward(output, target) returns the loss)");
   }

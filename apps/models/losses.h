@@ -24,7 +24,7 @@ void apply_configured_loss(const ModelSettings& settings, BuiltModel* model);
 // `targets` (a batch of them: the first row is used), returns a value without one: a scripted
 // loss returning a constant would train nothing.
 void check_loss_has_gradient(const BuiltModel& model, const at::Tensor& targets,
-                             const baton::ParamValue& setting);
+                             const baton::Setting<std::string>& setting);
 
 // The sum of squared errors between the first output and the targets (cast to its dtype).
 at::Tensor summed_squared_error(const std::vector<at::Tensor>& outputs, const at::Tensor& targets);

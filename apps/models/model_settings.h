@@ -4,37 +4,55 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "baton/config.h"
 #include "baton/params.h"
+#include "baton/setting.h"
 
 namespace baton_models {
 
+// model.targets: what a scripted loss receives.
+enum class TargetKind { kFollowData, kClasses, kValues };  // auto, classes, values
+// data.source.
+enum class DataSource { kSynthetic, kFiles, kText };
+// data.token_format: how a token file is read (token_stream.h).
+enum class TokenFormat { kBySuffix, kBytes, kUint16, kInt32, kNpy };  // auto, bytes, …
+// data.prefetch.
+enum class Prefetch { kWhereACpuIsFree, kAlways, kNever };  // auto, true, false
+
 struct ModelSettings {
-  baton::ParamValue name;             // model.name
-  baton::ParamValue path;             // model.path (torchscript)
-  baton::ParamValue stages;           // model.stages (torchscript: one file per stage)
-  baton::ParamValue loss;             // model.loss
-  baton::ParamValue ignore_index;     // model.ignore_index (cross_entropy)
-  baton::ParamValue label_smoothing;  // model.label_smoothing (cross_entropy)
-  baton::ParamValue targets;          // model.targets: auto, classes or values (a scripted loss)
+  baton::Setting<std::string> name;                 // model.name
+  baton::Setting<std::string> path;                 // model.path (torchscript)
+  baton::Setting<std::vector<std::string>> stages;  // model.stages (torchscript: one file each)
+  baton::Setting<std::string> loss;                 // model.loss: a name or a .pt file
+  baton::Setting<std::int64_t> ignore_index;        // model.ignore_index
+  baton::Setting<double> label_smoothing;           // model.label_smoothing (cross_entropy)
+  baton::Setting<TargetKind> targets;               // model.targets (a scripted loss)
   baton::ParamValues params;  // model.params, checked against the model's table, defaults in
 };
 
 struct DataSettings {
-  baton::ParamValue source;        // data.source: synthetic, text or files
-  baton::ParamValue tokens;        // data.tokens (text)
-  baton::ParamValue token_format;  // data.token_format (text)
-  baton::ParamValue prefetch;      // data.prefetch: auto, true or false
-  baton::ParamValue inputs;        // data.inputs (files): one file per forward argument
-  baton::ParamValue targets;       // data.targets (files)
-  std::int64_t batch_size = 0;     // data.batch_size
-  std::uint64_t seed = 0;          // run.seed: every rank draws the same batches
+  baton::Setting<DataSource> source;                // data.source
+  baton::Setting<std::string> tokens;               // data.tokens (text)
+  baton::Setting<TokenFormat> token_format;         // data.token_format (text)
+  baton::Setting<Prefetch> prefetch;                // data.prefetch
+  baton::Setting<std::vector<std::string>> inputs;  // data.inputs (files): one per argument
+  baton::Setting<std::string> targets;              // data.targets (files)
+  std::int64_t batch_size = 0;                      // data.batch_size
+  std::uint64_t seed = 0;                           // run.seed: every rank draws the same batches
 };
+
+// data.source's name in the configuration, for messages.
+const char* data_source_name(DataSource source);
 
 // What the model section says, model.params as with_model_params() checked and stored them
 // (a run's front door: training/resolved_config.h). Reads `config`, never writes it.
 ModelSettings read_model_settings(const baton::Config& config);
+
+// model.targets alone, for the configuration's check (model.params not yet checked then).
+baton::Setting<TargetKind> read_target_kind(const baton::Config& config);
 
 DataSettings read_data_settings(const baton::Config& config);
 

@@ -131,20 +131,20 @@ const std::vector<ModelSpec>& model_specs() {
   return specs;
 }
 
-const ModelSpec& find_model_spec(const baton::ParamValue& model_name) {
+const ModelSpec& find_model_spec(const baton::Setting<std::string>& model_name) {
   std::vector<std::string> names;
   for (const auto& spec : model_specs()) {
-    if (model_name.as_string() == spec.name) return spec;
+    if (model_name.value == spec.name) return spec;
     names.emplace_back(spec.name);
   }
-  throw baton::ConfigError(model_name.origin().description + ": model.name: unknown model '" +
-                           model_name.as_string() + "'" +
-                           baton::did_you_mean(model_name.as_string(), names) +
+  throw baton::ConfigError(model_name.where() + ": model.name: unknown model '" + model_name.value +
+                           "'" + baton::did_you_mean(model_name.value, names) +
                            "; built-in models: mlp, gpt, identity, torchscript");
 }
 
 baton::Config with_model_params(baton::Config config) {
-  const ModelSpec& spec = find_model_spec(config.section("model").at("name"));
+  const ModelSpec& spec =
+      find_model_spec(baton::read_setting<std::string>(config.section("model"), "name"));
   config = baton::with_section_params(std::move(config), "model", spec.params, spec.num_params,
                                       std::string("model '") + spec.name + "'");
   if (spec.check != nullptr) spec.check(config.plugin_params("model"));

@@ -9,6 +9,7 @@
 
 #include "baton/config.h"
 #include "baton/params.h"
+#include "baton/setting.h"
 
 namespace baton_models {
 
@@ -25,7 +26,7 @@ struct ModelSpec {
 const std::vector<ModelSpec>& model_specs();
 
 // Throws baton::ConfigError naming model.name's origin and the known models.
-const ModelSpec& find_model_spec(const baton::ParamValue& model_name);
+const ModelSpec& find_model_spec(const baton::Setting<std::string>& model_name);
 
 // `config` with model.params checked against the configured model's table and its own
 // checks, the resolved values in config.plugin_params("model"), where `baton config` and the

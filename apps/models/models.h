@@ -11,6 +11,7 @@
 
 #include "baton/params.h"
 #include "baton/runtime/executor.h"
+#include "baton/setting.h"
 #include "baton/unit_chain.h"
 
 namespace baton_models {
@@ -67,7 +68,8 @@ BuiltModel build_gpt(const baton::ParamValues& params, std::uint64_t seed);
 BuiltModel build_identity(const baton::ParamValues& params, std::uint64_t seed);
 // `path`: model.path, or `stage_files`: model.stages (one file per stage); parameters come
 // from the files, not from a seed.
-BuiltModel build_torchscript(const baton::ParamValue& path, const baton::ParamValue& stage_files,
+BuiltModel build_torchscript(const baton::Setting<std::string>& path,
+                             const baton::Setting<std::vector<std::string>>& stage_files,
                              const baton::ParamValues& params);
 
 // Cross entropy of logits [..., classes] against class indices [...].

@@ -77,8 +77,7 @@ at::Tensor read_tensor_file(const std::string& path, const std::string& what) {
                            "(torch.save of one tensor)");
 }
 
-at::Tensor read_token_file(const std::string& path, const std::string& format,
-                           const std::string& what) {
+at::Tensor read_token_file(const std::string& path, TokenFormat format, const std::string& what) {
   const auto stream = TokenStream::open(path, format, what);
   return stream->window(0, stream->size());
 }

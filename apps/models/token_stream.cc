@@ -19,15 +19,11 @@ bool ends_with(const std::string& text, const std::string& suffix) {
 
 }  // namespace
 
-std::shared_ptr<const TokenStream> TokenStream::open(const std::string& path,
-                                                     const std::string& format,
+std::shared_ptr<const TokenStream> TokenStream::open(const std::string& path, TokenFormat format,
                                                      const std::string& what) {
   const std::string where = what + " ('" + path + "')";
-  std::string kind = format;
-  if (kind == "auto") kind = ends_with(path, ".npy") ? "npy" : "bytes";
-  if (kind != "npy" && kind != "bytes" && kind != "uint16" && kind != "int32") {
-    throw baton::ConfigError(what + ": unknown token format '" + format +
-                             "' (auto, bytes, uint16, int32, npy)");
+  if (format == TokenFormat::kBySuffix) {
+    format = ends_with(path, ".npy") ? TokenFormat::kNpy : TokenFormat::kBytes;
   }
   std::shared_ptr<TokenStream> stream;
   try {
@@ -37,7 +33,7 @@ std::shared_ptr<const TokenStream> TokenStream::open(const std::string& path,
   }
   stream->path_ = path;
   std::uint64_t data_bytes = stream->file_.size();
-  if (kind == "npy") {
+  if (format == TokenFormat::kNpy) {
     const NpyHeader header = read_npy_header(stream->file_, where);
     const std::string& code = header.type_code;
     if (header.shape.size() != 1 || code[0] == 'f' || code == "b1") {
@@ -48,11 +44,12 @@ std::shared_ptr<const TokenStream> TokenStream::open(const std::string& path,
     stream->width_ = code[1] - '0';
     stream->is_signed_ = code[0] == 'i';
   } else {
-    stream->width_ = kind == "bytes" ? 1 : kind == "uint16" ? 2 : 4;
-    stream->is_signed_ = kind == "int32";
+    stream->width_ = format == TokenFormat::kBytes ? 1 : format == TokenFormat::kUint16 ? 2 : 4;
+    stream->is_signed_ = format == TokenFormat::kInt32;
     if (data_bytes % static_cast<std::uint64_t>(stream->width_) != 0) {
       throw baton::ConfigError(where + ": " + std::to_string(data_bytes) +
-                               " bytes is not a whole number of " + kind + " tokens");
+                               " bytes is not a whole number of " +
+                               (format == TokenFormat::kUint16 ? "uint16" : "int32") + " tokens");
     }
   }
   stream->count_ =

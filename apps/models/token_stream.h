@@ -11,15 +11,16 @@
 #include <utility>
 
 #include "baton/files.h"
+#include "model_settings.h"
 
 namespace baton_models {
 
 class TokenStream {
  public:
-  // `format`: "bytes" (a text read as bytes), "uint16" or "int32" (raw little-endian), "npy"
-  // (a 1-D integer array), or "auto" (.npy -> npy, else bytes). Throws baton::ConfigError
-  // naming `what` (e.g. "data.tokens") and the file, and what is wrong.
-  static std::shared_ptr<const TokenStream> open(const std::string& path, const std::string& format,
+  // `format`: bytes (a text read as bytes), uint16 or int32 (raw little-endian), npy (a 1-D
+  // integer array), or by suffix (.npy -> npy, else bytes). Throws baton::ConfigError naming
+  // `what` (e.g. "data.tokens") and the file, and what is wrong.
+  static std::shared_ptr<const TokenStream> open(const std::string& path, TokenFormat format,
                                                  const std::string& what);
   TokenStream(const TokenStream&) = delete;
   TokenStream& operator=(const TokenStream&) = delete;

@@ -41,12 +41,13 @@ std::vector<InputSpec> declared_inputs(const baton::ParamValues& params) {
 
 }  // namespace
 
-BuiltModel build_torchscript(const baton::ParamValue& path, const baton::ParamValue& stage_files,
+BuiltModel build_torchscript(const baton::Setting<std::string>& path,
+                             const baton::Setting<std::vector<std::string>>& stage_files,
                              const baton::ParamValues& params) {
-  const std::vector<std::string> stages = stage_files.as_string_list();
-  if (path.as_string().empty() == stages.empty()) {
+  const std::vector<std::string>& stages = stage_files.value;
+  if (path.value.empty() == stages.empty()) {
     throw baton::ConfigError(
-        (stages.empty() ? path : stage_files).origin().description +
+        (stages.empty() ? path.where() : stage_files.where()) +
         (stages.empty()
              ? ": model 'torchscript' needs model.path (one .pt file saved with "
                "torch.jit.save(torch.jit.script(model), path)) or model.stages (one file per "
@@ -65,8 +66,8 @@ BuiltModel build_torchscript(const baton::ParamValue& path, const baton::ParamVa
     model.description = "model 'torchscript' (" + std::to_string(stages.size()) + " stage files)";
     return model;
   }
-  model.chain = baton::load_torchscript_chain(path.as_string());
-  model.description = "model 'torchscript' (" + path.as_string() + ")";
+  model.chain = baton::load_torchscript_chain(path.value);
+  model.description = "model 'torchscript' (" + path.value + ")";
   std::shared_ptr<baton::UnitChain> chain = model.chain;
   model.verify = [chain](const std::vector<at::Tensor>& inputs) {
     baton::verify_torchscript_chain(*chain, inputs);

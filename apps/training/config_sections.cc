@@ -9,20 +9,15 @@
 #include "baton/config.h"
 #include "baton/error.h"
 #include "baton/suggest.h"
+#include "model_settings.h"
 #include "optimizer_settings.h"
 #include "recompute_setting.h"
+#include "stage_settings.h"
 
 namespace baton_app {
 namespace {
 
 using baton::ParamType;
-
-// The pipeline's stage count: one pipeline's ranks x stages per rank.
-std::int64_t pipeline_stages(const baton::Config& config) {
-  return config.section("world").get_int("ranks") /
-         std::max<std::int64_t>(1, config.section("world").get_int("data_parallel")) *
-         config.section("schedule").get_int("stages_per_rank");
-}
 
 // model.stages: a torchscript model, one file per stage, cut nowhere else.
 void check_stage_files(const baton::Config& config) {
@@ -38,8 +33,7 @@ void check_stage_files(const baton::Config& config) {
                              model.get_string("name") + "')");
   }
   const baton::ParamValue& cuts = model.at("cuts");
-  const auto cut_items = cuts.as_string_list();
-  if (!(cut_items.size() == 1 && cut_items[0] == "params")) {
+  if (parse_stage_cuts(cuts).kind != StageCuts::Kind::kByParams) {
     throw baton::ConfigError(cuts.origin().description + ": model.cuts " + cuts.text() +
                              ": with model.stages the stages are the files; leave model.cuts "
                              "out (to cut elsewhere, run baton-split again)");
@@ -66,41 +60,6 @@ void check_stage_files(const baton::Config& config) {
         config.section("schedule").at("stages_per_rank").text() + "); split the model into " +
         std::to_string(wanted) + " (baton-split --stages " + std::to_string(wanted) +
         ") or change the layout so it has " + std::to_string(files.size()) + " stages");
-  }
-}
-
-// model.cuts: params, balanced, or one increasing unit index (>= 1) per stage after the
-// first.
-void check_cuts(const baton::Config& config) {
-  const baton::ParamValue& setting = config.section("model").at("cuts");
-  const std::vector<std::string> items = setting.as_string_list();
-  if (items.empty() || (items.size() == 1 && (items[0] == "params" || items[0] == "balanced"))) {
-    return;
-  }
-  long previous = 0;
-  for (const auto& item : items) {
-    char* end = nullptr;
-    const long long index = std::strtoll(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0') {
-      throw baton::ConfigError(setting.origin().description + ": model.cuts: '" + item +
-                               "' is not a unit index; write params, balanced, or a list of "
-                               "unit indices such as [2, 5]" +
-                               baton::did_you_mean(item, {"params", "balanced"}));
-    }
-    if (index <= previous) {
-      throw baton::ConfigError(setting.origin().description + ": model.cuts " + setting.text() +
-                               ": each cut is the unit where a stage begins, so they must be " +
-                               "increasing and at least 1; " + item + " is not");
-    }
-    previous = static_cast<long>(index);
-  }
-  const std::int64_t stages = pipeline_stages(config);
-  if (static_cast<std::int64_t>(items.size()) != stages - 1) {
-    throw baton::ConfigError(setting.origin().description + ": model.cuts " + setting.text() +
-                             " has " + std::to_string(items.size()) + " cuts; " +
-                             std::to_string(stages) + " stages (world.ranks / " +
-                             "world.data_parallel x schedule.stages_per_rank) need " +
-                             std::to_string(stages - 1));
   }
 }
 
@@ -170,11 +129,13 @@ void check_app_sections(const baton::Config& config) {
                              ", or a TorchScript .pt file whose forward(output, target) returns "
                              "the loss");
   }
-  const baton::ParamValue& target_kind = config.section("model").at("targets");
-  if (!scripted && target_kind.as_string() != "auto" &&
-      (target_kind.as_string() == "classes") != (loss_name == "cross_entropy")) {
-    throw baton::ConfigError(target_kind.origin().description + ": model.targets " +
-                             target_kind.text() + " does not fit model.loss '" + loss_name +
+  using baton_models::TargetKind;
+  const baton::Setting<TargetKind> targets = baton_models::read_target_kind(config);
+  if (!scripted && targets.value != TargetKind::kFollowData &&
+      (targets.value == TargetKind::kClasses) != (loss_name == "cross_entropy")) {
+    throw baton::ConfigError(targets.where() + ": model.targets " +
+                             config.section("model").at("targets").text() +
+                             " does not fit model.loss '" + loss_name +
                              "' (cross_entropy takes class ids, mse values); model.targets "
                              "chooses for a scripted loss");
   }
@@ -192,7 +153,7 @@ void check_app_sections(const baton::Config& config) {
                              "taken from the folder baton runs in)");
   }
   check_stage_files(config);
-  check_cuts(config);
+  check_stage_cuts(config);
   if (!baton::schedule_chosen_at_start(config)) {  // auto chooses the stages
     recomputed_stages(config.section("model").at("recompute"), pipeline_stages(config));
   }

@@ -41,12 +41,12 @@ Evaluation::Evaluation(const RunSettings& settings, RankPipeline& pipeline, cons
   // The training's data settings, pointed at the held-out data.
   baton_models::DataSettings data = settings.data;
   data.seed += 1;
-  const bool files = data.source.as_string() == "files";
+  const bool files = data.source.value == baton_models::DataSource::kFiles;
   if (files) {
     data.inputs = settings_.inputs;
     data.targets = settings_.targets;
     data.batch_size = 1;  // rows are taken by index below; a file of any size is fine
-  } else if (!settings_.tokens.as_string().empty()) {
+  } else if (!settings_.tokens.value.empty()) {
     data.tokens = settings_.tokens;
   }
   source_ = baton_models::make_batch_source(data, pipeline_.model, data_dir);

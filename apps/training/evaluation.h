@@ -49,7 +49,7 @@ class Evaluation {
 
   EvalSettings settings_;
   RankPipeline& pipeline_;
-  baton::ParamValue validators_;  // validation.validators
+  baton::Setting<std::vector<std::string>> validators_;  // validation.validators
   WorldInfo world_;
   std::chrono::milliseconds timeout_;
   std::unique_ptr<baton_models::BatchSource> source_;

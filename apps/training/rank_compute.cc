@@ -41,13 +41,9 @@ void RankCompute::add_json_fields(nlohmann::ordered_json& record) const {
 
 RankCompute set_up_compute(const WorldSettings& settings, const WorldInfo& world) {
   RankCompute setup;
-  const baton::ParamValue& configured = settings.threads;
-  if (configured.as_int() < 0 || configured.as_int() > 4096) {
-    throw baton::ConfigError(configured.origin().description + ": run.threads must be from 0 " +
-                             "(automatic) to 4096, got " + configured.text());
-  }
-  if (configured.as_int() > 0) {
-    setup.threads = static_cast<int>(configured.as_int());
+  // The configuration checked the range (run.threads' declaration).
+  if (settings.threads.value > 0) {
+    setup.threads = settings.threads.value;
     setup.threads_origin = "run.threads";
   } else if (const int omp = omp_num_threads(); omp > 0) {
     setup.threads = omp;

@@ -8,15 +8,15 @@
 namespace baton_app {
 
 c10::Device rank_device(const WorldSettings& settings, const WorldInfo& world) {
-  const baton::ParamValue& setting = settings.device;
-  if (setting.as_string() != "cuda") return c10::Device(c10::kCPU);
+  const baton::Setting<DeviceKind>& setting = settings.device;
+  if (setting.value == DeviceKind::kCpu) return c10::Device(c10::kCPU);
   // config check refuses cuda for a LibTorch without it; a machine without a GPU, or with
   // fewer than its ranks, is found here.
   const std::size_t gpus = torch::cuda::device_count();
   if (static_cast<std::size_t>(world.local_rank) >= gpus) {
     throw baton::ConfigError(
-        setting.origin().description + ": world.device: cuda puts rank " +
-        std::to_string(world.rank) + " (local rank " + std::to_string(world.local_rank) + " of " +
+        setting.where() + ": world.device: cuda puts rank " + std::to_string(world.rank) +
+        " (local rank " + std::to_string(world.local_rank) + " of " +
         std::to_string(world.local_world_size) + " on its machine) on GPU " +
         std::to_string(world.local_rank) + ", but this machine has " + std::to_string(gpus) +
         (gpus == 1 ? " GPU" : " GPUs") + " visible (CUDA_VISIBLE_DEVICES); start at most " +

@@ -18,10 +18,10 @@
 
 namespace baton_app {
 
-std::vector<std::shared_ptr<baton::Validator>> make_validators(const baton::ParamValue& names,
-                                                               const baton::PluginLoader& loader) {
+std::vector<std::shared_ptr<baton::Validator>> make_validators(
+    const baton::Setting<std::vector<std::string>>& names, const baton::PluginLoader& loader) {
   std::vector<std::shared_ptr<baton::Validator>> chain;
-  for (const auto& name : names.as_string_list()) {
+  for (const auto& name : names.value) {
     if (name == "off") continue;
     if (auto builtin = baton::make_builtin_validator(name)) {
       chain.push_back(std::move(builtin));
@@ -31,7 +31,7 @@ std::vector<std::shared_ptr<baton::Validator>> make_validators(const baton::Para
     try {
       plugin = loader.load(baton::PluginKind::kValidator, name);
     } catch (const baton::PluginError& error) {
-      throw baton::ConfigError(names.origin().description + ": validation.validators: '" + name +
+      throw baton::ConfigError(names.where() + ": validation.validators: '" + name +
                                "' is neither built in (shape_dtype, strict, finite, off) nor a "
                                "validator plugin: " +
                                error.what());
@@ -72,8 +72,9 @@ void clear_gradients(const std::vector<at::Tensor>& params) {
 // data.prefetch: auto makes microbatches ahead on a background thread only where that thread
 // has a CPU of its own; where every CPU computes for a rank it would take its time from them.
 bool prefetches_data(const baton_models::DataSettings& data, const WorldInfo& world) {
-  const std::string& mode = data.prefetch.as_string();
-  if (mode != "auto") return mode == "true";
+  if (data.prefetch.value != baton_models::Prefetch::kWhereACpuIsFree) {
+    return data.prefetch.value == baton_models::Prefetch::kAlways;
+  }
   return baton::cpus_available() > world.local_world_size * at::get_num_threads();
 }
 
@@ -125,8 +126,7 @@ std::unique_ptr<RankPipeline> build_rank_pipeline(RankPlan plan, const WorldInfo
   pipeline->optimizer_settings = settings.optimizer;
   executor_options.gradients.measure_norm = pipeline->optimizer_settings.clip_grad_norm > 0;
   executor_options.gradients.tied_parameters = pipeline->local.ties;
-  executor_options.recompute_stages =
-      recomputed_stages(settings.stages.recompute, pipeline->plan.plan().num_stages);
+  executor_options.recompute_stages = settings.stages.recompute.value;
   pipeline->recompute_stages = executor_options.recompute_stages;
   if (world.rank == 0 && !executor_options.recompute_stages.empty()) {
     std::string stages;

@@ -54,8 +54,8 @@ RankPlan plan_rank(const baton::Config& config, baton::ConfiguredPlugins plugins
                    const WorldInfo& world);
 
 // `names` (validation.validators): the built-in ones and validator plugins, in that order.
-std::vector<std::shared_ptr<baton::Validator>> make_validators(const baton::ParamValue& names,
-                                                               const baton::PluginLoader& loader);
+std::vector<std::shared_ptr<baton::Validator>> make_validators(
+    const baton::Setting<std::vector<std::string>>& names, const baton::PluginLoader& loader);
 
 // Drops the gradients of `params` (PyTorch's zero_grad(set_to_none=True)): the first
 // microbatch's backward then hands its gradient over instead of adding it to a zeroed

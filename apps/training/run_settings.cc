@@ -41,18 +41,15 @@ RunSettings read_run_settings(const baton::Config& config) {
 
   settings.model = baton_models::read_model_settings(config);
   settings.data = baton_models::read_data_settings(config);
-  const baton::ParamValues& model = config.section("model");
-  settings.stages.cuts = model.at("cuts");
-  settings.stages.recompute = model.at("recompute");
-  settings.stages.validators = config.section("validation").at("validators");
+  settings.stages = read_stage_settings(config);
   settings.optimizer = read_optimizer_settings(config);
 
   const baton::ParamValues& eval = config.section("eval");
   settings.eval.every = static_cast<int>(eval.get_int("every"));
   settings.eval.batches = static_cast<int>(eval.get_int("batches"));
-  settings.eval.inputs = eval.at("inputs");
-  settings.eval.targets = eval.at("targets");
-  settings.eval.tokens = eval.at("tokens");
+  settings.eval.inputs = baton::read_setting<std::vector<std::string>>(eval, "inputs");
+  settings.eval.targets = baton::read_setting<std::string>(eval, "targets");
+  settings.eval.tokens = baton::read_setting<std::string>(eval, "tokens");
   return settings;
 }
 

@@ -3,20 +3,23 @@
 // the transport, the compute, the model and its batches, the stages, the optimizer,
 // evaluation, progress, trace, checkpoints) is handed only its own part and never digs in the
 // whole configuration itself. Values that an error found later must place keep their origin
-// (baton::ParamValue: "run.yaml:12:10").
+// (baton::Setting: "run.yaml:12:10").
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "baton/config.h"
 #include "baton/params.h"
+#include "baton/setting.h"
 #include "checkpoint.h"
 #include "model_settings.h"
 #include "optimizer_settings.h"
 #include "progress.h"
 #include "run_trace.h"
+#include "stage_settings.h"
 #include "world_info.h"
 
 namespace baton_app {
@@ -30,20 +33,13 @@ struct ConnectionSettings {
   baton::ParamValues transport_params;  // transport.params, checked by its plugin
 };
 
-// The model cut into stages and run (local_stages.h, stage_cuts.h, rank_pipeline.h).
-struct StageSettings {
-  baton::ParamValue cuts;        // model.cuts: params, balanced or unit indices
-  baton::ParamValue recompute;   // model.recompute
-  baton::ParamValue validators;  // validation.validators
-};
-
 // The eval section (evaluation.h).
 struct EvalSettings {
-  int every = 0;              // 0: off
-  int batches = 4;            // drawn sources
-  baton::ParamValue inputs;   // eval.inputs (data.source: files)
-  baton::ParamValue targets;  // eval.targets (likewise)
-  baton::ParamValue tokens;   // eval.tokens (text); empty: data.tokens
+  int every = 0;                                    // 0: off
+  int batches = 4;                                  // drawn sources
+  baton::Setting<std::vector<std::string>> inputs;  // eval.inputs (data.source: files)
+  baton::Setting<std::string> targets;              // eval.targets (likewise)
+  baton::Setting<std::string> tokens;               // eval.tokens (text); empty: data.tokens
 };
 
 struct RunSettings {

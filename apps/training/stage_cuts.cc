@@ -1,6 +1,5 @@
 #include "stage_cuts.h"
 
-#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -42,55 +41,46 @@ std::string format_cuts(const std::vector<int>& bounds) {
   return "[" + text + "]";
 }
 
-std::vector<int> resolve_stage_boundaries(const baton::ParamValue& setting, baton::UnitChain& chain,
-                                          int num_stages, const std::vector<at::Tensor>& sample,
+std::vector<int> resolve_stage_boundaries(const baton::Setting<StageCuts>& setting,
+                                          baton::UnitChain& chain, int num_stages,
+                                          const std::vector<at::Tensor>& sample,
                                           const StageCutContext& context) {
-  const std::vector<std::string> items = setting.as_string_list();
-  if (items.empty() || (items.size() == 1 && items[0] == "params")) {
-    return baton::stage_boundaries(chain, num_stages, {});
+  switch (setting.value.kind) {
+    case StageCuts::Kind::kByParams:
+      return baton::stage_boundaries(chain, num_stages, {});
+    case StageCuts::Kind::kAtUnits:
+      return baton::stage_boundaries(chain, num_stages, setting.value.units);
+    case StageCuts::Kind::kBalanced:
+      break;
   }
-  if (items.size() == 1 && items[0] == "balanced") {
-    if (num_stages == 1) return {0, chain.num_units()};
-    std::string text;
-    const std::string remembered = context.run_dir + kCutsFile;
-    if (context.rank == 0) {
-      std::ifstream file(remembered);
-      if (context.resume && file) std::getline(file, text);
-      // Cuts remembered for another number of stages (a resume onto another layout) do not
-      // apply: measured again, and said so.
-      if (!text.empty() && static_cast<int>(parse_cuts(text).size()) != num_stages - 1) {
-        std::cout << "model.cuts: balanced: " << remembered << " holds the cuts of "
-                  << parse_cuts(text).size() + 1 << " stages, this run has " << num_stages
-                  << ": measuring again" << std::endl;
-        text.clear();
-      }
-      if (text.empty()) {
-        text = measure_balanced_cuts(chain, num_stages, sample);
-        baton::make_folders(context.run_dir, "run");
-        baton::write_file_atomically(remembered, text + "\n");
-      }
-      if (context.store) {
-        context.store->set(baton::store_keys::kBalancedCuts,
-                           std::vector<std::uint8_t>(text.begin(), text.end()));
-      }
-    } else if (context.store) {
-      const auto bytes = context.store->get(baton::store_keys::kBalancedCuts, context.timeout);
-      text.assign(bytes.begin(), bytes.end());
+  if (num_stages == 1) return {0, chain.num_units()};
+  std::string text;
+  const std::string remembered = context.run_dir + kCutsFile;
+  if (context.rank == 0) {
+    std::ifstream file(remembered);
+    if (context.resume && file) std::getline(file, text);
+    // Cuts remembered for another number of stages (a resume onto another layout) do not
+    // apply: measured again, and said so.
+    if (!text.empty() && static_cast<int>(parse_cuts(text).size()) != num_stages - 1) {
+      std::cout << "model.cuts: balanced: " << remembered << " holds the cuts of "
+                << parse_cuts(text).size() + 1 << " stages, this run has " << num_stages
+                << ": measuring again" << std::endl;
+      text.clear();
     }
-    return baton::stage_boundaries(chain, num_stages, parse_cuts(text));
-  }
-  std::vector<std::int64_t> cuts;
-  for (const auto& item : items) {
-    char* end = nullptr;
-    const long long value = std::strtoll(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0') {
-      throw baton::ConfigError(setting.origin().description + ": model.cuts: '" + item +
-                               "' is not a unit index; write params, balanced, or a list of "
-                               "unit indices such as [2, 5]");
+    if (text.empty()) {
+      text = measure_balanced_cuts(chain, num_stages, sample);
+      baton::make_folders(context.run_dir, "run");
+      baton::write_file_atomically(remembered, text + "\n");
     }
-    cuts.push_back(value);
+    if (context.store) {
+      context.store->set(baton::store_keys::kBalancedCuts,
+                         std::vector<std::uint8_t>(text.begin(), text.end()));
+    }
+  } else if (context.store) {
+    const auto bytes = context.store->get(baton::store_keys::kBalancedCuts, context.timeout);
+    text.assign(bytes.begin(), bytes.end());
   }
-  return baton::stage_boundaries(chain, num_stages, cuts);
+  return baton::stage_boundaries(chain, num_stages, parse_cuts(text));
 }
 
 }  // namespace baton_app

@@ -14,6 +14,7 @@
 #include "baton/params.h"
 #include "baton/store.h"
 #include "baton/unit_chain.h"
+#include "stage_settings.h"
 
 namespace baton_app {
 
@@ -27,8 +28,9 @@ struct StageCutContext {
 
 // Stage boundaries (0, …, units) as `setting` (model.cuts) says. `sample`: one microbatch of
 // inputs (balanced only).
-std::vector<int> resolve_stage_boundaries(const baton::ParamValue& setting, baton::UnitChain& chain,
-                                          int num_stages, const std::vector<at::Tensor>& sample,
+std::vector<int> resolve_stage_boundaries(const baton::Setting<StageCuts>& setting,
+                                          baton::UnitChain& chain, int num_stages,
+                                          const std::vector<at::Tensor>& sample,
                                           const StageCutContext& context);
 
 // "[0, 2, 4]" -> "2, 4" style text of the cuts (the boundaries between stages).

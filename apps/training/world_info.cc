@@ -111,20 +111,21 @@ WorldSettings read_world_settings(const baton::Config& config) {
   const baton::ParamValues& world = config.section("world");
   const baton::ParamValues& run = config.section("run");
   WorldSettings settings;
-  settings.ranks = world.at("ranks");
+  settings.ranks = baton::read_setting<int>(world, "ranks");
   settings.data_parallel = static_cast<int>(world.get_int("data_parallel"));
   settings.log_level = run.get_string("log_level");
-  settings.threads = run.at("threads");
-  settings.device = world.at("device");
+  settings.threads = baton::read_setting<int>(run, "threads");
+  settings.device = baton::read_choice<DeviceKind>(
+      world, "device", {{"cpu", DeviceKind::kCpu}, {"cuda", DeviceKind::kCuda}});
   settings.bucket_bytes =
       static_cast<std::int64_t>(world.get_float("bucket_mb") * static_cast<double>(1 << 20));
   return settings;
 }
 
 void check_world_size(const WorldSettings& settings, const WorldInfo& world) {
-  const baton::ParamValue& ranks = settings.ranks;
-  if (world.launcher != "none" && ranks.as_int() != world.world_size) {
-    throw baton::ConfigError(ranks.origin().description + ": world.ranks is " + ranks.text() +
+  const baton::Setting<int>& ranks = settings.ranks;
+  if (world.launcher != "none" && ranks.value != world.world_size) {
+    throw baton::ConfigError(ranks.where() + ": world.ranks is " + std::to_string(ranks.value) +
                              " but the " + world.launcher + " launcher started " +
                              std::to_string(world.world_size) +
                              " ranks; set world.ranks to match (or --set world.ranks=" +

@@ -8,6 +8,7 @@
 
 #include "baton/config.h"
 #include "baton/params.h"
+#include "baton/setting.h"
 #include "baton/topology.h"
 
 namespace baton_app {
@@ -42,13 +43,15 @@ struct WorldInfo {
 // What the configuration says of the world a rank is in: the ranks it expects, how a rank logs,
 // its threads and device, and the gradient buckets between replicas (read on their own before
 // the front door, and with the run's settings, run_settings.h).
+enum class DeviceKind { kCpu, kCuda };  // world.device
+
 struct WorldSettings {
-  baton::ParamValue ranks;        // world.ranks, compared with what a launcher started
-  int data_parallel = 1;          // world.data_parallel
-  std::string log_level;          // run.log_level; empty: BATON_LOG_LEVEL stays in force
-  baton::ParamValue threads;      // run.threads (rank_compute.h)
-  baton::ParamValue device;       // world.device (rank_device.h)
-  std::int64_t bucket_bytes = 0;  // world.bucket_mb: gradients all-reduced together
+  baton::Setting<int> ranks;          // world.ranks, compared with what a launcher started
+  int data_parallel = 1;              // world.data_parallel
+  std::string log_level;              // run.log_level; empty: BATON_LOG_LEVEL stays in force
+  baton::Setting<int> threads;        // run.threads, 0: automatic (rank_compute.h)
+  baton::Setting<DeviceKind> device;  // world.device (rank_device.h)
+  std::int64_t bucket_bytes = 0;      // world.bucket_mb: gradients all-reduced together
 };
 
 // `world` laid out as `replicas` pipelines (world_size must be a multiple; the configuration

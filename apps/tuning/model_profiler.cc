@@ -418,7 +418,7 @@ ModelProfile profile_model(const ProfileSettings& settings, const std::string& d
   const std::vector<at::Tensor> inputs = batches->batch(1).inputs;
   model.chain->set_training(true);
   ModelProfile profile;
-  profile.model = settings.model.name.as_string();
+  profile.model = settings.model.name.value;
   profile.fingerprint = profile_fingerprint(settings);
   profile.batch_size = static_cast<int>(settings.data.batch_size);
   double largest_message = 0;

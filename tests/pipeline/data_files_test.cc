@@ -66,18 +66,19 @@ class DataFiles : public testing::Test {
 
 TEST_F(DataFiles, TokenFilesInEveryFormatReadTheSameStream) {
   const std::vector<std::int64_t> expected{5, 1, 65535, 300, 7};
-  for (const auto& [file, format] :
-       std::vector<std::pair<std::string, std::string>>{{"tokens_u16.npy", "auto"},
-                                                        {"tokens_i64.npy", "npy"},
-                                                        {"tokens.u16", "uint16"},
-                                                        {"tokens.i32", "int32"}}) {
+  for (const auto& [file, format] : std::vector<std::pair<std::string, baton_models::TokenFormat>>{
+           {"tokens_u16.npy", baton_models::TokenFormat::kBySuffix},
+           {"tokens_i64.npy", baton_models::TokenFormat::kNpy},
+           {"tokens.u16", baton_models::TokenFormat::kUint16},
+           {"tokens.i32", baton_models::TokenFormat::kInt32}}) {
     const at::Tensor tokens =
         baton_models::read_token_file(dir_ + "/" + file, format, "data.tokens");
     ASSERT_EQ(tokens.numel(), 5) << file;
     for (int i = 0; i < 5; ++i) EXPECT_EQ(tokens[i].item<std::int64_t>(), expected[i]) << file;
   }
   try {
-    baton_models::read_token_file(dir_ + "/tokens.u16", "int32", "data.tokens");
+    baton_models::read_token_file(dir_ + "/tokens.u16", baton_models::TokenFormat::kInt32,
+                                  "data.tokens");
     ADD_FAILURE() << "10 bytes read as int32 tokens";
   } catch (const baton::ConfigError& error) {
     EXPECT_THAT(error.what(), HasSubstr("10 bytes is not a whole number of int32 tokens"));
