@@ -86,7 +86,7 @@ int export_checkpoint(std::string folder, std::string out) {
   int parameters = 0, buffers = 0;
   std::vector<std::string> rank_files;
   for (int rank = 0; rank < ranks; ++rank) {
-    rank_files.push_back(folder + "/rank" + std::to_string(rank) + ".pt");
+    rank_files.push_back(rank_file(folder, rank, ".pt"));
   }
   for (int rank = 0; rank < ranks; ++rank) {
     const auto dict = load_checkpoint_parameters(rank_files[rank]);

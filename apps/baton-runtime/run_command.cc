@@ -66,7 +66,7 @@ int run_rank(const RunOptions& run) {
       // The whole error (a step's carries the plan with the failing step marked), kept.
       try {
         baton::make_folders(run.dump_dir, "--dump-dir");
-        const std::string path = run.dump_dir + "/rank" + std::to_string(world.rank) + ".error";
+        const std::string path = rank_file(run.dump_dir, world.rank, ".error");
         baton::write_file_atomically(path, std::string(error.what()) + "\n");
         std::cerr << "rank " << world.rank << ": the error is in " << path << std::endl;
       } catch (const std::exception& unwritable) {

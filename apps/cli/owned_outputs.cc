@@ -52,6 +52,14 @@ void check_output_file(const std::string& path, const std::string& flag, const s
   }
 }
 
+std::string rank_file_name(int rank, const std::string& suffix) {
+  return "rank" + std::to_string(rank) + suffix;
+}
+
+std::string rank_file(const std::string& folder, int rank, const std::string& suffix) {
+  return folder + "/" + rank_file_name(rank, suffix);
+}
+
 bool is_rank_file_name(const std::string& name, std::initializer_list<const char*> suffixes) {
   if (name.rfind("rank", 0) != 0) return false;
   std::size_t end = 4;

@@ -19,6 +19,12 @@ namespace baton_app {
 void check_output_file(const std::string& path, const std::string& flag, const std::string& what,
                        const std::function<bool(const std::string& path)>& made_by_baton);
 
+// The name of the file rank `rank` writes with `suffix`: "rank3.pt". Every per-rank file
+// (checkpoints, exports, error records, traces' parts, benches' records) is named by it.
+std::string rank_file_name(int rank, const std::string& suffix);
+// `folder`/rank_file_name(rank, suffix).
+std::string rank_file(const std::string& folder, int rank, const std::string& suffix);
+
 // Whether `name` is a file a rank writes: rank<N> followed by one of `suffixes` ("rank3.pt").
 bool is_rank_file_name(const std::string& name, std::initializer_list<const char*> suffixes);
 

@@ -8,12 +8,12 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <optional>
 #include <sstream>
 #include <thread>
 
 #include "baton/error.h"
+#include "baton/files.h"
 
 extern char** environ;
 
@@ -32,10 +32,7 @@ std::string sibling_program(const std::string& name) {
 }
 
 std::string read_child_output(const std::string& path) {
-  std::ifstream file(path);
-  std::stringstream text;
-  text << file.rdbuf();
-  return text.str();
+  return baton::read_file_if_present(path, "a child's output").value_or("");
 }
 
 std::string ProcessOutcome::describe() const {

@@ -23,6 +23,7 @@
 #include "checksum.h"
 #include "host_copy.h"
 #include "optimizer_state.h"
+#include "owned_outputs.h"
 #include "store_count.h"
 
 namespace baton_app {
@@ -36,8 +37,14 @@ std::string step_folder(const std::string& dir, int step) {
   return dir + "/" + name;
 }
 
-std::string rank_file(const std::string& folder, int rank, const std::string& suffix) {
-  return folder + "/rank" + std::to_string(rank) + suffix;
+// What a checkpoint of `world_size` ranks holds beside its manifest, in the manifest's order.
+std::vector<std::string> checkpoint_file_names(long world_size) {
+  std::vector<std::string> names;
+  for (int r = 0; r < world_size; ++r) {
+    names.push_back(rank_file_name(r, ".pt"));
+    names.push_back(rank_file_name(r, ".optim"));
+  }
+  return names;
 }
 
 std::string describe_entry(const at::Tensor& tensor) {
@@ -128,11 +135,7 @@ int verify_checkpoint(const std::string& folder) {
                              std::to_string(manifest.step) + ", its folder is " + name +
                              " (edited, or moved from another folder?)");
   }
-  std::vector<std::string> expected;
-  for (long r = 0; r < manifest.world_size; ++r) {
-    expected.push_back("rank" + std::to_string(r) + ".pt");
-    expected.push_back("rank" + std::to_string(r) + ".optim");
-  }
+  const std::vector<std::string> expected = checkpoint_file_names(manifest.world_size);
   if (manifest.files != expected) {
     throw baton::ConfigError("checkpoint manifest '" + folder +
                              "/manifest.json' lists other files than " +
@@ -167,7 +170,7 @@ void verify_rank_entries(const std::string& folder, int rank,
                          const c10::Dict<c10::IValue, c10::IValue>& dict) {
   const Manifest manifest = read_manifest(folder + "/manifest.json");
   if (manifest.format != 2) return;  // earlier checkpoints recorded no entries
-  const std::string path = folder + "/rank" + std::to_string(rank) + ".pt";
+  const std::string path = rank_file(folder, rank, ".pt");
   const auto& recorded = manifest.ranks.at(static_cast<std::size_t>(rank)).entries;
   std::size_t found = 0;
   for (const auto& item : dict) {
@@ -267,8 +270,8 @@ std::string Checkpointer::save(int step, const std::string& schedule_name) {
   for (const auto& item : params) record.entries[item.key()] = describe_entry(item.value());
   const std::vector<char> pickled = torch::pickle_save(c10::IValue(params));
   const std::string bytes(pickled.begin(), pickled.end());
-  const std::string rank_name = "rank" + std::to_string(rank_);
-  record.files[rank_name + ".pt"] = {static_cast<std::int64_t>(bytes.size()), checksum_text(bytes)};
+  record.files[rank_file_name(rank_, ".pt")] = {static_cast<std::int64_t>(bytes.size()),
+                                                checksum_text(bytes)};
   baton::write_file_atomically(rank_file(folder, rank_, ".pt"), bytes);
   if (step == settings_.kill_while_writing_step) std::raise(SIGKILL);
   torch::serialize::OutputArchive archive;
@@ -276,8 +279,8 @@ std::string Checkpointer::save(int step, const std::string& schedule_name) {
   std::ostringstream optimizer_stream;
   archive.save_to(optimizer_stream);
   const std::string optimizer_bytes = optimizer_stream.str();
-  record.files[rank_name + ".optim"] = {static_cast<std::int64_t>(optimizer_bytes.size()),
-                                        checksum_text(optimizer_bytes)};
+  record.files[rank_file_name(rank_, ".optim")] = {
+      static_cast<std::int64_t>(optimizer_bytes.size()), checksum_text(optimizer_bytes)};
   baton::write_file_atomically(rank_file(folder, rank_, ".optim"), optimizer_bytes);
 
   const std::string record_text = record_json(record).dump();
@@ -311,12 +314,7 @@ std::string Checkpointer::save(int step, const std::string& schedule_name) {
   if (!settings_.run_id.empty()) {
     manifest["run"] = {{"name", settings_.run_name}, {"id", settings_.run_id}};
   }
-  nlohmann::ordered_json files = nlohmann::ordered_json::array();
-  for (int r = 0; r < world_size_; ++r) {
-    files.push_back("rank" + std::to_string(r) + ".pt");
-    files.push_back("rank" + std::to_string(r) + ".optim");
-  }
-  manifest["files"] = files;
+  manifest["files"] = checkpoint_file_names(world_size_);
   manifest["ranks"] = records;
   if (!settings_.schedule_choice.empty()) {
     manifest["schedule_choice"] = nlohmann::json::parse(settings_.schedule_choice);

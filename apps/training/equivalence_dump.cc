@@ -6,6 +6,7 @@
 
 #include "baton/files.h"
 #include "host_copy.h"
+#include "owned_outputs.h"
 
 namespace baton_app {
 
@@ -51,7 +52,7 @@ void EquivalenceDump::write(const NamedTensors& params, const NamedTensors& buff
                at::tensor({buffers_after_first_step, buffers_at_end}, at::kLong));
   const std::vector<char> bytes = torch::pickle_save(c10::IValue(dump_));
   baton::make_folders(dir_, "--dump-dir");
-  baton::write_file_atomically(dir_ + "/rank" + std::to_string(rank_) + ".pt",
+  baton::write_file_atomically(rank_file(dir_, rank_, ".pt"),
                                std::string(bytes.begin(), bytes.end()));
 }
 

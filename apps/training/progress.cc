@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -75,7 +75,9 @@ Progress::~Progress() {
 
 void Progress::resume_after(int step) {
   if (world_.rank != 0 || step <= 0) return;
-  std::ifstream file(metrics_path_);
+  const auto earlier = baton::read_file_if_present(metrics_path_, "the run's metrics");
+  if (!earlier) return;
+  std::istringstream file(*earlier);
   // Lines of the steps already done are kept; a damaged line (a run killed mid-write) or a
   // later step's is dropped.
   for (std::string line; std::getline(file, line);) {

@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <thread>
 
@@ -15,6 +14,7 @@
 #include "baton/plan/measured_costs.h"
 #include "baton/plan/simulate.h"
 #include "baton/store_keys.h"
+#include "owned_outputs.h"
 #include "store_count.h"
 #include "xml_escape.h"
 
@@ -151,7 +151,7 @@ std::string RunTrace::finish(const baton::Plan& lowered_plan,
     for (const auto& [key, value] : event.args) mine << '\t' << key << '=' << value;
     mine << '\t' << event.name << '\n';
   }
-  baton::write_file_atomically(parts + "/rank" + std::to_string(rank_) + ".tsv", mine.str());
+  baton::write_file_atomically(rank_file(parts, rank_, ".tsv"), mine.str());
   if (store_) store_->add(baton::store_keys::kTraceWritten, 1);
   if (rank_ != 0) return "";
 
@@ -161,7 +161,8 @@ std::string RunTrace::finish(const baton::Plan& lowered_plan,
   }
   std::vector<baton::TraceEvent> events;
   for (int rank = 0; rank < world_size_; ++rank) {
-    std::ifstream file(parts + "/rank" + std::to_string(rank) + ".tsv");
+    std::istringstream file(baton::read_file(rank_file(parts, rank, ".tsv"),
+                                             "rank " + std::to_string(rank) + "'s trace part"));
     for (std::string line; std::getline(file, line);) {
       std::istringstream fields(line);
       baton::TraceEvent event;

@@ -1,6 +1,5 @@
 #include "stage_cuts.h"
 
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -57,8 +56,10 @@ std::vector<int> resolve_stage_boundaries(const baton::Setting<StageCuts>& setti
   std::string text;
   const std::string remembered = context.run_dir + kCutsFile;
   if (context.rank == 0) {
-    std::ifstream file(remembered);
-    if (context.resume && file) std::getline(file, text);
+    if (context.resume) {
+      const auto held = baton::read_file_if_present(remembered, "the remembered balanced cuts");
+      if (held) text = held->substr(0, held->find('\n'));
+    }
     // Cuts remembered for another number of stages (a resume onto another layout) do not
     // apply: measured again, and said so.
     if (!text.empty() && static_cast<int>(parse_cuts(text).size()) != num_stages - 1) {

@@ -46,6 +46,29 @@ TEST(Files, AMissingFileIsNamedWithWhatItIsAndWhy) {
   }
 }
 
+// A file an earlier run may have left (remembered cuts, earlier metrics): absent is nothing,
+// present is read whole, and anything else there — a FIFO, a folder, a dangling link — is
+// refused as read_file refuses it, not taken for absent.
+TEST(Files, AFileThatMayBeAbsentIsNothingWhenAbsentAndRefusedWhenNotAFile) {
+  const std::string folder = ::testing::TempDir() + "/files-if-present";
+  std::filesystem::remove_all(folder);
+  std::filesystem::create_directories(folder);
+  EXPECT_FALSE(baton::read_file_if_present(folder + "/absent", "earlier metrics").has_value());
+  baton::write_file_atomically(folder + "/present", "3 5\n");
+  EXPECT_EQ(baton::read_file_if_present(folder + "/present", "earlier metrics").value(), "3 5\n");
+  const std::string fifo = folder + "/pipe";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::filesystem::create_symlink(folder + "/nowhere", folder + "/dangling");
+  for (const std::string& path : {fifo, folder, folder + "/dangling"}) {
+    try {
+      baton::read_file_if_present(path, "earlier metrics");
+      ADD_FAILURE() << "took " << path << " for a file or for nothing";
+    } catch (const baton::Error& error) {
+      EXPECT_THAT(error.what(), HasSubstr("cannot read earlier metrics '" + path + "'"));
+    }
+  }
+}
+
 // The one way baton opens what a user names: nothing that is not a regular file is read
 // (a FIFO would block, /dev/zero never end), a size bound is applied before reading, and a
 // file that shrinks while in use is an error naming it (a memory map would be SIGBUS).

@@ -3,7 +3,6 @@
 #include <sys/resource.h>
 
 #include <algorithm>
-#include <fstream>
 #include <sstream>
 #include <tuple>
 #include <utility>
@@ -156,13 +155,11 @@ void PipelineRecorder::write() const {
 }
 
 PipelineRecord read_pipeline_record(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) throw baton::Error("bench pipeline: a rank wrote no record to '" + path + "'");
-  std::stringstream text;
-  text << file.rdbuf();
+  const auto text = baton::read_file_if_present(path, "bench pipeline: a rank's record");
+  if (!text) throw baton::Error("bench pipeline: a rank wrote no record to '" + path + "'");
   PipelineRecord record;
   try {
-    const nlohmann::json json = nlohmann::json::parse(text.str());
+    const nlohmann::json json = nlohmann::json::parse(*text);
     for (const auto& entry : json.at("steps")) {
       RecordedStep step;
       step.step = entry.at("step").get<int>();

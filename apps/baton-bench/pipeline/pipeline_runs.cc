@@ -2,6 +2,7 @@
 
 #include "baton/error.h"
 #include "median.h"
+#include "owned_outputs.h"
 #include "pipeline_analysis.h"
 #include "pipeline_rank.h"
 #include "process_group.h"
@@ -88,7 +89,7 @@ baton::Config load_bench_config(const PipelineBenchSettings& settings) {
 namespace {
 
 std::string record_path(const ScratchFolder& scratch, int rank) {
-  return scratch.path() + "/rank" + std::to_string(rank) + ".record";
+  return rank_file(scratch.path(), rank, ".record");
 }
 
 // Starts `settings.ranks` local ranks of the bench (`baton-bench pipeline-rank`: rendezvous through
@@ -113,7 +114,7 @@ void run_ranks(const PipelineBenchSettings& settings, const ScratchFolder& scrat
     argv.insert(argv.end(), extra.begin(), extra.end());
     argv.push_back("--record");
     argv.push_back(record_path(scratch, rank));
-    logs.push_back(scratch.path() + "/rank" + std::to_string(rank) + ".log");
+    logs.push_back(rank_file(scratch.path(), rank, ".log"));
     group.spawn("rank " + std::to_string(rank), argv, logs.back(),
                 {"RANK=" + std::to_string(rank), "WORLD_SIZE=" + std::to_string(settings.ranks),
                  "LOCAL_WORLD_SIZE=" + std::to_string(settings.ranks), "BATON_LAUNCH_RANK="});

@@ -7,7 +7,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <sstream>
 #include <utility>
@@ -138,7 +137,8 @@ void add_unpipelined_rank_command(CommandLine& command_line) {
 }
 
 std::vector<double> read_unpipelined_steps(const std::string& path) {
-  std::ifstream file(path);
+  std::istringstream file(
+      baton::read_file(path, "bench pipeline: the unpipelined reference's figures"));
   std::string word;
   if (!(file >> word) || word != "step_seconds") {
     throw baton::Error("bench pipeline: the unpipelined reference wrote no figures to '" + path +

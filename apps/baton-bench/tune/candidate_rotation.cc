@@ -3,7 +3,6 @@
 #include <torch/torch.h>
 
 #include <chrono>
-#include <fstream>
 #include <iterator>
 #include <memory>
 
@@ -111,9 +110,8 @@ void write_rotation_plan(const RotationPlan& plan, const std::string& path) {
 namespace {
 
 nlohmann::json read_json(const std::string& path, const std::string& what) {
-  std::ifstream file(path);
-  if (!file) throw baton::Error("cannot read " + what + " '" + path + "'");
-  const nlohmann::json json = nlohmann::json::parse(file, nullptr, /*allow_exceptions=*/false);
+  const nlohmann::json json =
+      nlohmann::json::parse(baton::read_file(path, what), nullptr, /*allow_exceptions=*/false);
   if (!json.is_object()) throw baton::Error(what + " '" + path + "' is not a JSON object");
   return json;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "baton/export.h"
@@ -53,6 +54,12 @@ BATON_API std::uint64_t machine_memory_bytes();
 // The whole file, through ReadableFile. Throws baton::Error "cannot read WHAT 'PATH': …".
 BATON_API std::string read_file(const std::string& path, const std::string& what,
                                 std::uint64_t max_bytes = machine_memory_bytes());
+
+// As read_file, or nothing when `path` does not exist (a file an earlier run may have left:
+// remembered cuts, earlier metrics). Anything else that keeps it from being read throws.
+BATON_API std::optional<std::string> read_file_if_present(
+    const std::string& path, const std::string& what,
+    std::uint64_t max_bytes = machine_memory_bytes());
 
 // Creates folder `path` and its missing parents (mkdir -p). Throws baton::Error "cannot
 // create WHAT folder 'PATH': <system error>".

@@ -191,4 +191,12 @@ std::string read_file(const std::string& path, const std::string& what, std::uin
   return ReadableFile::open(path, what).read_all(max_bytes);
 }
 
+std::optional<std::string> read_file_if_present(const std::string& path, const std::string& what,
+                                                std::uint64_t max_bytes) {
+  struct stat status {};
+  // lstat: a dangling link is something there, refused by the open below, not "absent".
+  if (::lstat(path.c_str(), &status) != 0 && errno == ENOENT) return std::nullopt;
+  return read_file(path, what, max_bytes);
+}
+
 }  // namespace baton

@@ -70,6 +70,11 @@ bool Plan::has_comms() const {
   return false;
 }
 
+int Plan::rank_of(int stage) const {
+  if (stage < 0 || stage >= static_cast<int>(stage_to_rank.size())) return -1;
+  return stage_to_rank[static_cast<std::size_t>(stage)];
+}
+
 int Plan::num_steps() const {
   size_t longest = 0;
   for (const std::vector<PlanSlot>& steps : rank_steps) longest = std::max(longest, steps.size());

@@ -104,7 +104,7 @@ class Replayer {
     const StageCosts uniform = costs.uniform_stage();
     for (std::size_t stage = 0; stage < stage_costs_.size(); ++stage) {
       stage_costs_[stage] = stage < costs.stages.size() ? costs.stages[stage] : uniform;
-      const int rank = rank_of(static_cast<int>(stage));
+      const int rank = plan_.rank_of(static_cast<int>(stage));
       if (rank >= 0 && rank < result_.num_ranks) {
         result_.ranks[static_cast<std::size_t>(rank)].static_bytes +=
             stage_costs_[stage].static_bytes;
@@ -152,11 +152,6 @@ class Replayer {
 
   static bool is_receive(ActionType type) {
     return type == ActionType::kRecvForward || type == ActionType::kRecvBackward;
-  }
-
-  int rank_of(int stage) const {
-    if (stage < 0 || stage >= static_cast<int>(plan_.stage_to_rank.size())) return -1;
-    return plan_.stage_to_rank[stage];
   }
 
   bool finished(int rank) const {

@@ -97,7 +97,6 @@ class PlanChecker {
  private:
   int stages() const { return plan_.num_stages; }
   int microbatches() const { return plan_.num_microbatches; }
-  int rank_of(int stage) const { return plan_.stage_to_rank[stage]; }
 
   void add(int rank, int step, std::string message) {
     PlanIssue issue;
@@ -142,10 +141,10 @@ class PlanChecker {
               " stages but num_stages is " + std::to_string(plan_.num_stages));
     } else {
       for (int stage = 0; stage < plan_.num_stages; ++stage) {
-        if (rank_of(stage) < 0 || rank_of(stage) >= plan_.num_ranks) {
+        if (plan_.rank_of(stage) < 0 || plan_.rank_of(stage) >= plan_.num_ranks) {
           add(-1, -1,
               "stage " + std::to_string(stage) + " is placed on rank " +
-                  std::to_string(rank_of(stage)) + ", which does not exist (the plan has " +
+                  std::to_string(plan_.rank_of(stage)) + ", which does not exist (the plan has " +
                   std::to_string(plan_.num_ranks) + " ranks)");
         }
       }
@@ -200,10 +199,10 @@ class PlanChecker {
                      std::to_string(microbatches() - 1) + ")");
       return;
     }
-    if (rank_of(action.stage) != where.rank) {
+    if (plan_.rank_of(action.stage) != where.rank) {
       add(where, text() + " runs on rank " + std::to_string(where.rank) + ", but stage " +
                      std::to_string(action.stage) + " is placed on rank " +
-                     std::to_string(rank_of(action.stage)) + " (placement " +
+                     std::to_string(plan_.rank_of(action.stage)) + " (placement " +
                      std::string(placement_name(plan_.placement)) + ")");
       // Still counted below, so a misplaced action does not also show up as a missing one.
     }
@@ -244,10 +243,10 @@ class PlanChecker {
 
   void check_forward_count(int stage, int microbatch) {
     if (occurrences(kF, stage, microbatch).count == 0) {
-      add(rank_of(stage), -1,
+      add(plan_.rank_of(stage), -1,
           "stage " + std::to_string(stage) + " never runs F for microbatch " +
               std::to_string(microbatch) + " (expected " + action_text(stage, kF, microbatch) +
-              " on rank " + std::to_string(rank_of(stage)) + ")");
+              " on rank " + std::to_string(plan_.rank_of(stage)) + ")");
       return;
     }
     report_duplicate(kF, stage, microbatch);
@@ -283,10 +282,10 @@ class PlanChecker {
       return;
     }
     if (!full_at && !input_at && !weight_at) {
-      add(rank_of(stage), -1,
+      add(plan_.rank_of(stage), -1,
           "stage " + std::to_string(stage) + " never runs a backward for microbatch " +
               std::to_string(microbatch) + " (expected " + full + ", or " + input + " and " +
-              weight + " on rank " + std::to_string(rank_of(stage)) + ")");
+              weight + " on rank " + std::to_string(plan_.rank_of(stage)) + ")");
     } else if (input_at && !weight_at) {
       add(*input_at,
           input + " has no matching " + weight + "; a split backward needs both its I and its W");
@@ -380,10 +379,10 @@ class PlanChecker {
       }
     }
     if (reduced >= 0 && unreduced >= 0) {
-      add(rank_of(unreduced), -1,
+      add(plan_.rank_of(unreduced), -1,
           "stage " + std::to_string(unreduced) + " never reduces its gradients (expected " +
               std::to_string(unreduced) + "REDUCE_GRAD on rank " +
-              std::to_string(rank_of(unreduced)) + ", as stage " + std::to_string(reduced) +
+              std::to_string(plan_.rank_of(unreduced)) + ", as stage " + std::to_string(reduced) +
               " does); with data parallelism every stage reduces, or none");
     }
   }
@@ -404,10 +403,10 @@ class PlanChecker {
           add(*comm, text() + " has no peer: stage " + std::to_string(peer) + " does not exist");
           continue;
         }
-        if (rank_of(peer) == rank_of(stage)) {
+        if (plan_.rank_of(peer) == plan_.rank_of(stage)) {
           add(*comm, text() + " joins stages " + std::to_string(std::min(stage, peer)) + " and " +
                          std::to_string(std::max(stage, peer)) + ", which are both on rank " +
-                         std::to_string(rank_of(stage)) +
+                         std::to_string(plan_.rank_of(stage)) +
                          "; stages on one rank pass tensors locally");
           continue;
         }
@@ -424,8 +423,8 @@ class PlanChecker {
     if (send && recv) return;
     const std::string send_text = action_text(sender_stage, send_kind, microbatch);
     const std::string recv_text = action_text(receiver_stage, recv_kind, microbatch);
-    const std::string receiver_rank = std::to_string(rank_of(receiver_stage));
-    const std::string sender_rank = std::to_string(rank_of(sender_stage));
+    const std::string receiver_rank = std::to_string(plan_.rank_of(receiver_stage));
+    const std::string sender_rank = std::to_string(plan_.rank_of(sender_stage));
     if (send && !recv) {
       add(*send, send_text + " has no matching " + recv_text + " on rank " + receiver_rank);
     } else if (recv && !send) {
@@ -442,7 +441,7 @@ class PlanChecker {
       if (consumer) {
         add(*consumer, message);
       } else {
-        add(rank_of(receiver_stage), -1, message);
+        add(plan_.rank_of(receiver_stage), -1, message);
       }
     }
   }
@@ -450,7 +449,7 @@ class PlanChecker {
   void check_comms() {
     for (int kind : {kSendF, kRecvF, kSendB, kRecvB}) check_comm_kind(kind);
     for (int stage = 0; stage + 1 < stages(); ++stage) {
-      if (rank_of(stage) == rank_of(stage + 1)) continue;
+      if (plan_.rank_of(stage) == plan_.rank_of(stage + 1)) continue;
       for (int microbatch = 0; microbatch < microbatches(); ++microbatch) {
         check_comm_pairs(kSendF, kRecvF, stage, stage + 1, microbatch);
         check_comm_pairs(kSendB, kRecvB, stage + 1, stage, microbatch);

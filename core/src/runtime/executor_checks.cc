@@ -6,29 +6,22 @@
 #include "baton/error.h"
 
 namespace baton {
-namespace {
-
-int rank_of(const Plan& plan, int stage) {
-  return plan.stage_to_rank.at(static_cast<std::size_t>(stage));
-}
-
-}  // namespace
 
 std::map<int, std::shared_ptr<Stage>> place_stages(int rank, const Plan& plan,
                                                    std::vector<std::shared_ptr<Stage>> stages) {
   std::map<int, std::shared_ptr<Stage>> placed;
   for (auto& stage : stages) {
     const int index = stage->index();
-    if (index < 0 || index >= plan.num_stages || rank_of(plan, index) != rank) {
+    if (index < 0 || index >= plan.num_stages || plan.rank_of(index) != rank) {
       throw Error(
           "rank " + std::to_string(rank) + " was given " + stage->describe() +
           ", which the plan places on rank " +
-          (index >= 0 && index < plan.num_stages ? std::to_string(rank_of(plan, index)) : "none"));
+          (index >= 0 && index < plan.num_stages ? std::to_string(plan.rank_of(index)) : "none"));
     }
     placed[index] = std::move(stage);
   }
   for (int index = 0; index < plan.num_stages; ++index) {
-    if (rank_of(plan, index) == rank && !placed.count(index)) {
+    if (plan.rank_of(index) == rank && !placed.count(index)) {
       throw Error("rank " + std::to_string(rank) + " holds stage " + std::to_string(index) +
                   " in the plan, but no stage object was given for it");
     }

@@ -180,7 +180,7 @@ void StepComms::add_receive(const Action& receive, int slot, std::vector<P2POp>*
   const ReceiveKey key = key_of(receive);
   const FlowDirection direction = direction_of(receive.type);
   const bool forward = direction == FlowDirection::kForward;
-  const int peer = transport_rank(rank_of(forward ? s - 1 : s + 1));
+  const int peer = transport_rank(plan_.rank_of(forward ? s - 1 : s + 1));
   const std::uint64_t tag = comm_tag(forward ? s - 1 : s, mb, direction);
   slot_of_[key] = slot;
   pending_receives_[key];  // a receive of no tensor is complete at once
@@ -213,7 +213,7 @@ void StepComms::post(const std::vector<Action>& actions, const Outgoing& outgoin
       case ActionType::kSendBackward: {
         const bool forward = action.type == ActionType::kSendForward;
         // Activations are tagged by the sending stage, gradients by the receiving one.
-        const int peer = transport_rank(rank_of(forward ? s + 1 : s - 1));
+        const int peer = transport_rank(plan_.rank_of(forward ? s + 1 : s - 1));
         const std::uint64_t tag = comm_tag(forward ? s : s - 1, mb, direction_of(action.type));
         for (at::Tensor& tensor : outgoing(action)) {
           ops.push_back({P2PDirection::kSend, tensor, peer, tag});
@@ -329,7 +329,7 @@ const std::vector<at::Tensor>& StepComms::await(const Action& receive,
   {
     const int sender = forward ? receive.stage - 1 : receive.stage + 1;
     const AwaitedReceive awaited{receive.stage, receive.microbatch, forward,
-                                 transport_rank(rank_of(sender)), training_step_};
+                                 transport_rank(plan_.rank_of(sender)), training_step_};
     const WaitNotice notice("runtime", &AwaitedReceive::describe, &awaited);
     for (auto& work : found->second) work->wait(timeout_);
   }

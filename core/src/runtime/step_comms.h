@@ -96,7 +96,6 @@ class StepComms {
   };
 
   static ReceiveKey key_of(const Action& receive);
-  int rank_of(int stage) const { return plan_.stage_to_rank.at(static_cast<std::size_t>(stage)); }
   Transport& require_transport();
   void plan_receives();
   void post(const std::vector<Action>& actions, const Outgoing& outgoing);

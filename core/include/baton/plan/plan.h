@@ -43,6 +43,9 @@ struct BATON_API Plan {
   bool has_comms() const;
   // The number of rows of the table: the longest rank's step count.
   int num_steps() const;
+  // The rank that computes `stage`; -1 for a stage the plan does not place (validate_plan
+  // says which).
+  int rank_of(int stage) const;
 };
 
 }  // namespace baton
