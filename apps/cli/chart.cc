@@ -30,6 +30,22 @@ double tick_step(double top) {
   return 10 * power;
 }
 
+// Where the x axis is labelled: every `step` up to `right` on a linear axis; on a log axis,
+// the measured x values themselves (message sizes, rank counts).
+std::vector<double> x_ticks(const Chart& chart, double right, double step) {
+  std::vector<double> xs;
+  if (chart.linear_x) {
+    for (double x = 0; x <= right + 1e-9; x += step) xs.push_back(x);
+    return xs;
+  }
+  for (const auto& series : chart.series) {
+    for (const auto& point : series.points) xs.push_back(point.first);
+  }
+  std::sort(xs.begin(), xs.end());
+  xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
+  return xs;
+}
+
 }  // namespace
 
 std::string render_chart_svg(const Chart& chart) {
@@ -69,17 +85,7 @@ std::string render_chart_svg(const Chart& chart) {
         << "<text x=\"" << left - 6 << "\" y=\"" << py(y) + 4 << "\" text-anchor=\"end\">"
         << number(y) << "</text>\n";
   }
-  std::vector<double> xs;
-  if (chart.linear_x) {
-    for (double x = 0; x <= x_right + 1e-9; x += x_step) xs.push_back(x);
-  } else {
-    for (const auto& series : chart.series) {
-      for (const auto& point : series.points) xs.push_back(point.first);
-    }
-    std::sort(xs.begin(), xs.end());
-    xs.erase(std::unique(xs.begin(), xs.end()), xs.end());
-  }
-  for (double x : xs) {
+  for (double x : x_ticks(chart, x_right, x_step)) {
     svg << "<text x=\"" << px(x) << "\" y=\"" << top + plot_h + 18 << "\" text-anchor=\"middle\">"
         << number(x) << "</text>\n";
   }

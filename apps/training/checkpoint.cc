@@ -258,14 +258,24 @@ std::string Checkpointer::save(int step, const std::string& schedule_name) {
   } catch (const baton::Error& error) {
     throw baton::Error("rank " + std::to_string(rank_) + ": " + error.what());
   }
+  const RankRecord record = write_rank_files(folder, step);
+  if (store_) {
+    const std::string record_text = record_json(record).dump();
+    store_->set(baton::store_keys::checkpoint_record(step, rank_),
+                std::vector<std::uint8_t>(record_text.begin(), record_text.end()));
+    store_->add(baton::store_keys::checkpoint_written(step), 1);
+  }
+  if (rank_ == 0) write_manifest(folder, step, schedule_name, record);
+  return folder;
+}
+
+RankRecord Checkpointer::write_rank_files(const std::string& folder, int step) {
   c10::Dict<std::string, at::Tensor> params;
   for (const auto& named : named_params_)
     params.insert("param." + named.first, host_copy(named.second));
   for (const auto& named : named_buffers_)
     params.insert("buffer." + named.first, host_copy(named.second));
   add_optimizer_state_by_name(*optimizer_, named_params_, &params);
-  // What this rank writes, for the manifest: every entry's dtype and shape, every file's size
-  // and checksum, so that export and resume can prove the files are the ones written.
   RankRecord record;
   for (const auto& item : params) record.entries[item.key()] = describe_entry(item.value());
   const std::vector<char> pickled = torch::pickle_save(c10::IValue(params));
@@ -282,18 +292,14 @@ std::string Checkpointer::save(int step, const std::string& schedule_name) {
   record.files[rank_file_name(rank_, ".optim")] = {
       static_cast<std::int64_t>(optimizer_bytes.size()), checksum_text(optimizer_bytes)};
   baton::write_file_atomically(rank_file(folder, rank_, ".optim"), optimizer_bytes);
+  return record;
+}
 
-  const std::string record_text = record_json(record).dump();
+void Checkpointer::write_manifest(const std::string& folder, int step,
+                                  const std::string& schedule_name, const RankRecord& own) {
   const std::string written_key = baton::store_keys::checkpoint_written(step);
-  if (store_) {
-    store_->set(baton::store_keys::checkpoint_record(step, rank_),
-                std::vector<std::uint8_t>(record_text.begin(), record_text.end()));
-    store_->add(written_key, 1);
-  }
-  if (rank_ != 0) return folder;
-  // The manifest marks the checkpoint complete: only once every rank's files are in place.
   nlohmann::ordered_json records = nlohmann::ordered_json::array();
-  records.push_back(record_json(record));
+  records.push_back(record_json(own));
   if (store_) {
     wait_for_count(*store_, written_key, world_size_, timeout_,
                    "rank 0: checkpoint of step " + std::to_string(step));
@@ -326,7 +332,6 @@ std::string Checkpointer::save(int step, const std::string& schedule_name) {
     }
     store_->remove(written_key);
   }
-  return folder;
 }
 
 void Checkpointer::restore_by_name(const std::string& folder, int written_by, bool state_by_name) {

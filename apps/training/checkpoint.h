@@ -75,6 +75,8 @@ void verify_rank_entries(const std::string& folder, int rank,
 // cannot be read.
 c10::Dict<c10::IValue, c10::IValue> load_checkpoint_parameters(const std::string& path);
 
+struct RankRecord;  // checkpoint_manifest.h
+
 class Checkpointer {
  public:
   // `rank` and `world_size` are the pipeline's (with data parallelism, one replica's).
@@ -103,6 +105,12 @@ class Checkpointer {
 
  private:
   void restore_by_name(const std::string& folder, int written_by, bool state_by_name);
+  // This rank's files (parameters and buffers; optimizer state) in `folder`, and what the
+  // manifest records of them: every entry's dtype and shape, every file's size and checksum.
+  RankRecord write_rank_files(const std::string& folder, int step);
+  // Rank 0, once every rank reported its record: the manifest, which marks `folder` complete.
+  void write_manifest(const std::string& folder, int step, const std::string& schedule_name,
+                      const RankRecord& own);
 
   const CheckpointSettings settings_;
   const int rank_;

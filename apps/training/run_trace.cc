@@ -135,23 +135,62 @@ void RunTrace::span(const baton::StepSpan& span) {
   events_.push_back(std::move(event));
 }
 
+namespace {
+
+// A rank's events for rank 0, one line each: lane, start, end, the args (count, then
+// name=value each), name: the name goes last, it is the only field with spaces.
+std::string trace_part_text(const std::vector<baton::TraceEvent>& events) {
+  std::ostringstream text;
+  text.precision(17);
+  for (const auto& event : events) {
+    text << static_cast<int>(event.lane) << '\t' << event.start_us << '\t'
+         << event.start_us + event.duration_us << '\t' << event.args.size();
+    for (const auto& [key, value] : event.args) text << '\t' << key << '=' << value;
+    text << '\t' << event.name << '\n';
+  }
+  return text.str();
+}
+
+// trace_part_text's lines back into rank `rank`'s events.
+std::vector<baton::TraceEvent> parse_trace_part(const std::string& text, int rank) {
+  std::vector<baton::TraceEvent> events;
+  std::istringstream file(text);
+  for (std::string line; std::getline(file, line);) {
+    std::istringstream fields(line);
+    baton::TraceEvent event;
+    event.rank = rank;
+    int lane = 0;
+    double end_us = 0;
+    std::size_t args = 0;
+    fields >> lane >> event.start_us >> end_us >> args;
+    fields.get();
+    for (std::size_t i = 0; i < args && i < kMaxArgs; ++i) {
+      std::string arg;
+      std::getline(fields, arg, '\t');
+      const std::size_t equals = arg.rfind('=');
+      if (equals == std::string::npos) continue;
+      event.args.emplace_back(arg.substr(0, equals),
+                              std::strtoll(arg.c_str() + equals + 1, nullptr, 10));
+    }
+    std::getline(fields, event.name);
+    const bool compute = lane == static_cast<int>(baton::TraceLane::kCompute);
+    event.lane = compute ? baton::TraceLane::kCompute : baton::TraceLane::kComms;
+    event.category = compute ? "compute" : "comms";
+    event.duration_us = end_us - event.start_us;
+    events.push_back(std::move(event));
+  }
+  return events;
+}
+
+}  // namespace
+
 std::string RunTrace::finish(const baton::Plan& lowered_plan,
                              const std::set<int>& recompute_stages) {
   if (!enabled_) return "";
   const std::string dir = parent_of(path_);
   const std::string parts = dir + "/trace-ranks";
   baton::make_folders(parts, "trace");
-  std::ostringstream mine;
-  mine.precision(17);
-  // lane, start, end, the args (count, then name=value each), name: the name goes last, it
-  // is the only field with spaces.
-  for (const auto& event : events_) {
-    mine << static_cast<int>(event.lane) << '\t' << event.start_us << '\t'
-         << event.start_us + event.duration_us << '\t' << event.args.size();
-    for (const auto& [key, value] : event.args) mine << '\t' << key << '=' << value;
-    mine << '\t' << event.name << '\n';
-  }
-  baton::write_file_atomically(rank_file(parts, rank_, ".tsv"), mine.str());
+  baton::write_file_atomically(rank_file(parts, rank_, ".tsv"), trace_part_text(events_));
   if (store_) store_->add(baton::store_keys::kTraceWritten, 1);
   if (rank_ != 0) return "";
 
@@ -161,32 +200,11 @@ std::string RunTrace::finish(const baton::Plan& lowered_plan,
   }
   std::vector<baton::TraceEvent> events;
   for (int rank = 0; rank < world_size_; ++rank) {
-    std::istringstream file(baton::read_file(rank_file(parts, rank, ".tsv"),
-                                             "rank " + std::to_string(rank) + "'s trace part"));
-    for (std::string line; std::getline(file, line);) {
-      std::istringstream fields(line);
-      baton::TraceEvent event;
-      event.rank = rank;
-      int lane = 0;
-      double end_us = 0;
-      std::size_t args = 0;
-      fields >> lane >> event.start_us >> end_us >> args;
-      fields.get();
-      for (std::size_t i = 0; i < args && i < kMaxArgs; ++i) {
-        std::string arg;
-        std::getline(fields, arg, '\t');
-        const std::size_t equals = arg.rfind('=');
-        if (equals == std::string::npos) continue;
-        event.args.emplace_back(arg.substr(0, equals),
-                                std::strtoll(arg.c_str() + equals + 1, nullptr, 10));
-      }
-      std::getline(fields, event.name);
-      const bool compute = lane == static_cast<int>(baton::TraceLane::kCompute);
-      event.lane = compute ? baton::TraceLane::kCompute : baton::TraceLane::kComms;
-      event.category = compute ? "compute" : "comms";
-      event.duration_us = end_us - event.start_us;
-      events.push_back(std::move(event));
-    }
+    const std::vector<baton::TraceEvent> part =
+        parse_trace_part(baton::read_file(rank_file(parts, rank, ".tsv"),
+                                          "rank " + std::to_string(rank) + "'s trace part"),
+                         rank);
+    events.insert(events.end(), part.begin(), part.end());
   }
   double origin = events.empty() ? 0 : events.front().start_us;
   for (const auto& event : events) origin = std::min(origin, event.start_us);

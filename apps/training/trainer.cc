@@ -323,6 +323,32 @@ std::pair<baton::StepResult, double> train_step(RankRun& run, StepFeed& feed, in
 }
 
 // The steps, from the first (or the one after the restored checkpoint) to run.steps.
+// The executor's set-up (the neighbours agree on tensors, buffers are made) on the first
+// microbatch, then the model's own check of its stages.
+void set_up_executor(RankPipeline& pipeline) {
+  baton::StepData first_data;
+  first_data.inputs = [&](int) { return pipeline.first_microbatch.inputs; };
+  pipeline.executor->setup(first_data);
+  if (pipeline.model.verify) {
+    // After setup, so that stages that do not fit together fail there, on both sides,
+    // naming both; this catches a model whose forward is more than its children.
+    std::vector<at::Tensor> sample;
+    for (const auto& input : pipeline.first_microbatch.inputs) {
+      sample.push_back(input.slice(0, 0, 1));
+    }
+    pipeline.model.verify(sample);
+  }
+}
+
+void save_checkpoint(RankRun& run, Checkpointer& checkpointer, int step) {
+  // Tied weights' copies are one tensor in the model: a checkpoint must not record two.
+  run.pipeline.executor->check_tied_copies();
+  const std::string written = checkpointer.save(step, run.schedule_name);
+  if (run.start.world.rank == 0) {
+    BATON_LOG_INFO("checkpoint", "step " << step << " written to " << written);
+  }
+}
+
 void run_steps(RankRun& run, const TrainOptions& options) {
   const WorldInfo& world = run.start.world;
   const RunSettings& settings = run.start.settings;
@@ -350,18 +376,7 @@ void run_steps(RankRun& run, const TrainOptions& options) {
       });
   std::string trace_path;
   try {
-    baton::StepData first_data;
-    first_data.inputs = [&](int) { return pipeline.first_microbatch.inputs; };
-    executor.setup(first_data);
-    if (pipeline.model.verify) {
-      // After setup, so that stages that do not fit together fail there, on both sides,
-      // naming both; this catches a model whose forward is more than its children.
-      std::vector<at::Tensor> sample;
-      for (const auto& input : pipeline.first_microbatch.inputs) {
-        sample.push_back(input.slice(0, 0, 1));
-      }
-      pipeline.model.verify(sample);
-    }
+    set_up_executor(pipeline);
     for (int step = first; step <= settings.steps; ++step) {
       if (step == run.signal_at_step.step) std::raise(run.signal_at_step.signal);
       const auto started = std::chrono::steady_clock::now();
@@ -381,13 +396,7 @@ void run_steps(RankRun& run, const TrainOptions& options) {
                              seconds, result);
       }
       if (step % baton::kTrimEverySteps == 0) baton::release_free_heap_pages();
-      if (checkpointer->due(step, settings.steps)) {
-        // Tied weights' copies are one tensor in the model: a checkpoint must not record two.
-        executor.check_tied_copies();
-        const std::string written = checkpointer->save(step, run.schedule_name);
-        if (world.rank == 0)
-          BATON_LOG_INFO("checkpoint", "step " << step << " written to " << written);
-      }
+      if (checkpointer->due(step, settings.steps)) save_checkpoint(run, *checkpointer, step);
     }
     heartbeat.reset();  // done training: a neighbour that finishes later must not think it hung
     for (const auto& observer : options.training_observers) {

@@ -41,6 +41,8 @@ class HouseMeasures(unittest.TestCase):
                   "at::Tensor c = at::tensor(x, at::kLong).to(device);\n"
                   "at::Tensor d = at::scalar_tensor(1.0, at::kDouble);\n")
             write(root, "core/src/runtime/other.cc", "at::Tensor a = at::full({1}, v, at::kDouble);\n")
+            write(root, "plugins/x/read.cc", "std::ifstream file(path);\n"
+                  "std::ifstream(\"/proc/self/status\") >> word;\n")
             out = subprocess.run([sys.executable, SCRIPT, root], check=True,
                                  capture_output=True, text=True).stdout
         # 2 lines of signature, 10 of body, the closing brace.
@@ -56,6 +58,22 @@ class HouseMeasures(unittest.TestCase):
         self.assertIn("raw ParamValue fields in headers: 2\n", out)
         # a and d name no device; b and c do; other.cc is not the synchronisation.
         self.assertIn("allocations naming no device in the gradient synchronisation: 2\n", out)
+        # The kernel's tables are not files a user names.
+        self.assertIn("(std::ifstream) in core/, apps/, plugins/: 1\n", out)
+
+    def test_this_tree_keeps_what_issue_58_closed(self):
+        """The classes closed once stay closed: a new raw field, "auto" test, device-less
+        allocation or std::ifstream fails here, naming the measure."""
+        tree = os.path.join(os.path.dirname(os.path.abspath(SCRIPT)), "..")
+        out = subprocess.run([sys.executable, SCRIPT, tree], check=True,
+                             capture_output=True, text=True).stdout
+        for line in ('string tests of "auto" in core/ and apps/: 1\n',
+                     "raw ParamValue fields in headers: 0\n",
+                     "allocations naming no device in the gradient synchronisation: 0\n",
+                     "(std::ifstream) in core/, apps/, plugins/: 0\n",
+                     "calls writing into a configuration in apps/ (set_value, "
+                     "set_plugin_params): 0\n"):
+            self.assertIn(line, out)
 
 
 if __name__ == "__main__":

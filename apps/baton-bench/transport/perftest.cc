@@ -52,7 +52,7 @@ int free_loopback_port() {
 // would take the one connection the server accepts.
 bool listening_on(int port) {
   for (const char* table : {"/proc/net/tcp", "/proc/net/tcp6"}) {
-    std::ifstream file(table);
+    std::ifstream file(table);  // /proc/: a kernel table reports size 0, read_file reads by size
     std::string line;
     std::getline(file, line);  // header
     while (std::getline(file, line)) {

@@ -321,9 +321,10 @@ void UcxTransport::throw_if_unusable_locked(const Operation& operation, int peer
   throw baton::TransportError(operation.name() + " failed: " + link.failure);
 }
 
-std::unique_ptr<baton::Work> UcxTransport::post(const at::Tensor& tensor, int peer,
-                                                std::uint64_t tag, baton::P2PDirection direction,
-                                                bool collective) {
+std::shared_ptr<Operation> UcxTransport::checked_operation(const at::Tensor& tensor, int peer,
+                                                           std::uint64_t tag,
+                                                           baton::P2PDirection direction,
+                                                           bool collective) {
   const bool send = direction == baton::P2PDirection::kSend;
   int rank;
   int world_size;
@@ -347,7 +348,15 @@ std::unique_ptr<baton::Work> UcxTransport::post(const at::Tensor& tensor, int pe
                                 baton::format_tag(kMaxUserTag) + " (" +
                                 std::to_string(kUserTagBits) + " bits)");
   }
+  return operation;
+}
 
+std::unique_ptr<baton::Work> UcxTransport::post(const at::Tensor& tensor, int peer,
+                                                std::uint64_t tag, baton::P2PDirection direction,
+                                                bool collective) {
+  const bool send = direction == baton::P2PDirection::kSend;
+  std::shared_ptr<Operation> operation =
+      checked_operation(tensor, peer, tag, direction, collective);
   bool pending = false;
   {
     auto lock = engine_->caller_lock();

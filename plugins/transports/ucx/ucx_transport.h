@@ -117,6 +117,10 @@ class UcxTransport : public baton::TransportV2, public baton::AllReduceTransport
   // `collective`: a message of group `tag`'s all-reduces (collective_wire_tag).
   std::unique_ptr<baton::Work> post(const at::Tensor& tensor, int peer, std::uint64_t tag,
                                     baton::P2PDirection direction, bool collective = false);
+  // post()'s operation, once its arguments (connected, peer, tensor, memory, tag) are checked.
+  std::shared_ptr<Operation> checked_operation(const at::Tensor& tensor, int peer,
+                                               std::uint64_t tag, baton::P2PDirection direction,
+                                               bool collective);
   void check_memory(const at::Tensor& tensor, const Operation& operation) const;
   void throw_if_unusable_locked(const Operation& operation, int peer);
   void complete_locked(InFlight* entry, ucs_status_t status, std::size_t length);
