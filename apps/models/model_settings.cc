@@ -4,27 +4,45 @@
 
 namespace baton_models {
 
-namespace {
+const baton::Choices<TargetKind>& target_kind_choices() {
+  static const baton::Choices<TargetKind> choices = {{"auto", TargetKind::kFollowData},
+                                                     {"classes", TargetKind::kClasses},
+                                                     {"values", TargetKind::kValues}};
+  return choices;
+}
 
-const std::vector<std::pair<const char*, DataSource>> kDataSources = {
-    {"synthetic", DataSource::kSynthetic},
-    {"files", DataSource::kFiles},
-    {"text", DataSource::kText}};
+const baton::Choices<DataSource>& data_source_choices() {
+  static const baton::Choices<DataSource> choices = {{"synthetic", DataSource::kSynthetic},
+                                                     {"files", DataSource::kFiles},
+                                                     {"text", DataSource::kText}};
+  return choices;
+}
 
-}  // namespace
+const baton::Choices<TokenFormat>& token_format_choices() {
+  static const baton::Choices<TokenFormat> choices = {{"auto", TokenFormat::kBySuffix},
+                                                      {"bytes", TokenFormat::kBytes},
+                                                      {"uint16", TokenFormat::kUint16},
+                                                      {"int32", TokenFormat::kInt32},
+                                                      {"npy", TokenFormat::kNpy}};
+  return choices;
+}
+
+const baton::Choices<Prefetch>& prefetch_choices() {
+  static const baton::Choices<Prefetch> choices = {{"auto", Prefetch::kWhereACpuIsFree},
+                                                   {"true", Prefetch::kAlways},
+                                                   {"false", Prefetch::kNever}};
+  return choices;
+}
 
 const char* data_source_name(DataSource source) {
-  for (const auto& [name, value] : kDataSources) {
+  for (const auto& [name, value] : data_source_choices()) {
     if (value == source) return name;
   }
   return "?";
 }
 
 baton::Setting<TargetKind> read_target_kind(const baton::Config& config) {
-  return baton::read_choice<TargetKind>(config.section("model"), "targets",
-                                        {{"auto", TargetKind::kFollowData},
-                                         {"classes", TargetKind::kClasses},
-                                         {"values", TargetKind::kValues}});
+  return baton::read_choice(config.section("model"), "targets", target_kind_choices());
 }
 
 ModelSettings read_model_settings(const baton::Config& config) {
@@ -44,18 +62,10 @@ ModelSettings read_model_settings(const baton::Config& config) {
 DataSettings read_data_settings(const baton::Config& config) {
   const baton::ParamValues& data = config.section("data");
   DataSettings settings;
-  settings.source = baton::read_choice(data, "source", kDataSources);
+  settings.source = baton::read_choice(data, "source", data_source_choices());
   settings.tokens = baton::read_setting<std::string>(data, "tokens");
-  settings.token_format = baton::read_choice<TokenFormat>(data, "token_format",
-                                                          {{"auto", TokenFormat::kBySuffix},
-                                                           {"bytes", TokenFormat::kBytes},
-                                                           {"uint16", TokenFormat::kUint16},
-                                                           {"int32", TokenFormat::kInt32},
-                                                           {"npy", TokenFormat::kNpy}});
-  settings.prefetch = baton::read_choice<Prefetch>(data, "prefetch",
-                                                   {{"auto", Prefetch::kWhereACpuIsFree},
-                                                    {"true", Prefetch::kAlways},
-                                                    {"false", Prefetch::kNever}});
+  settings.token_format = baton::read_choice(data, "token_format", token_format_choices());
+  settings.prefetch = baton::read_choice(data, "prefetch", prefetch_choices());
   settings.inputs = baton::read_setting<std::vector<std::string>>(data, "inputs");
   settings.targets = baton::read_setting<std::string>(data, "targets");
   settings.batch_size = data.get_int("batch_size");

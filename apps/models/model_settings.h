@@ -44,7 +44,14 @@ struct DataSettings {
   std::uint64_t seed = 0;                           // run.seed: every rank draws the same batches
 };
 
-// data.source's name in the configuration, for messages.
+// Each choice key's words and their enumerators, for its declaration (config_sections.cc)
+// and its reader alike.
+const baton::Choices<TargetKind>& target_kind_choices();
+const baton::Choices<DataSource>& data_source_choices();
+const baton::Choices<TokenFormat>& token_format_choices();
+const baton::Choices<Prefetch>& prefetch_choices();
+
+// data.source's word in the configuration, for messages.
 const char* data_source_name(DataSource source);
 
 // What the model section says, model.params as with_model_params() checked and stored them

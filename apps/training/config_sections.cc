@@ -1,7 +1,6 @@
 #include "config_sections.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -93,7 +92,9 @@ void check_batch(const baton::Config& config) {
 // eval: where its data comes from follows data.source.
 void check_eval(const baton::Config& config) {
   const baton::ParamValues& eval = config.section("eval");
-  const bool files = config.section("data").get_string("source") == "files";
+  const baton::Setting<baton_models::DataSource> source =
+      baton::read_choice(config.section("data"), "source", baton_models::data_source_choices());
+  const bool files = source.value == baton_models::DataSource::kFiles;
   const baton::ParamValue& inputs = eval.at("inputs");
   const baton::ParamValue& targets = eval.at("targets");
   if (!files && (!inputs.as_string_list().empty() || !targets.as_string().empty())) {
@@ -101,7 +102,7 @@ void check_eval(const baton::Config& config) {
     throw baton::ConfigError(given.origin().description +
                              ": eval.inputs and eval.targets are held-out files for "
                              "data.source: files, but data.source is " +
-                             config.section("data").get_string("source") +
+                             baton_models::data_source_name(source.value) +
                              "; with text give eval.tokens, or leave them out");
   }
   if (files && eval.get_int("every") > 0 &&
@@ -202,7 +203,7 @@ void add_app_config_sections() {
                      "(floats shaped like the output), or auto: what the data holds (integer files "
                      "and a text's next tokens are class ids, float files values; synthetic data "
                      "values)."}
-                     .one_of({"auto", "classes", "values"}),
+                     .one_of(baton::choice_words(baton_models::target_kind_choices())),
                  {"ignore_index", ParamType::kInt, "-100",
                   "cross_entropy: a target equal to it is not counted (padding; a scripted "
                   "loss's class ids may hold it too). The loss is "
@@ -216,7 +217,7 @@ void add_app_config_sections() {
                  baton::KeySpec{
                      "source", ParamType::kString, "text",
                      "synthetic, files (inputs/targets .npy or .pt) or text (a token file)."}
-                     .one_of({"synthetic", "files", "text"}),
+                     .one_of(baton::choice_words(baton_models::data_source_choices())),
                  baton::KeySpec{"batch_size", ParamType::kInt, "16",
                                 "Samples per step, before microbatching."}
                      .at_least(1)
@@ -232,13 +233,13 @@ void add_app_config_sections() {
                                 "How to read data.tokens: auto (.npy -> npy, else bytes), bytes, "
                                 "uint16, int32 "
                                 "(raw little-endian) or npy."}
-                     .one_of({"auto", "bytes", "uint16", "int32", "npy"}),
+                     .one_of(baton::choice_words(baton_models::token_format_choices())),
                  baton::KeySpec{
                      "prefetch", ParamType::kString, "auto",
                      "Make microbatches ahead on a background thread: true, false (each when the "
                      "step needs it, on the rank's own thread) or auto (true when this machine has "
                      "a CPU beyond the local ranks' compute threads)."}
-                     .one_of({"auto", "true", "false"}),
+                     .one_of(baton::choice_words(baton_models::prefetch_choices())),
              },
              false},
             {"optimizer",

@@ -58,25 +58,30 @@ auto read_parsed_setting(const ParamValues& section, const std::string& key, Par
   return {parse(value), value.origin()};
 }
 
-// One of a string key's declared choices as an enumerator. `names` pairs each choice the
-// declaration lists (KeySpec::one_of) with its enumerator; a choice left out of `names` is
-// baton's own mistake, and said to be.
+// A string key's choices, each word paired with its enumerator: the key's declaration takes
+// its words from it (KeySpec::one_of(choice_words(...))) and its reader its enumerators, so
+// the words are written once.
+template <class E>
+using Choices = std::vector<std::pair<const char*, E>>;
+
+template <class E>
+std::vector<std::string> choice_words(const Choices<E>& choices) {
+  std::vector<std::string> words;
+  for (const auto& choice : choices) words.emplace_back(choice.first);
+  return words;
+}
+
+// One of a string key's choices as its enumerator. The configuration took only the declared
+// words; one missing from `names` is baton's own mistake, and said to be.
 template <class E>
 Setting<E> read_choice(const ParamValues& section, const std::string& key,
-                       const std::vector<std::pair<const char*, E>>& names) {
+                       const Choices<E>& names) {
   const ParamValue& value = section.at(key);
   for (const auto& [name, enumerator] : names) {
     if (value.as_string() == name) return {enumerator, value.origin()};
   }
   throw ConfigError(value.origin().description + ": " + key + " '" + value.as_string() +
                     "' is declared but its reader has no meaning for it (a baton bug: report it)");
-}
-
-// A list as YAML writes it on one line, for messages: "[2, 5]".
-inline std::string flow_text(const std::vector<std::string>& items) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < items.size(); ++i) text += (i ? ", " : "") + items[i];
-  return text + "]";
 }
 
 }  // namespace baton
