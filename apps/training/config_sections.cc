@@ -10,6 +10,7 @@
 #include "baton/suggest.h"
 #include "model_settings.h"
 #include "optimizer_settings.h"
+#include "precision_settings.h"
 #include "recompute_setting.h"
 #include "stage_settings.h"
 
@@ -115,6 +116,17 @@ void check_eval(const baton::Config& config) {
   }
 }
 
+// LibTorch 1.13's CPU autocast runs bf16 only.
+void check_precision(const baton::Config& config) {
+  const PrecisionSettings precision = read_precision_settings(config);
+  if (precision.compute.value == ComputePrecision::kFp16 &&
+      config.section("world").get_string("device") == "cpu") {
+    throw baton::ConfigError(precision.compute.where() +
+                             ": precision.compute: fp16 autocast runs on a GPU only "
+                             "(world.device: cuda); on a CPU use bf16");
+  }
+}
+
 void check_app_sections(const baton::Config& config) {
   read_optimizer_settings(config);  // the rules between keys (betas, nesterov, the decay's end)
   const baton::ParamValue& loss = config.section("model").at("loss");
@@ -153,6 +165,7 @@ void check_app_sections(const baton::Config& config) {
                              "torch.jit.save(torch.jit.script(loss), path); a relative path is "
                              "taken from the folder baton runs in)");
   }
+  check_precision(config);
   check_stage_files(config);
   check_stage_cuts(config);
   if (!baton::schedule_chosen_at_start(config)) {  // auto chooses the stages
@@ -316,6 +329,18 @@ void add_app_config_sections() {
                      "Batches of data.batch_size rows evaluated (data.source: text or synthetic), "
                      "drawn as training draws them with seed run.seed + 1."}
                      .at_least(1),
+             },
+             false},
+            {"precision",
+             "The dtypes a step computes in (docs/configuration.md, \"Precision\").",
+             {
+                 baton::KeySpec{
+                     "compute", ParamType::kString, "fp32",
+                     "fp32, or bf16 / fp16: every stage's forward, its recomputation and the "
+                     "loss under autocast at that dtype (PyTorch's torch.autocast op lists); the "
+                     "parameters, their gradients and the optimizer stay float32. fp16 needs "
+                     "world.device: cuda."}
+                     .one_of({"fp32", "bf16", "fp16"}),
              },
              false},
             {"checkpoint",

@@ -82,6 +82,7 @@ void set_rank_executor_options(baton::ExecutorOptions& options, const RankPipeli
                                const WorldInfo& world, std::chrono::milliseconds timeout) {
   options.timeout = timeout;
   options.device = pipeline.device;
+  options.autocast = pipeline.autocast;
   options.replica = world.replica;
   options.replicas = world.replicas;
   options.stage_names = pipeline.local.stage_names;
@@ -121,6 +122,16 @@ std::unique_ptr<RankPipeline> build_rank_pipeline(RankPlan plan, const WorldInfo
   // From here a failure is recorded before the transport's connections close.
   const FailureRecord::OnUnwind record_before_disconnecting(options.failures);
   baton::ExecutorOptions executor_options = std::move(options.executor);
+  switch (settings.precision.compute.value) {
+    case ComputePrecision::kFp32:
+      break;
+    case ComputePrecision::kBf16:
+      pipeline->autocast = c10::kBFloat16;
+      break;
+    case ComputePrecision::kFp16:
+      pipeline->autocast = c10::kHalf;
+      break;
+  }
   set_rank_executor_options(executor_options, *pipeline, world, settings.timeout);
   executor_options.gradients.bucket_bytes = settings.world.bucket_bytes;
   pipeline->optimizer_settings = settings.optimizer;

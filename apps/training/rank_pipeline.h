@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -83,6 +84,7 @@ struct RankPipeline {
   bool prefetch_data = false;            // data.prefetch, decided for this machine
   LocalStages local;
   c10::Device device{c10::kCPU};  // world.device: where the rank's stages live (rank_device.h)
+  std::optional<c10::ScalarType> autocast;  // precision.compute; empty: float32
   std::shared_ptr<baton::Transport> transport;
   baton::TransportInterfaces transport_interfaces;    // what its plugin lists beyond version 1
   std::unique_ptr<baton::PipelineExecutor> executor;  // set up by the caller (executor->setup)

@@ -50,6 +50,7 @@ RunSettings read_run_settings(const baton::Config& config) {
   settings.eval.inputs = baton::read_setting<std::vector<std::string>>(eval, "inputs");
   settings.eval.targets = baton::read_setting<std::string>(eval, "targets");
   settings.eval.tokens = baton::read_setting<std::string>(eval, "tokens");
+  settings.precision = read_precision_settings(config);
   return settings;
 }
 

@@ -17,6 +17,7 @@
 #include "checkpoint.h"
 #include "model_settings.h"
 #include "optimizer_settings.h"
+#include "precision_settings.h"
 #include "progress.h"
 #include "run_trace.h"
 #include "stage_settings.h"
@@ -59,6 +60,7 @@ struct RunSettings {
   StageSettings stages;
   OptimizerSettings optimizer;
   EvalSettings eval;
+  PrecisionSettings precision;
 };
 
 // `config` went through the run's front door (resolved_config.h): the model's and the

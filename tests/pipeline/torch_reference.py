@@ -80,6 +80,7 @@ DEFAULTS = {
     "world.data_parallel": 1,
     "schedule.microbatches": 4,
     "model.recompute": "off",
+    "precision.compute": "fp32",
 }
 
 # Each built-in model's documented model.params defaults (docs/configuration.md, "model").
@@ -379,6 +380,49 @@ def statistics_or_randomness(model):
         if kind.startswith("BatchNorm") or kind.startswith("Dropout"):
             found.append(kind)
     return sorted(set(found))
+
+
+def autocast(s):
+    compute = s["precision.compute"]
+    if compute == "fp32":
+        return torch.autocast("cpu", enabled=False)
+    if compute == "bf16":
+        return torch.autocast("cpu", dtype=torch.bfloat16)
+    raise Unsupported("precision.compute: %s on a CPU" % compute)
+
+
+def counted(s, targets):
+    """The targets a microbatch's loss averages over: the batch's mean is their weighted mean."""
+    if s["model.loss"] == "cross_entropy":
+        return int((targets != int(s["model.ignore_index"])).sum())
+    return targets.numel()
+
+
+def accumulated_under_autocast(model, s, step, inputs, targets):
+    """A low-precision step as a PyTorch gradient-accumulation loop writes it (nanoGPT):
+    per microbatch, forward and loss inside its own torch.autocast, then its backward, each
+    microbatch's loss weighted by its share of the batch's counted targets. Autocast's cast
+    of a weight lives for one context, so each microbatch's bfloat16 gradient is added into
+    the float32 .grad — not summed in bfloat16 over the microbatches first, which is what one
+    backward over all of them would do."""
+    parts = s["schedule.microbatches"] * s["world.data_parallel"]
+    chunks = [torch.chunk(t, parts) for t in inputs]
+    target_chunks = torch.chunk(targets, parts)
+    total = sum(counted(s, t) for t in target_chunks)
+    loss = 0.0
+    for index in range(parts):
+        if isinstance(model, StageFiles):
+            model.seeding = (step_seed(s, step), index)
+        with autocast(s):
+            output = model(*(c[index] for c in chunks))
+            part = loss_of(s, output[0] if isinstance(output, tuple) else output,
+                           target_chunks[index])
+            part = part * (counted(s, target_chunks[index]) / total)
+        part.backward()
+        loss = loss + part.detach()
+    if isinstance(model, StageFiles):
+        model.seeding = None
+    return loss
 
 
 def microbatched(model, s, step, inputs):
@@ -858,7 +902,7 @@ class HeldOut:
         """The loss over all held-out rows at once, the model in eval mode, no gradient."""
         was_training = model.training
         model.eval()
-        with torch.no_grad():
+        with torch.no_grad(), autocast(s):
             output = model(*self.inputs)
             value = loss_of(s, output[0] if isinstance(output, tuple) else output,
                             self.targets).item()
@@ -973,12 +1017,15 @@ def main():
         for step in range(1, s["run.steps"] + 1):
             inputs, targets = batches.batch(step)
             optimizer.zero_grad(set_to_none=True)
-            if by_microbatch:
-                output = microbatched(model, s, step, inputs)
+            if s["precision.compute"] != "fp32":
+                loss = accumulated_under_autocast(model, s, step, inputs, targets)
             else:
-                output = model(*inputs)
-            loss = loss_of(s, output[0] if isinstance(output, tuple) else output, targets)
-            loss.backward()
+                if by_microbatch:
+                    output = microbatched(model, s, step, inputs)
+                else:
+                    output = model(*inputs)
+                loss = loss_of(s, output[0] if isinstance(output, tuple) else output, targets)
+                loss.backward()
             losses.append(loss.item())
             if step == 1:
                 first_grads = {n: p.grad.clone() for n, p in params.items() if p.grad is not None}

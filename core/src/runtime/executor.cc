@@ -47,6 +47,7 @@ struct PipelineExecutor::Impl {
     }
     compute.set_global_microbatch_offset(options.replica * plan.num_microbatches);
     compute.set_recompute_stages(options.recompute_stages);
+    compute.set_autocast(options.device, options.autocast);
   }
 
   int rank;
@@ -206,7 +207,8 @@ void PipelineExecutor::setup(const StepData& first_step) {
                            impl.comms.transport_rank(0),
                            impl.options.stage_names,
                            {},
-                           impl.options.device};
+                           impl.options.device,
+                           impl.options.autocast};
   for (const auto& [index, stage] : impl.compute.stages()) {
     const WaitNotice notice("runtime", "the neighbours of stage " + std::to_string(index) +
                                            " to agree on the tensors it receives and sends");

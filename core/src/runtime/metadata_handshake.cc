@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include "autocast_scope.h"
 #include "baton/error.h"
 #include "baton/runtime/buffers_kept.h"
 #include "comm_tags.h"
@@ -85,7 +86,8 @@ std::vector<std::int64_t> failure_message(const std::string& text) {
   return message;
 }
 
-std::vector<TensorMeta> infer_outputs(Stage& stage, const std::vector<TensorMeta>& inputs) {
+std::vector<TensorMeta> infer_outputs(Stage& stage, const std::vector<TensorMeta>& inputs,
+                                      const HandshakeContext& context) {
   at::NoGradGuard no_grad;                        // shapes only: no autograd graph
   const BuffersKept kept(stage.named_buffers());  // a BatchNorm's statistics stay as they were
   std::vector<at::Tensor> probes;
@@ -94,6 +96,7 @@ std::vector<TensorMeta> infer_outputs(Stage& stage, const std::vector<TensorMeta
         at::zeros(meta.shape, at::TensorOptions().dtype(meta.dtype).device(meta.device)));
   }
   std::vector<TensorMeta> outputs;
+  const AutocastScope autocast(context.device, context.autocast);
   for (const auto& output : stage.forward(probes)) {
     if (!output.defined()) throw Error("returned an undefined tensor");
     TensorMeta meta = TensorMeta::of(output);
@@ -145,7 +148,7 @@ StageMetas exchange_stage_metadata(HandshakeContext& context, Stage& stage,
   bool inference_failed = false;
   if (failure.empty()) {
     try {
-      metas.outputs = infer_outputs(stage, metas.inputs);
+      metas.outputs = infer_outputs(stage, metas.inputs, context);
     } catch (const std::exception& error) {
       inference_failed = true;
       failure = s == 0 ? stage_on(context, 0) + " cannot take the input batch's microbatch " +

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,9 @@ struct HandshakeContext {
   std::map<int, std::vector<TensorMeta>> local_outputs;
   // This rank's device: the setup messages and the metas' buffers live there.
   c10::Device device{c10::kCPU};
+  // The forward's autocast (ExecutorOptions::autocast): the probe runs as the steps will, so
+  // the metas, and the receive buffers made from them, have the dtypes that really arrive.
+  std::optional<c10::ScalarType> autocast;
 };
 
 struct StageMetas {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "autocast_scope.h"
 #include "baton/error.h"
 #include "baton/runtime/buffers_kept.h"
 #include "baton/runtime/forward_seed.h"
@@ -252,6 +253,7 @@ void StageCompute::forward(int s, int mb) {
     // Recomputed: no graph now; replay_forward() builds it before the backward.
     std::optional<at::NoGradGuard> no_graph;
     if (recompute) no_graph.emplace();
+    const AutocastScope autocast(autocast_device_, autocast_);
     st.outputs = stage(s).forward(inputs);
     check_all(st.outputs, output_metas_.at(s), s, mb, TensorRole::kForwardOutput);
     if (s == last_stage()) {
@@ -287,6 +289,7 @@ void StageCompute::replay_forward(int s, int mb) {
   // BatchNorm's running statistics were updated by the first forward; this one puts them back.
   const BuffersKept kept(stage(s).named_buffers());
   if (data_.random_seed) seed_forward(s, mb);
+  const AutocastScope autocast(autocast_device_, autocast_);
   st.outputs = stage(s).forward(st.inputs);
   if (s == last_stage()) {
     st.loss = scaled_loss(mb, st.outputs, st.targets, /*record=*/false);

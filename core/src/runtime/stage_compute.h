@@ -78,6 +78,11 @@ class StageCompute {
   // The stages whose forward is run again before their backward (ExecutorOptions::
   // recompute_stages).
   void set_recompute_stages(std::set<int> stages) { recompute_stages_ = std::move(stages); }
+  // Forwards and losses under autocast on `device` at `dtype` (ExecutorOptions::autocast).
+  void set_autocast(c10::Device device, std::optional<c10::ScalarType> dtype) {
+    autocast_device_ = device;
+    autocast_ = dtype;
+  }
 
   // The step's losses, read from the device once, at its end: on a GPU each read is a
   // synchronisation, so the microbatches' losses stay tensors until the step is done.
@@ -154,6 +159,8 @@ class StageCompute {
   std::map<int, std::vector<TensorMeta>> output_metas_;
   int global_microbatch_offset_ = 0;
   std::set<int> recompute_stages_;
+  c10::Device autocast_device_{c10::kCPU};
+  std::optional<c10::ScalarType> autocast_;
 
   // Per step.
   std::map<std::pair<int, int>, MicrobatchState> states_;

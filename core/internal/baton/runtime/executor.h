@@ -129,6 +129,10 @@ struct ExecutorOptions {
   // statistics are updated by the first forward only. Gradients, weights and losses are
   // bit-identical to a run without it; the cost is one more forward of the stage.
   std::set<int> recompute_stages;
+  // precision.compute: every stage's forward (its recomputation and the set-up's probe too)
+  // and the loss run under autocast at this dtype for `device`, as PyTorch's
+  // torch.autocast; the parameters and their gradients stay float32. Empty: float32.
+  std::optional<c10::ScalarType> autocast;
 };
 
 struct StepResult {
