@@ -7,6 +7,7 @@
 
 #include "baton/error.h"
 #include "baton/module_chain.h"
+#include "linear.h"
 #include "models.h"
 
 namespace baton_models {
@@ -28,8 +29,8 @@ TORCH_MODULE(Embedding);
 struct CausalSelfAttentionImpl : torch::nn::Module {
   CausalSelfAttentionImpl(std::int64_t width, std::int64_t heads)
       : heads(heads),
-        qkv(register_module("qkv", torch::nn::Linear(width, 3 * width))),
-        proj(register_module("proj", torch::nn::Linear(width, width))) {}
+        qkv(register_module("qkv", Linear(width, 3 * width))),
+        proj(register_module("proj", Linear(width, width))) {}
   torch::Tensor forward(const torch::Tensor& x) {
     const auto batch = x.size(0), length = x.size(1), width = x.size(2);
     const auto head_width = width / heads;
@@ -46,16 +47,16 @@ struct CausalSelfAttentionImpl : torch::nn::Module {
     return proj(mixed.transpose(1, 2).reshape({batch, length, width}));
   }
   std::int64_t heads;
-  torch::nn::Linear qkv, proj;
+  Linear qkv, proj;
 };
 TORCH_MODULE(CausalSelfAttention);
 
 struct FeedForwardImpl : torch::nn::Module {
   explicit FeedForwardImpl(std::int64_t width)
-      : fc(register_module("fc", torch::nn::Linear(width, 4 * width))),
-        proj(register_module("proj", torch::nn::Linear(4 * width, width))) {}
+      : fc(register_module("fc", Linear(width, 4 * width))),
+        proj(register_module("proj", Linear(4 * width, width))) {}
   torch::Tensor forward(const torch::Tensor& x) { return proj(torch::gelu(fc(x))); }
-  torch::nn::Linear fc, proj;
+  Linear fc, proj;
 };
 TORCH_MODULE(FeedForward);
 
@@ -77,8 +78,8 @@ struct BlockImpl : torch::nn::Module {
 TORCH_MODULE(Block);
 
 // The output head: a Linear whose weight may be another module's tensor (tied weights).
-struct HeadImpl : torch::nn::LinearImpl {
-  HeadImpl(std::int64_t width, std::int64_t vocab) : torch::nn::LinearImpl(width, vocab) {}
+struct HeadImpl : LinearImpl {
+  HeadImpl(std::int64_t width, std::int64_t vocab) : LinearImpl(width, vocab) {}
   // One tensor under two names, as GPT-2's `lm_head.weight = wte.weight`.
   void tie_weight_to(const torch::Tensor& shared) {
     weight = shared;

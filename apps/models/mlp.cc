@@ -3,16 +3,16 @@
 #include <torch/torch.h>
 
 #include "baton/module_chain.h"
+#include "linear.h"
 #include "models.h"
 
 namespace baton_models {
 namespace {
 
 struct DenseReluImpl : torch::nn::Module {
-  DenseReluImpl(std::int64_t in, std::int64_t out)
-      : fc(register_module("fc", torch::nn::Linear(in, out))) {}
+  DenseReluImpl(std::int64_t in, std::int64_t out) : fc(register_module("fc", Linear(in, out))) {}
   torch::Tensor forward(const torch::Tensor& x) { return torch::relu(fc(x)); }
-  torch::nn::Linear fc;
+  Linear fc;
 };
 TORCH_MODULE(DenseRelu);
 
@@ -36,7 +36,7 @@ BuiltModel build_mlp(const baton::ParamValues& params, std::uint64_t seed) {
     units.push_back({"layers." + std::to_string(i), torch::nn::AnyModule(layer)});
   }
   if (params.get_bool("head")) {
-    torch::nn::Linear head(hidden, out);
+    Linear head(hidden, out);
     root->register_module("head", head);
     units.push_back({"head", torch::nn::AnyModule(head)});
   }

@@ -332,7 +332,8 @@ void add_app_config_sections() {
              },
              false},
             {"precision",
-             "The dtypes a step computes in (docs/configuration.md, \"Precision\").",
+             "The dtypes a step computes, sends and reduces in (docs/configuration.md, "
+             "\"precision\").",
              {
                  baton::KeySpec{
                      "compute", ParamType::kString, "fp32",
@@ -340,7 +341,21 @@ void add_app_config_sections() {
                      "loss under autocast at that dtype (PyTorch's torch.autocast op lists); the "
                      "parameters, their gradients and the optimizer stay float32. fp16 needs "
                      "world.device: cuda."}
-                     .one_of({"fp32", "bf16", "fp16"}),
+                     .one_of(baton::choice_words(compute_precision_choices())),
+                 baton::KeySpec{
+                     "wire", ParamType::kString, "auto",
+                     "What floating activations and their gradients cross ranks as: auto (as "
+                     "the stage produced them: a pipelined run equals the unpipelined one), or "
+                     "fp32 / bf16 / fp16: cast for the transfer and back on arrival (bf16, fp16: "
+                     "half the bytes of float32, rounded once at each crossing)."}
+                     .one_of(baton::choice_words(wire_precision_choices())),
+                 baton::KeySpec{
+                     "reduce", ParamType::kString, "fp32",
+                     "The dtype of the replicas' gradient all-reduce (world.data_parallel > 1): "
+                     "fp32, or bf16 (half the bytes; each bucket rounded to bf16 before the sum "
+                     "and summed in bf16). Tied weights' sums, the gradient norm and the token "
+                     "counts stay float32 / int64."}
+                     .one_of(baton::choice_words(reduce_precision_choices())),
              },
              false},
             {"checkpoint",

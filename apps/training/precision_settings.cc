@@ -2,12 +2,33 @@
 
 namespace baton_app {
 
-PrecisionSettings read_precision_settings(const baton::Config& config) {
-  PrecisionSettings settings;
-  settings.compute = baton::read_choice<ComputePrecision>(config.section("precision"), "compute",
-                                                          {{"fp32", ComputePrecision::kFp32},
+const baton::Choices<ComputePrecision>& compute_precision_choices() {
+  static const baton::Choices<ComputePrecision> choices = {{"fp32", ComputePrecision::kFp32},
                                                            {"bf16", ComputePrecision::kBf16},
-                                                           {"fp16", ComputePrecision::kFp16}});
+                                                           {"fp16", ComputePrecision::kFp16}};
+  return choices;
+}
+
+const baton::Choices<WirePrecision>& wire_precision_choices() {
+  static const baton::Choices<WirePrecision> choices = {{"auto", WirePrecision::kAuto},
+                                                        {"fp32", WirePrecision::kFp32},
+                                                        {"bf16", WirePrecision::kBf16},
+                                                        {"fp16", WirePrecision::kFp16}};
+  return choices;
+}
+
+const baton::Choices<ReducePrecision>& reduce_precision_choices() {
+  static const baton::Choices<ReducePrecision> choices = {{"fp32", ReducePrecision::kFp32},
+                                                          {"bf16", ReducePrecision::kBf16}};
+  return choices;
+}
+
+PrecisionSettings read_precision_settings(const baton::Config& config) {
+  const baton::ParamValues& precision = config.section("precision");
+  PrecisionSettings settings;
+  settings.compute = baton::read_choice(precision, "compute", compute_precision_choices());
+  settings.wire = baton::read_choice(precision, "wire", wire_precision_choices());
+  settings.reduce = baton::read_choice(precision, "reduce", reduce_precision_choices());
   return settings;
 }
 

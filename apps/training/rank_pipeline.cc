@@ -13,6 +13,7 @@
 #include "losses.h"
 #include "model_catalog.h"
 #include "optimizer_factory.h"
+#include "precision_dtypes.h"
 #include "rank_device.h"
 #include "recompute_setting.h"
 
@@ -83,6 +84,7 @@ void set_rank_executor_options(baton::ExecutorOptions& options, const RankPipeli
   options.timeout = timeout;
   options.device = pipeline.device;
   options.autocast = pipeline.autocast;
+  options.wire = pipeline.wire;
   options.replica = world.replica;
   options.replicas = world.replicas;
   options.stage_names = pipeline.local.stage_names;
@@ -122,17 +124,10 @@ std::unique_ptr<RankPipeline> build_rank_pipeline(RankPlan plan, const WorldInfo
   // From here a failure is recorded before the transport's connections close.
   const FailureRecord::OnUnwind record_before_disconnecting(options.failures);
   baton::ExecutorOptions executor_options = std::move(options.executor);
-  switch (settings.precision.compute.value) {
-    case ComputePrecision::kFp32:
-      break;
-    case ComputePrecision::kBf16:
-      pipeline->autocast = c10::kBFloat16;
-      break;
-    case ComputePrecision::kFp16:
-      pipeline->autocast = c10::kHalf;
-      break;
-  }
+  pipeline->autocast = autocast_dtype(settings.precision.compute.value);
+  pipeline->wire = wire_dtype(settings.precision.wire.value);
   set_rank_executor_options(executor_options, *pipeline, world, settings.timeout);
+  executor_options.gradients.reduce_dtype = reduce_dtype(settings.precision.reduce.value);
   executor_options.gradients.bucket_bytes = settings.world.bucket_bytes;
   pipeline->optimizer_settings = settings.optimizer;
   executor_options.gradients.measure_norm = pipeline->optimizer_settings.clip_grad_norm > 0;

@@ -85,6 +85,7 @@ struct RankPipeline {
   LocalStages local;
   c10::Device device{c10::kCPU};  // world.device: where the rank's stages live (rank_device.h)
   std::optional<c10::ScalarType> autocast;  // precision.compute; empty: float32
+  std::optional<c10::ScalarType> wire;      // precision.wire; empty: as the stages produce
   std::shared_ptr<baton::Transport> transport;
   baton::TransportInterfaces transport_interfaces;    // what its plugin lists beyond version 1
   std::unique_ptr<baton::PipelineExecutor> executor;  // set up by the caller (executor->setup)

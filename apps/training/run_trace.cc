@@ -132,6 +132,9 @@ void RunTrace::span(const baton::StepSpan& span) {
     event.args.emplace_back("timestep", span.timestep);
     baton::add_kept_args(span.kept, &event);
   }
+  // What a post moved, as it crossed (precision.wire's dtype).
+  if (span.bytes_sent > 0) event.args.emplace_back("bytes_sent", span.bytes_sent);
+  if (span.bytes_received > 0) event.args.emplace_back("bytes_received", span.bytes_received);
   events_.push_back(std::move(event));
 }
 

@@ -76,6 +76,27 @@ TEST(CliBenchPipeline, JsonHasEveryFigureAndTheyAgree) {
   EXPECT_GT(number(json["breakdown"][1], "compute_ms"), 0);
 }
 
+// --baseline: the same step with other settings, measured first in the same run; each
+// headline figure is given for both with their ratio. Here the wire: bf16 halves the bytes a
+// stage-boundary message carries, exactly.
+TEST(CliBenchPipeline, ABaselineIsMeasuredFirstAndComparedFigureByFigure) {
+  const auto result = run_command_stdout(
+      "cd '" + kSource + "' && timeout -k 5 300 " + kBaton +
+      " bench pipeline configs/bench-mlp-1f1b.yaml --format json --set precision.wire=bf16"
+      " --baseline precision.wire=fp32" +
+      kSmall);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const nlohmann::json json = nlohmann::json::parse(result.output, nullptr, false);
+  ASSERT_TRUE(json.is_object()) << result.output;
+  EXPECT_EQ(json["baseline_settings"], nlohmann::json::array({"precision.wire=fp32"}));
+  EXPECT_EQ(number(json["measured"], "transfer_bytes"), 8 * 64 * 2);
+  EXPECT_EQ(number(json["baseline"], "transfer_bytes"), 8 * 64 * 4);
+  EXPECT_NEAR(number(json["ratio"], "transfer_bytes"), 0.5, 1e-9);
+  EXPECT_NEAR(number(json["ratio"], "real_ms"),
+              number(json["measured"], "real_ms") / number(json["baseline"], "real_ms"), 2e-3);
+  EXPECT_GT(number(json["measured"], "activations_peak_bytes"), 0);
+}
+
 TEST(CliBenchPipeline, InterleavedTableShowsEveryStage) {
   const auto result =
       run_command("cd '" + kSource + "' && timeout -k 5 200 " + kBaton +

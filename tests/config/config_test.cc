@@ -90,8 +90,9 @@ TEST(Config, UnknownSectionIsAnError) {
 TEST(Config, OverrideOfAnUnknownSectionListsTheSections) {
   std::string message = config_error_of([] { load("", {"train.steps=5"}); });
   EXPECT_THAT(message, HasSubstr("--set train.steps=5: unknown section 'train'"));
-  EXPECT_THAT(message, HasSubstr("sections: run, world, schedule, transport, validation, plugins, "
-                                 "model, data, optimizer, lr_schedule, eval, checkpoint, trace"));
+  EXPECT_THAT(message,
+              HasSubstr("sections: run, world, schedule, transport, validation, plugins, "
+                        "model, data, optimizer, lr_schedule, eval, precision, checkpoint, trace"));
   message = config_error_of([] { load("", {"steps=5"}); });
   EXPECT_THAT(message, HasSubstr("'steps' is not section.key (for example run.steps)"));
 }
@@ -320,8 +321,8 @@ TEST(ConfigSections, TheCoreKeepsItsOwnAndAProgramAddsTheRest) {
   std::vector<std::string> names;
   for (const auto& section : baton::config_sections()) names.emplace_back(section.name);
   const std::vector<std::string> expected = {
-      "run",  "world",     "schedule",    "transport", "validation", "plugins", "model",
-      "data", "optimizer", "lr_schedule", "eval",      "checkpoint", "trace"};
+      "run",  "world",     "schedule",    "transport", "validation", "plugins",    "model",
+      "data", "optimizer", "lr_schedule", "eval",      "precision",  "checkpoint", "trace"};
   EXPECT_EQ(names, expected);
   // A section declared twice would make keys ambiguous.
   EXPECT_THAT(baton_test::error_of<baton::Error>([&] {

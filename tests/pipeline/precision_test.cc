@@ -8,10 +8,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "launch_run.h"
+#include "read_text.h"
 #include "torch_reference.h"
 
 namespace {
@@ -23,7 +28,12 @@ const std::string kBaton = BATON_BINARY;
 struct PrecisionCase {
   std::string name;
   std::vector<std::string> settings;
+  int ranks = 2;
 };
+
+void PrintTo(const PrecisionCase& precision_case, std::ostream* out) {
+  *out << precision_case.name << " on " << precision_case.ranks << " ranks";
+}
 
 std::vector<std::string> mlp_on(const std::string& schedule, int stages_per_rank) {
   return {"model.name=mlp",
@@ -46,7 +56,8 @@ std::vector<std::string> mlp_on(const std::string& schedule, int stages_per_rank
 }
 
 // The language-model recipe: a GPT with its head tied to the token embedding, AdamW in
-// nanoGPT's two groups, clipping, on the shipped text; and with every stage recomputing.
+// nanoGPT's two groups, clipping, on the shipped text, the space character's targets ignored
+// (model.ignore_index: the loss is the mean over the counted ones); recomputing as asked.
 std::vector<std::string> gpt_recipe(const std::string& recompute) {
   return {"model.name=gpt",
           "model.params.vocab_size=256",
@@ -56,6 +67,7 @@ std::vector<std::string> gpt_recipe(const std::string& recompute) {
           "model.params.layers=2",
           "model.params.tie_embeddings=true",
           "model.recompute=" + recompute,
+          "model.ignore_index=32",
           "data.batch_size=8",
           "schedule.name=1f1b",
           "schedule.microbatches=4",
@@ -75,9 +87,10 @@ class Bf16 : public testing::TestWithParam<PrecisionCase> {};
 TEST_P(Bf16, TrainsAsPyTorchsAutocastLoop) {
   const std::vector<std::string> settings =
       baton_test::plus(GetParam().settings, {"precision.compute=bf16"});
-  const auto run = baton_test::launch(kBaton, 2, settings, "bf16-" + GetParam().name);
+  const int ranks = GetParam().ranks;
+  const auto run = baton_test::launch(kBaton, ranks, settings, "bf16-" + GetParam().name);
   ASSERT_EQ(run.command.exit_code, 0) << run.command.output;
-  const auto reference = baton_test::compare_with_torch(run, 2, settings);
+  const auto reference = baton_test::compare_with_torch(run, ranks, settings);
   EXPECT_EQ(reference.exit_code, 0) << reference.output;
 }
 
@@ -88,7 +101,10 @@ INSTANTIATE_TEST_SUITE_P(
                     PrecisionCase{"zbv", mlp_on("zbv", 2)},
                     PrecisionCase{"dualpipev", mlp_on("dualpipev", 2)},
                     PrecisionCase{"gpt_recipe", gpt_recipe("off")},
-                    PrecisionCase{"gpt_recipe_recompute", gpt_recipe("on")}),
+                    PrecisionCase{"gpt_recipe_recompute", gpt_recipe("on")},
+                    PrecisionCase{"gpt_recipe_pp2_dp2",
+                                  baton_test::plus(gpt_recipe("[1]"), {"world.data_parallel=2"}),
+                                  4}),
     [](const testing::TestParamInfo<PrecisionCase>& info) { return info.param.name; });
 
 // The proof that the comparison can fail: float32 training is not within the bf16
@@ -101,6 +117,126 @@ TEST(Bf16Reference, RefusesAFloat32Run) {
       run, 2, baton_test::plus(settings, {"precision.compute=bf16"}));
   EXPECT_EQ(reference.exit_code, 1) << reference.output;
   EXPECT_THAT(reference.output, HasSubstr("differ from the reference"));
+}
+
+TEST(Bf16Reference, RefusesAFloat32RunOfTheGptRecipe) {
+  const std::vector<std::string> settings = gpt_recipe("off");
+  const auto run = baton_test::launch(kBaton, 2, settings, "bf16-reference-fp32-gpt");
+  ASSERT_EQ(run.command.exit_code, 0) << run.command.output;
+  const auto reference = baton_test::compare_with_torch(
+      run, 2, baton_test::plus(settings, {"precision.compute=bf16"}));
+  EXPECT_EQ(reference.exit_code, 1) << reference.output;
+  EXPECT_THAT(reference.output, HasSubstr("differ from the reference"));
+}
+
+// precision.wire: bf16 — every floating activation and gradient that crosses between ranks is
+// rounded to bfloat16 once, and nothing else changes. The reference rounds at the same
+// crossings (the units whose next unit another rank holds) and nowhere else, so the float32
+// tolerances hold again: a float32 model whose activations cross in bf16, the GPT recipe under
+// bf16 autocast on 1F1B, on ZB-V (whose last rank hands stage 1's outputs to stage 2 locally:
+// no crossing there) and as PP2 x DP2.
+class Wire : public testing::TestWithParam<PrecisionCase> {};
+
+TEST_P(Wire, Bf16RoundsAtEveryCrossingAndNowhereElse) {
+  const std::vector<std::string> settings =
+      baton_test::plus(GetParam().settings, {"precision.wire=bf16"});
+  const int ranks = GetParam().ranks;
+  const auto run = baton_test::launch(kBaton, ranks, settings, "wire-" + GetParam().name);
+  ASSERT_EQ(run.command.exit_code, 0) << run.command.output;
+  const auto reference = baton_test::compare_with_torch(run, ranks, settings);
+  EXPECT_EQ(reference.exit_code, 0) << reference.output;
+  EXPECT_THAT(reference.output, HasSubstr("precision.wire bf16 after "));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Layouts, Wire,
+    testing::Values(PrecisionCase{"mlp_fp32_1f1b", mlp_on("1f1b", 1)},
+                    PrecisionCase{"gpt_bf16_1f1b",
+                                  baton_test::plus(gpt_recipe("off"), {"precision.compute=bf16"})},
+                    PrecisionCase{
+                        "gpt_bf16_zbv",
+                        baton_test::plus(gpt_recipe("off"),
+                                         {"precision.compute=bf16", "schedule.name=zbv",
+                                          "schedule.stages_per_rank=2", "model.params.layers=3"})},
+                    PrecisionCase{"gpt_bf16_pp2_dp2",
+                                  baton_test::plus(gpt_recipe("off"), {"precision.compute=bf16",
+                                                                       "world.data_parallel=2"}),
+                                  4}),
+    [](const testing::TestParamInfo<PrecisionCase>& info) { return info.param.name; });
+
+// The comparison tells a run that did not round apart from one that did.
+TEST(WireReference, RefusesARunThatSentFloat32) {
+  const std::vector<std::string> settings = mlp_on("1f1b", 1);
+  const auto run = baton_test::launch(kBaton, 2, settings, "wire-reference-fp32-run");
+  ASSERT_EQ(run.command.exit_code, 0) << run.command.output;
+  const auto reference =
+      baton_test::compare_with_torch(run, 2, baton_test::plus(settings, {"precision.wire=bf16"}));
+  EXPECT_EQ(reference.exit_code, 1) << reference.output;
+  EXPECT_THAT(reference.output, HasSubstr("differ from the reference"));
+}
+
+// The bytes every post moved, summed over a traced step, per rank (trace.json's comms events).
+std::map<int, std::int64_t> traced_bytes(const std::string& trace_path) {
+  const nlohmann::json trace =
+      nlohmann::json::parse(baton_test::read_text(trace_path), nullptr, false);
+  std::map<int, std::int64_t> bytes;
+  if (!trace.is_object() || !trace["traceEvents"].is_array()) return bytes;
+  for (const auto& event : trace["traceEvents"]) {
+    if (event.value("ph", "") != "X" || !event["args"].is_object()) continue;
+    const auto& args = event["args"];
+    bytes[event["pid"].get<int>()] +=
+        args.value("bytes_sent", std::int64_t{0}) + args.value("bytes_received", std::int64_t{0});
+  }
+  return bytes;
+}
+
+TEST(Wire, Bf16HalvesTheBytesOfEveryTransfer) {
+  std::map<std::string, std::map<int, std::int64_t>> bytes;
+  for (const std::string wire : {"auto", "bf16"}) {
+    const auto run = baton_test::launch(
+        kBaton, 2,
+        baton_test::plus(mlp_on("1f1b", 1),
+                         {"precision.wire=" + wire, "trace.enabled=true", "trace.steps=1",
+                          "run.name=bytes", "checkpoint.enabled=false"}),
+        "wire-bytes-" + wire);
+    ASSERT_EQ(run.command.exit_code, 0) << run.command.output;
+    bytes[wire] = traced_bytes(run.dump_dir + "/runs/bytes/trace.json");
+  }
+  ASSERT_EQ(bytes["auto"].size(), 2u);
+  for (const auto& [rank, float32_bytes] : bytes["auto"]) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    // 8 microbatches of 2 rows of 16 floats, each way: activations out, gradients back.
+    EXPECT_EQ(float32_bytes, 2 * 8 * 2 * 16 * 4);
+    EXPECT_EQ(bytes["bf16"][rank] * 2, float32_bytes);
+  }
+}
+
+// precision.reduce: bf16 — the replicas' gradients summed in bfloat16. The reference computes
+// each replica's own gradient and allows, per element, the most the casts and the bf16 sum
+// can move the average (bf16_reduce_uncertainty in torch_reference.py); a run that reduced in
+// float32 is within that too, so the bf16 run must also differ from it, and say it summed in
+// bf16.
+TEST(Reduce, Bf16AveragesTheReplicasWithinTheRoundingOfABf16Sum) {
+  const std::vector<std::string> settings = baton_test::plus(
+      mlp_on("1f1b", 1), {"world.data_parallel=2", "optimizer.momentum=0", "run.steps=1"});
+  const auto bf16 = baton_test::launch(
+      kBaton, 4, baton_test::plus(settings, {"precision.reduce=bf16"}), "reduce-bf16");
+  ASSERT_EQ(bf16.command.exit_code, 0) << bf16.command.output;
+  EXPECT_THAT(bf16.command.output, HasSubstr("summed in BFloat16"));
+  const auto reference = baton_test::compare_with_torch(
+      bf16, 4, baton_test::plus(settings, {"precision.reduce=bf16"}));
+  EXPECT_EQ(reference.exit_code, 0) << reference.output;
+
+  const auto fp32 = baton_test::launch(kBaton, 4, settings, "reduce-fp32");
+  ASSERT_EQ(fp32.command.exit_code, 0) << fp32.command.output;
+  int differing = 0;
+  for (const auto& [key, value] : bf16.dumps.at(0)) {
+    if (key.rfind("grad.", 0) == 0 && !value.equal(fp32.dumps.at(0).at(key))) ++differing;
+  }
+  EXPECT_GT(differing, 0) << "the bf16 reduction gave float32's gradients bit for bit";
+  // Against the float32 reference, the bf16 sums are far outside the float32 tolerance.
+  const auto strict = baton_test::compare_with_torch(bf16, 4, settings);
+  EXPECT_EQ(strict.exit_code, 1) << strict.output;
 }
 
 TEST(Precision, Fp16OnACpuIsRefusedWithTheFix) {

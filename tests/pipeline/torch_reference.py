@@ -81,6 +81,8 @@ DEFAULTS = {
     "schedule.microbatches": 4,
     "model.recompute": "off",
     "precision.compute": "fp32",
+    "precision.wire": "auto",
+    "precision.reduce": "fp32",
 }
 
 # Each built-in model's documented model.params defaults (docs/configuration.md, "model").
@@ -391,6 +393,69 @@ def autocast(s):
     raise Unsupported("precision.compute: %s on a CPU" % compute)
 
 
+WIRE_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+class WireRoundTrip(torch.autograd.Function):
+    """precision.wire at a crossing between ranks: the activation cast to the wire's dtype and
+    back on arrival, and its gradient the same way on its way back."""
+
+    @staticmethod
+    def forward(ctx, x, wire):
+        ctx.wire = wire
+        return x.to(wire).to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.to(ctx.wire).to(grad.dtype), None
+
+
+def model_units(model):
+    """The model's units in order, as baton cuts it: a ModuleList's items one by one."""
+    for name, child in model.named_children():
+        if isinstance(child, nn.ModuleList):
+            for index, item in enumerate(child):
+                yield "%s.%d" % (name, index), item
+        else:
+            yield name, child
+
+
+def cast_at_crossings(s, model, dumps):
+    """With precision.wire set, every unit whose output goes to another rank (the next unit's
+    parameters are held by another rank of the first pipeline) sends it through the wire's
+    round trip, floating tensors only. Returns the crossings, for the report."""
+    if s["precision.wire"] == "auto" or len(dumps) < 2:
+        return []
+    if not isinstance(model, (Mlp, Gpt)):
+        raise Unsupported("precision.wire with a model other than the built-in mlp and gpt")
+    wire = WIRE_DTYPES[s["precision.wire"]]
+    units = list(model_units(model))
+    owner = {}
+    for rank, dump in enumerate(dumps):
+        for key in dump:
+            if not key.startswith("initial."):
+                continue
+            name = key[len("initial."):]
+            unit = max((u for u, _ in units if name.startswith(u + ".")), key=len, default=None)
+            if unit is not None:
+                owner.setdefault(unit, rank)
+
+    def round_trip(module, inputs, output):
+        def cast(t):
+            return WireRoundTrip.apply(t, wire) if t.is_floating_point() else t
+        return tuple(cast(t) for t in output) if isinstance(output, tuple) else cast(output)
+
+    crossings, previous = [], None
+    for index, (name, module) in enumerate(units[:-1]):
+        here = owner.get(name, previous)
+        there = owner.get(units[index + 1][0], here)
+        if here is not None and there is not None and here != there:
+            module.register_forward_hook(round_trip)
+            crossings.append(name)
+        previous = here
+    return crossings
+
+
 def counted(s, targets):
     """The targets a microbatch's loss averages over: the batch's mean is their weighted mean."""
     if s["model.loss"] == "cross_entropy":
@@ -398,7 +463,7 @@ def counted(s, targets):
     return targets.numel()
 
 
-def accumulated_under_autocast(model, s, step, inputs, targets):
+def accumulated_under_autocast(model, s, step, inputs, targets, only=None):
     """A low-precision step as a PyTorch gradient-accumulation loop writes it (nanoGPT):
     per microbatch, forward and loss inside its own torch.autocast, then its backward, each
     microbatch's loss weighted by its share of the batch's counted targets. Autocast's cast
@@ -410,7 +475,7 @@ def accumulated_under_autocast(model, s, step, inputs, targets):
     target_chunks = torch.chunk(targets, parts)
     total = sum(counted(s, t) for t in target_chunks)
     loss = 0.0
-    for index in range(parts):
+    for index in range(parts) if only is None else only:
         if isinstance(model, StageFiles):
             model.seeding = (step_seed(s, step), index)
         with autocast(s):
@@ -423,6 +488,33 @@ def accumulated_under_autocast(model, s, step, inputs, targets):
     if isinstance(model, StageFiles):
         model.seeding = None
     return loss
+
+
+def bf16_reduce_uncertainty(model, s, step, inputs, targets):
+    """precision.reduce: bf16 — each replica's gradient g_r cast to bfloat16 (round to nearest:
+    off by at most 2^-8 |g_r|), the D casts summed in bfloat16 (each of the D - 1 additions off
+    by at most 2^-8 of its partial sum, itself at most (1 + 2^-8)^k sum |g_r|), the sum taken
+    back to float32 and divided by D. So the average is off by at most
+    2^-8 sum_r |g_r| (1 + (D - 1)(1 + 2^-8)^D) / D per element, whatever order the transport
+    sums in. g_r is replica r's share of the step's loss (its microbatches, weighted as in the
+    batch) times D: their mean is the batch's gradient. Leaves .grad as it found it."""
+    replicas, per_replica = s["world.data_parallel"], s["schedule.microbatches"]
+    kept = {id(p): (p.grad.clone() if p.grad is not None else None) for p in model.parameters()}
+    magnitude = {}
+    for replica in range(replicas):
+        for param in model.parameters():
+            param.grad = None
+        accumulated_under_autocast(model, s, step, inputs, targets,
+                                   range(replica * per_replica, (replica + 1) * per_replica))
+        for name, param in model.named_parameters():
+            if param.grad is not None:
+                g = (param.grad.double() * replicas).abs()
+                magnitude[name] = magnitude[name] + g if name in magnitude else g
+    for param in model.parameters():
+        param.grad = kept[id(param)]
+    u = 2.0 ** -8
+    factor = (1 + (replicas - 1) * (1 + u) ** replicas) / replicas
+    return {name: u * factor * total for name, total in magnitude.items()}
 
 
 def microbatched(model, s, step, inputs):
@@ -777,12 +869,18 @@ class Tolerance:
         # uncertainty, or Adam's largest nu so far.
         self.carried = {n: torch.zeros_like(p, dtype=torch.double) for n, p in params.items()}
         self.steps = 0
+        # precision.reduce: bf16 — per parameter, what the bfloat16 all-reduce may have moved
+        # each element of this step's gradient by (bf16_reduce_uncertainty), and step 1's.
+        self.reduced = {}
+        self.first_reduced = {}
 
-    def gradient(self, g):
-        """The uncertainty of every element of gradient g."""
+    def gradient(self, g, name=None, first=False):
+        """The uncertainty of every element of gradient g (of parameter `name`)."""
         g = g.double().abs()
         scale = g.max().item() if g.numel() else 0.0
-        return self.rtol * g + max(self.atol, self.rtol * scale)
+        nu = self.rtol * g + max(self.atol, self.rtol * scale)
+        extra = (self.first_reduced if first else self.reduced).get(name)
+        return nu if extra is None else nu + extra
 
     def after_step(self, params, grads, optimizer, clipped):
         """Adds what this step's update may have moved each parameter (grads: this step's, as
@@ -797,7 +895,7 @@ class Tolerance:
                 continue  # no gradient, no update, in PyTorch as in baton
             group = group_of[id(param)]
             lr, decay = group["lr"], group["weight_decay"]
-            nu = self.gradient(grads[name])
+            nu = self.gradient(grads[name], name)
             if clipped:
                 nu = nu + self.rtol * grads[name].double().abs()
             if self.name != "adamw":  # L2 decay: the parameter's own drift enters the gradient
@@ -842,7 +940,7 @@ def check_pipeline(report, label, dumps, expected_names, losses, first_grads, pa
             report.fail("%sgrad.%s: no rank dumped it" % (label, name))
         else:
             compare(report, "%sgradient of %s after step 1" % (label, name), grads[name],
-                    first_grads[name], tolerance.gradient(first_grads[name]))
+                    first_grads[name], tolerance.gradient(first_grads[name], name, first=True))
     for name in expected_names:
         if name not in finals:
             report.fail("%sparam.%s: no rank dumped it" % (label, name))
@@ -994,6 +1092,9 @@ def main():
                 for name, param in model.named_parameters():
                     param.copy_(initial[name])
         model.train()
+        crossings = cast_at_crossings(s, model, dumps[:width])
+        if crossings:
+            print("precision.wire %s after %s" % (s["precision.wire"], ", ".join(crossings)))
         params = named
         optimizer = optimizer_for(s, list(model.parameters()))
         tolerance = Tolerance(s, params, args.rtol, args.atol)
@@ -1027,6 +1128,13 @@ def main():
                 loss = loss_of(s, output[0] if isinstance(output, tuple) else output, targets)
                 loss.backward()
             losses.append(loss.item())
+            if s["precision.reduce"] == "bf16" and replicas > 1:
+                if clip > 0:
+                    raise Unsupported("precision.reduce: bf16 with clipping (the norm of a "
+                                      "bf16 sum)")
+                tolerance.reduced = bf16_reduce_uncertainty(model, s, step, inputs, targets)
+                if step == 1:
+                    tolerance.first_reduced = tolerance.reduced
             if step == 1:
                 first_grads = {n: p.grad.clone() for n, p in params.items() if p.grad is not None}
             if clip > 0:

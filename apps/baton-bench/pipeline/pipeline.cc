@@ -53,9 +53,9 @@ double validator_check_us(const baton::Config& config, std::int64_t elements) {
   return checks > 0 ? seconds * 1e6 / checks : 0;
 }
 
-int run_pipeline_bench(PipelineBenchSettings settings, const std::string& format) {
-  const auto deadline = BenchClock::now() + std::chrono::seconds(settings.timeout_s);
-
+// One measurement of the configured step: its ranks for real, the plan's prediction and the
+// unpipelined reference alone and as one copy per rank.
+PipelineFigures measure_pipeline(PipelineBenchSettings settings, BenchClock::time_point deadline) {
   // Everything that can be checked here is, before any process starts: the configuration,
   // the plugins, the plan.
   baton::Config config = load_bench_config(settings);
@@ -89,7 +89,28 @@ int run_pipeline_bench(PipelineBenchSettings settings, const std::string& format
   for (const auto& rank : figures.ranks_breakdown) busiest = std::max(busiest, rank.actions);
   figures.validator_share =
       figures.real_ms > 0 ? figures.validator_check_us * 2 * busiest / 1000 / figures.real_ms : 0;
-  std::cout << (format == "json" ? format_pipeline_json(figures) : format_pipeline_table(figures));
+  return figures;
+}
+
+int run_pipeline_bench(const PipelineBenchSettings& settings,
+                       const std::vector<std::string>& baseline, const std::string& format) {
+  const auto deadline = BenchClock::now() + std::chrono::seconds(settings.timeout_s);
+  if (baseline.empty()) {
+    const PipelineFigures figures = measure_pipeline(settings, deadline);
+    std::cout << (format == "json" ? format_pipeline_json(figures)
+                                   : format_pipeline_table(figures));
+    return 0;
+  }
+  // The baseline first, then the configured step, in the same run and on the same machine.
+  PipelineBenchSettings against = settings;
+  against.sets.insert(against.sets.end(), baseline.begin(), baseline.end());
+  std::cerr << "bench pipeline: the baseline first, with";
+  for (const std::string& change : baseline) std::cerr << " " << change;
+  std::cerr << std::endl;
+  const PipelineFigures base = measure_pipeline(against, deadline);
+  const PipelineFigures measured = measure_pipeline(settings, deadline);
+  std::cout << (format == "json" ? format_comparison_json(measured, base, baseline)
+                                 : format_comparison_table(measured, base, baseline));
   return 0;
 }
 
@@ -98,6 +119,7 @@ int run_pipeline_bench(PipelineBenchSettings settings, const std::string& format
 void add_pipeline_bench(CommandLine& command_line) {
   struct Options {
     PipelineBenchSettings settings;
+    std::vector<std::string> baseline;
     std::string format = "table";
   };
   auto options = std::make_shared<Options>();
@@ -108,8 +130,14 @@ void add_pipeline_bench(CommandLine& command_line) {
       command_line.root(), "pipeline",
       "the configured training step for real, against the plan's prediction from measured "
       "costs and the unpipelined model alone and as one copy per rank",
-      [options] { return run_pipeline_bench(options->settings, options->format); });
+      [options] {
+        return run_pipeline_bench(options->settings, options->baseline, options->format);
+      });
   add_bench_settings_options(pipeline, options->settings);
+  add_repeatable_option(pipeline, "--baseline", options->baseline,
+                        "KEY=VALUE: measure the step with this setting too, first, in the same "
+                        "run, and print each figure beside it with their ratio (--baseline "
+                        "precision.compute=fp32 for a bf16 configuration)");
   add_format_option(pipeline, options->format, {"table", "json"}, "table or json");
 }
 

@@ -226,6 +226,14 @@ void analyse_pipeline(const std::vector<PipelineRecord>& records, int warmup,
       figures->transfer_ms = record.probe_one_way_s * 1000;
       figures->transfer_bytes = record.probe_bytes;
     }
+    std::vector<double> added;
+    for (const RecordedStep& step : record.steps) {
+      if (step.step > warmup) {
+        added.push_back(static_cast<double>(step.peak_heap_bytes - step.start_heap_bytes));
+      }
+    }
+    figures->activations_peak_bytes =
+        std::max(figures->activations_peak_bytes, static_cast<std::int64_t>(median_of(added)));
   }
   figures->send_post_ms = median_of(send_posts);
   figures->recv_post_ms = median_of(receive_posts);
@@ -253,6 +261,8 @@ std::string format_pipeline_table(const PipelineFigures& f) {
   for (const auto& cost : f.action_costs) {
     out << "  " << cost.stage << cost.type << " " << fixed(cost.ms);
   }
+  out << "\n  activations: " << fixed(static_cast<double>(f.activations_peak_bytes) / (1 << 20), 2)
+      << " MiB at a step's peak (heap added since the step began, median, busiest rank)";
   out << "\n  transfer: " << f.transfer_bytes << " bytes one way " << fixed(f.transfer_ms, 3)
       << " ms; posting a send " << fixed(f.send_post_ms, 3) << " ms, a receive "
       << fixed(f.recv_post_ms, 3) << " ms\n"
@@ -322,6 +332,7 @@ std::string format_pipeline_json(const PipelineFigures& f) {
       {"bound_ms", rounded(f.bound_ms, 3)},
       {"transfer_ms", rounded(f.transfer_ms, 4)},
       {"transfer_bytes", f.transfer_bytes},
+      {"activations_peak_bytes", f.activations_peak_bytes},
       {"send_post_ms", rounded(f.send_post_ms, 4)},
       {"recv_post_ms", rounded(f.recv_post_ms, 4)},
       {"validator_check_us", rounded(f.validator_check_us, 3)},
@@ -329,6 +340,61 @@ std::string format_pipeline_json(const PipelineFigures& f) {
       {"action_costs", std::move(costs)},
       {"breakdown", std::move(breakdown)}};
   return figures.dump() + "\n";
+}
+
+namespace {
+
+// The headline figures a comparison puts side by side: name, value.
+std::vector<std::pair<std::string, double>> headline(const PipelineFigures& f) {
+  return {{"real_ms", f.real_ms},
+          {"predicted_ms", f.predicted_ms},
+          {"unpipelined_ms", f.unpipelined_ms},
+          {"unpipelined_concurrent_ms", f.unpipelined_concurrent_ms},
+          {"speedup", f.speedup},
+          {"activations_peak_mib", static_cast<double>(f.activations_peak_bytes) / (1 << 20)},
+          {"transfer_bytes", static_cast<double>(f.transfer_bytes)}};
+}
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string text;
+  for (const std::string& word : words) text += (text.empty() ? "" : " ") + word;
+  return text;
+}
+
+}  // namespace
+
+std::string format_comparison_table(const PipelineFigures& measured,
+                                    const PipelineFigures& baseline,
+                                    const std::vector<std::string>& changes) {
+  std::ostringstream out;
+  out << "against the baseline (" << joined(changes) << "), measured first in the same run:\n\n"
+      << "                              measured    baseline       ratio\n";
+  const auto ours = headline(measured), theirs = headline(baseline);
+  for (std::size_t i = 0; i < ours.size(); ++i) {
+    char line[160];
+    std::snprintf(line, sizeof(line), "  %-26s %11.2f %11.2f %11.3f\n", ours[i].first.c_str(),
+                  ours[i].second, theirs[i].second,
+                  theirs[i].second != 0 ? ours[i].second / theirs[i].second : 0.0);
+    out << line;
+  }
+  out << "\n" << format_pipeline_table(measured);
+  return out.str();
+}
+
+std::string format_comparison_json(const PipelineFigures& measured, const PipelineFigures& baseline,
+                                   const std::vector<std::string>& changes) {
+  nlohmann::ordered_json ratios = nlohmann::ordered_json::object();
+  const auto ours = headline(measured), theirs = headline(baseline);
+  for (std::size_t i = 0; i < ours.size(); ++i) {
+    ratios[ours[i].first] =
+        rounded(theirs[i].second != 0 ? ours[i].second / theirs[i].second : 0.0, 4);
+  }
+  const nlohmann::ordered_json comparison = {
+      {"baseline_settings", changes},
+      {"ratio", ratios},
+      {"measured", nlohmann::ordered_json::parse(format_pipeline_json(measured))},
+      {"baseline", nlohmann::ordered_json::parse(format_pipeline_json(baseline))}};
+  return comparison.dump(2) + "\n";
 }
 
 }  // namespace baton_app

@@ -44,6 +44,9 @@ struct PipelineFigures {
   double efficiency = 0, speedup = 0;
   double transfer_ms = 0;  // one stage-boundary message, one way
   std::int64_t transfer_bytes = 0;
+  // What a step adds to the heap at its peak (its activations and the backward's
+  // temporaries), median over the steps, on the rank where it is largest.
+  std::int64_t activations_peak_bytes = 0;
   double send_post_ms = 0;
   double recv_post_ms = 0;  // one receive's share of a step's 'post receives'
   std::vector<ActionCost> action_costs;
@@ -67,5 +70,13 @@ void analyse_pipeline(const std::vector<PipelineRecord>& records, int warmup,
 
 std::string format_pipeline_table(const PipelineFigures& figures);
 std::string format_pipeline_json(const PipelineFigures& figures);
+
+// `measured` beside `baseline` (the same step with the `changes` settings): each headline
+// figure, the two and their ratio; then `measured`'s own table.
+std::string format_comparison_table(const PipelineFigures& measured,
+                                    const PipelineFigures& baseline,
+                                    const std::vector<std::string>& changes);
+std::string format_comparison_json(const PipelineFigures& measured, const PipelineFigures& baseline,
+                                   const std::vector<std::string>& changes);
 
 }  // namespace baton_app

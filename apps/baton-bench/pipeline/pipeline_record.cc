@@ -62,6 +62,7 @@ class PipelineRecorder::SpanCollector : public baton::StepObserver {
   void step_started(int /*training_step*/) override {
     spans_.clear();
     peak_heap_bytes_ = 0;
+    start_heap_bytes_ = heap_bytes_in_use();
   }
   void span(const baton::StepSpan& span) override {
     if (span.kind == baton::SpanKind::kCompute) {
@@ -71,10 +72,12 @@ class PipelineRecorder::SpanCollector : public baton::StepObserver {
   }
   const std::vector<baton::StepSpan>& spans() const { return spans_; }
   std::int64_t peak_heap_bytes() const { return peak_heap_bytes_; }
+  std::int64_t start_heap_bytes() const { return start_heap_bytes_; }
 
  private:
   std::vector<baton::StepSpan> spans_;
   std::int64_t peak_heap_bytes_ = 0;
+  std::int64_t start_heap_bytes_ = 0;
 };
 
 // One stage-boundary message (stage 0's output, which stage 1 on rank 1 receives), timed as
@@ -92,7 +95,11 @@ static std::pair<std::int64_t, double> probe_stage_boundary(const TrainedRank& t
   for (const auto& meta : rank == 0 ? executor.output_metas(0) : executor.input_metas(1)) {
     std::int64_t elements = 1;
     for (const std::int64_t size : meta.shape) elements *= size;
-    bytes += elements * static_cast<std::int64_t>(c10::elementSize(meta.dtype));
+    // As it crosses: precision.wire's dtype for a floating tensor.
+    const at::ScalarType crossing = trained.pipeline.wire && c10::isFloatingType(meta.dtype)
+                                        ? *trained.pipeline.wire
+                                        : meta.dtype;
+    bytes += elements * static_cast<std::int64_t>(c10::elementSize(crossing));
   }
   const double seconds =
       baton::probe_one_way_seconds(*transport, 1 - rank, rank == 0, bytes, 50, trained.timeout);
@@ -115,6 +122,7 @@ class PipelineRecorder::LoopListener : public TrainingObserver {
                                      {"executor_seconds", result.step_seconds},
                                      {"peak_activations", result.peak_activations},
                                      {"peak_heap_bytes", recorder_.collector_->peak_heap_bytes()},
+                                     {"start_heap_bytes", recorder_.collector_->start_heap_bytes()},
                                      {"spans", std::move(spans)}};
     if (!recorder_.steps_text_.empty()) recorder_.steps_text_ += ',';
     recorder_.steps_text_ += recorded.dump();
@@ -168,6 +176,7 @@ PipelineRecord read_pipeline_record(const std::string& path) {
       step.executor_seconds = entry.at("executor_seconds").get<double>();
       step.peak_activations = entry.at("peak_activations").get<int>();
       step.peak_heap_bytes = entry.at("peak_heap_bytes").get<std::int64_t>();
+      step.start_heap_bytes = entry.at("start_heap_bytes").get<std::int64_t>();
       for (const auto& span : entry.at("spans")) step.spans.push_back(span_from_json(span));
       record.steps.push_back(std::move(step));
     }

@@ -20,8 +20,9 @@ struct RecordedStep {
   double started_s = 0.0;  // steady clock, comparable across processes of one machine
   double seconds = 0.0;    // the whole step: batch, zeroing, plan, optimizer, progress
   double executor_seconds = 0.0;
-  int peak_activations = 0;          // baton::StepResult::peak_activations
-  std::int64_t peak_heap_bytes = 0;  // the most heap in use after a compute action
+  int peak_activations = 0;           // baton::StepResult::peak_activations
+  std::int64_t peak_heap_bytes = 0;   // the most heap in use after a compute action
+  std::int64_t start_heap_bytes = 0;  // the heap in use as the step started
   std::vector<baton::StepSpan> spans;
 };
 

@@ -15,6 +15,7 @@
 #include "baton/config.h"
 #include "baton/error.h"
 #include "baton/files.h"
+#include "baton/runtime/autocast_scope.h"
 #include "baton/runtime/microbatch.h"
 #include "baton/unit_chain.h"
 #include "command_line.h"
@@ -24,6 +25,7 @@
 #include "stopwatch.h"
 #include "training/gradient_clipping.h"
 #include "training/optimizer_factory.h"
+#include "training/precision_dtypes.h"
 #include "training/rank_compute.h"
 #include "training/rank_pipeline.h"
 
@@ -70,6 +72,8 @@ int run_unpipelined_rank(const UnpipelinedOptions& options) {
     for (const auto& named : model.chain->unit_parameters(unit)) params.push_back(named.second);
   }
   const OptimizerSettings recipe = read_optimizer_settings(config);
+  const std::optional<c10::ScalarType> compute_dtype =
+      autocast_dtype(read_precision_settings(config).compute.value);
   auto optimizer = make_optimizer(recipe, params);
   model.chain->set_training(true);
 
@@ -91,8 +95,14 @@ int run_unpipelined_rank(const UnpipelinedOptions& options) {
     }
     double loss_sum = 0;
     for (int mb = 0; mb < microbatches; ++mb) {
-      const auto outputs = baton::run_whole_chain(*model.chain, inputs[mb]);
-      at::Tensor loss = model.loss(outputs, targets[mb][0]);
+      at::Tensor loss;
+      {
+        // precision.compute as a PyTorch loop writes it: each microbatch's forward and loss
+        // inside its own torch.autocast.
+        const baton::AutocastScope autocast(c10::kCPU, compute_dtype);
+        const auto outputs = baton::run_whole_chain(*model.chain, inputs[mb]);
+        loss = model.loss(outputs, targets[mb][0]);
+      }
       loss_sum += loss.item<double>();
       (loss / divisor).backward();
     }

@@ -1,4 +1,4 @@
-#include "autocast_scope.h"
+#include "baton/runtime/autocast_scope.h"
 
 #include <ATen/autocast_mode.h>
 

@@ -15,6 +15,7 @@
 #include "stage_compute.h"
 #include "step_comms.h"
 #include "step_data.h"
+#include "wire_dtype.h"
 
 namespace baton {
 
@@ -48,6 +49,7 @@ struct PipelineExecutor::Impl {
     compute.set_global_microbatch_offset(options.replica * plan.num_microbatches);
     compute.set_recompute_stages(options.recompute_stages);
     compute.set_autocast(options.device, options.autocast);
+    compute.set_wire(options.wire);
   }
 
   int rank;
@@ -215,7 +217,8 @@ void PipelineExecutor::setup(const StepData& first_step) {
     StageMetas metas = exchange_stage_metadata(context, *stage, first_inputs);
     impl.compute.set_metas(index, std::move(metas.inputs), std::move(metas.outputs));
   }
-  impl.comms.allocate_buffers(impl.compute.input_metas(), impl.compute.output_metas());
+  impl.comms.allocate_buffers(on_wire(impl.compute.input_metas(), impl.options.wire),
+                              on_wire(impl.compute.output_metas(), impl.options.wire));
   if (impl.sync) impl.sync->join(impl.plan, impl.compute.stages());
   const std::size_t stages = impl.compute.stages().size();
   const RecvBuffers& buffers = impl.comms.buffers();

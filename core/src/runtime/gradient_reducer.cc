@@ -38,14 +38,20 @@ struct GradientHooks {
 };
 
 GradientReducer::GradientReducer(int pipeline_rank, int replicas, std::int64_t bucket_bytes,
-                                 SyncGroups& groups, StepSpans& spans)
+                                 std::optional<c10::ScalarType> reduce_dtype, SyncGroups& groups,
+                                 StepSpans& spans)
     : pipeline_rank_(pipeline_rank),
       replicas_(replicas),
       bucket_bytes_(bucket_bytes),
+      reduce_dtype_(reduce_dtype),
       groups_(groups),
       spans_(spans) {}
 
 GradientReducer::~GradientReducer() = default;
+
+c10::ScalarType GradientReducer::travelling_dtype(c10::ScalarType gradient) const {
+  return reduce_dtype_ && c10::isFloatingType(gradient) ? *reduce_dtype_ : gradient;
+}
 
 void GradientReducer::join(int replicas_group, const Plan& plan,
                            const std::map<int, std::shared_ptr<Stage>>& stages,
@@ -89,10 +95,13 @@ void GradientReducer::join(int replicas_group, const Plan& plan,
       bytes += bucket.flat.numel() * static_cast<std::int64_t>(bucket.flat.element_size());
     }
   }
-  BATON_LOG_INFO("runtime", "gradients of pipeline rank "
-                                << pipeline_rank_ << " averaged over " << replicas_
-                                << " replicas in " << bucket_count << " buckets (" << bytes / 1024
-                                << " KiB)");
+  BATON_LOG_INFO("runtime",
+                 "gradients of pipeline rank "
+                     << pipeline_rank_ << " averaged over " << replicas_ << " replicas in "
+                     << bucket_count << " buckets (" << bytes / 1024 << " KiB"
+                     << (reduce_dtype_ ? std::string(", summed in ") + c10::toString(*reduce_dtype_)
+                                       : std::string())
+                     << ")");
 }
 
 // Buckets of each local stage's parameters, in reverse order (the backward finishes the last
@@ -111,8 +120,10 @@ void GradientReducer::allocate_buckets(const std::map<int, std::shared_ptr<Stage
         continue;
       }
       const at::Tensor& param = named[k].second;
+      // Bucket sizes count the bytes that travel.
       const std::int64_t param_bytes =
-          param.numel() * static_cast<std::int64_t>(param.element_size());
+          param.numel() *
+          static_cast<std::int64_t>(c10::elementSize(travelling_dtype(param.scalar_type())));
       const std::int64_t limit =
           stage_buckets.size() == 1 ? std::min(kFirstBucketBytes, bucket_bytes_) : bucket_bytes_;
       if (stage_buckets.empty() ||
@@ -131,7 +142,8 @@ void GradientReducer::allocate_buckets(const std::map<int, std::shared_ptr<Stage
     for (Bucket& bucket : stage_buckets) {
       const at::Tensor& last = bucket.params.back();
       // Zeros: a frozen parameter's slot is never copied into and must sum to zero.
-      bucket.flat = at::zeros({bucket.offsets.back() + last.numel()}, last.options());
+      bucket.flat = at::zeros({bucket.offsets.back() + last.numel()},
+                              last.options().dtype(travelling_dtype(last.scalar_type())));
       for (const at::Tensor& param : bucket.params) {
         bucket.frozen.push_back(!param.requires_grad());
         bucket.frozen_count += bucket.frozen.back() ? 1 : 0;
@@ -295,10 +307,15 @@ double GradientReducer::finish() {
     for (std::size_t i = 0; i < bucket.params.size(); ++i) {
       at::Tensor grad = bucket.params[i].mutable_grad();
       if (!grad.defined()) continue;
-      at::mul_out(
-          grad,
-          bucket.flat.narrow(0, bucket.offsets[i], bucket.params[i].numel()).view(grad.sizes()),
-          scale);
+      const at::Tensor summed =
+          bucket.flat.narrow(0, bucket.offsets[i], bucket.params[i].numel()).view(grad.sizes());
+      if (summed.scalar_type() == grad.scalar_type()) {
+        at::mul_out(grad, summed, scale);
+      } else {
+        // A bf16 sum: back into the gradient's dtype first, then the average taken there.
+        grad.copy_(summed);
+        grad.mul_(scale);
+      }
     }
   }
   pending_.clear();

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -35,7 +36,9 @@ struct GradientHooks;
 
 class GradientReducer {
  public:
-  GradientReducer(int pipeline_rank, int replicas, std::int64_t bucket_bytes, SyncGroups& groups,
+  // `reduce_dtype`: what floating gradients travel as (GradientSyncOptions::reduce_dtype).
+  GradientReducer(int pipeline_rank, int replicas, std::int64_t bucket_bytes,
+                  std::optional<c10::ScalarType> reduce_dtype, SyncGroups& groups,
                   StepSpans& spans);
   ~GradientReducer();
 
@@ -68,7 +71,8 @@ class GradientReducer {
 
  private:
   // Some of a stage's gradients, of one dtype, gathered in one preallocated flat tensor that
-  // is all-reduced as a whole (one message per bucket, not per parameter).
+  // is all-reduced as a whole (one message per bucket, not per parameter), in the reduce
+  // dtype when one is set.
   struct Bucket {
     std::vector<at::Tensor> params;
     std::vector<std::int64_t> offsets;  // of each parameter's gradient in `flat`
@@ -99,6 +103,8 @@ class GradientReducer {
     double completed_at;  // when this rank saw it done; -1 while it runs
   };
 
+  // What a gradient of this dtype is all-reduced as.
+  c10::ScalarType travelling_dtype(c10::ScalarType gradient) const;
   void allocate_buckets(const std::map<int, std::shared_ptr<Stage>>& stages);
   // Per stage, the plan step of its last backward (B, I or W) before its REDUCE_GRAD.
   void find_last_backwards(const Plan& plan);
@@ -112,6 +118,7 @@ class GradientReducer {
   int pipeline_rank_;
   int replicas_;
   std::int64_t bucket_bytes_;
+  std::optional<c10::ScalarType> reduce_dtype_;
   SyncGroups& groups_;
   StepSpans& spans_;
   std::set<std::string> left_out_;

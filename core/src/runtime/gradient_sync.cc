@@ -15,7 +15,8 @@ struct GradientSync::Parts {
   Parts(const SyncPlace& place, const GradientSyncOptions& options, StepSpans& spans)
       : groups(options.all_reduce, place.device, place.timeout),
         ties(place.topology, place.replica, place.pipeline_rank, groups),
-        reducer(place.pipeline_rank, place.topology.replicas, options.bucket_bytes, groups, spans),
+        reducer(place.pipeline_rank, place.topology.replicas, options.bucket_bytes,
+                options.reduce_dtype, groups, spans),
         norm(place.topology, place.replica, groups) {}
 
   SyncGroups groups;

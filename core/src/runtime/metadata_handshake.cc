@@ -2,8 +2,8 @@
 
 #include <ATen/ATen.h>
 
-#include "autocast_scope.h"
 #include "baton/error.h"
+#include "baton/runtime/autocast_scope.h"
 #include "baton/runtime/buffers_kept.h"
 #include "comm_tags.h"
 

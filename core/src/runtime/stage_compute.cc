@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "autocast_scope.h"
 #include "baton/error.h"
+#include "baton/runtime/autocast_scope.h"
 #include "baton/runtime/buffers_kept.h"
 #include "baton/runtime/forward_seed.h"
 #include "differentiable.h"
@@ -235,8 +235,10 @@ void StageCompute::forward(int s, int mb) {
     // Recomputed: its replay makes them again.
     if (previous.kept == Kept::kInputs) previous.outputs.clear();
   } else {
-    for (const auto& buffer : await_receive_(Action{s, ActionType::kRecvForward, mb, {}})) {
-      inputs.push_back(buffer);
+    const auto& arrived = await_receive_(Action{s, ActionType::kRecvForward, mb, {}});
+    const auto& metas = input_metas_.at(s);
+    for (std::size_t i = 0; i < arrived.size(); ++i) {
+      inputs.push_back(i < metas.size() ? from_wire(arrived[i], metas[i]) : arrived[i]);
     }
   }
   const auto& metas = input_metas_.at(s);
@@ -323,8 +325,8 @@ void StageCompute::backward_roots(int s, int mb, std::vector<at::Tensor>* roots,
   std::size_t received = 0;
   for (std::size_t i = 0; i < st.outputs.size(); ++i) {
     if (!is_differentiable(metas[i])) continue;
-    at::Tensor grad =
-        local ? (i < arriving.size() ? arriving[i] : at::Tensor()) : arriving.at(received++);
+    at::Tensor grad = local ? (i < arriving.size() ? arriving[i] : at::Tensor())
+                            : from_wire(arriving.at(received++), metas[i]);
     if (!grad.defined() || !st.outputs[i].requires_grad()) continue;
     check(grad, metas[i], s, mb, TensorRole::kGradientInput, static_cast<int>(i));
     roots->push_back(st.outputs[i]);
@@ -394,7 +396,7 @@ std::vector<at::Tensor> StageCompute::outgoing(const Action& send) {
   std::vector<at::Tensor> tensors;
   MicrobatchState& st = state(s, mb);
   if (send.type == ActionType::kSendForward) {
-    for (const auto& tensor : st.outputs) tensors.push_back(tensor.detach().contiguous());
+    for (const auto& tensor : st.outputs) tensors.push_back(to_wire(tensor.detach(), wire_));
     // Held by the send; a recomputed stage's replay makes them again.
     if (st.kept == Kept::kInputs) st.outputs.clear();
     return tensors;
@@ -404,11 +406,12 @@ std::vector<at::Tensor> StageCompute::outgoing(const Action& send) {
   for (std::size_t i = 0; i < metas.size(); ++i) {
     if (!is_differentiable(metas[i])) continue;
     // A stage input that got no gradient still owes the peer a message.
+    const TensorMeta crossing = on_wire(metas[i], wire_);
     tensors.push_back(
         i < grads.size() && grads[i].defined()
-            ? grads[i].contiguous()
-            : at::zeros(metas[i].shape,
-                        at::TensorOptions().dtype(metas[i].dtype).device(metas[i].device)));
+            ? to_wire(grads[i], wire_)
+            : at::zeros(crossing.shape,
+                        at::TensorOptions().dtype(crossing.dtype).device(crossing.device)));
   }
   // Held by the send from here on. Keeping per-microbatch tensors to the end of the step
   // would interleave long-lived blocks with the backward's large temporaries, and the heap

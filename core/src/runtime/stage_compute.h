@@ -23,6 +23,7 @@
 #include "baton/stage.h"
 #include "baton/tensor_meta.h"
 #include "baton/validator.h"
+#include "wire_dtype.h"
 
 namespace baton {
 
@@ -78,6 +79,8 @@ class StageCompute {
   // The stages whose forward is run again before their backward (ExecutorOptions::
   // recompute_stages).
   void set_recompute_stages(std::set<int> stages) { recompute_stages_ = std::move(stages); }
+  // What floating tensors cross ranks as (ExecutorOptions::wire, wire_dtype.h).
+  void set_wire(WireDtype wire) { wire_ = wire; }
   // Forwards and losses under autocast on `device` at `dtype` (ExecutorOptions::autocast).
   void set_autocast(c10::Device device, std::optional<c10::ScalarType> dtype) {
     autocast_device_ = device;
@@ -161,6 +164,7 @@ class StageCompute {
   std::set<int> recompute_stages_;
   c10::Device autocast_device_{c10::kCPU};
   std::optional<c10::ScalarType> autocast_;
+  WireDtype wire_;
 
   // Per step.
   std::map<std::pair<int, int>, MicrobatchState> states_;

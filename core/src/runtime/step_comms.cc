@@ -190,8 +190,14 @@ void StepComms::add_receive(const Action& receive, int slot, std::vector<P2POp>*
   }
 }
 
-void StepComms::post_batch(std::vector<P2POp>& ops, std::vector<Destination>& destinations) {
-  if (ops.empty()) return;
+StepComms::BatchBytes StepComms::post_batch(std::vector<P2POp>& ops,
+                                            std::vector<Destination>& destinations) {
+  BatchBytes bytes;
+  if (ops.empty()) return bytes;
+  for (const P2POp& op : ops) {
+    const auto size = static_cast<std::int64_t>(op.tensor.nbytes());
+    (op.direction == P2PDirection::kSend ? bytes.sent : bytes.received) += size;
+  }
   std::vector<std::unique_ptr<Work>> works = require_transport().post_batch(ops);
   for (std::size_t i = 0; i < destinations.size(); ++i) {
     Destination& destination = destinations[i];
@@ -201,9 +207,11 @@ void StepComms::post_batch(std::vector<P2POp>& ops, std::vector<Destination>& de
       sends_.push_back({std::move(destination.data), std::move(works[i])});
     }
   }
+  return bytes;
 }
 
-void StepComms::post(const std::vector<Action>& actions, const Outgoing& outgoing) {
+StepComms::BatchBytes StepComms::post(const std::vector<Action>& actions,
+                                      const Outgoing& outgoing) {
   std::vector<P2POp> ops;
   std::vector<Destination> destinations;  // one per op
   for (const Action& action : actions) {
@@ -232,7 +240,7 @@ void StepComms::post(const std::vector<Action>& actions, const Outgoing& outgoin
         break;
     }
   }
-  post_batch(ops, destinations);
+  return post_batch(ops, destinations);
 }
 
 // Receives go out ahead of the plan, in plan order for each (stage, direction), as soon as a
@@ -259,8 +267,9 @@ void StepComms::post_ready_receives() {
   if (ops.empty()) return;
   try {
     const double posted_at = spans_.now();
-    post_batch(ops, destinations);
-    spans_.add(SpanKind::kPostReceives, posted_at, spans_.now(), posted);
+    const BatchBytes bytes = post_batch(ops, destinations);
+    spans_.add(SpanKind::kPostReceives, posted_at, spans_.now(), posted, bytes.sent,
+               bytes.received);
   } catch (const std::exception& error) {
     throw Error(std::string("posting receives ahead: ") + error.what());
   }
@@ -285,8 +294,8 @@ void StepComms::post_run(const std::vector<Action>& run, const Outgoing& outgoin
   // only sends.
   if (first && receives) post_ready_receives();
   const double posted_at = spans_.now();
-  post(run, outgoing);
-  spans_.add(SpanKind::kPostTransfers, posted_at, spans_.now(), run);
+  const BatchBytes bytes = post(run, outgoing);
+  spans_.add(SpanKind::kPostTransfers, posted_at, spans_.now(), run, bytes.sent, bytes.received);
   if (first && !receives) post_ready_receives();
 }
 

@@ -66,6 +66,11 @@ class StepComms {
 
  private:
   using ReceiveKey = std::tuple<int, int, int>;  // stage, microbatch, FlowDirection
+  // The bytes a batch moves, for the observers' spans.
+  struct BatchBytes {
+    std::int64_t sent = 0;
+    std::int64_t received = 0;
+  };
   struct InFlightSend {
     at::Tensor data;
     std::unique_ptr<Work> work;
@@ -98,11 +103,11 @@ class StepComms {
   static ReceiveKey key_of(const Action& receive);
   Transport& require_transport();
   void plan_receives();
-  void post(const std::vector<Action>& actions, const Outgoing& outgoing);
+  BatchBytes post(const std::vector<Action>& actions, const Outgoing& outgoing);
   // Adds the operations of a receive into `slot` to a batch.
   void add_receive(const Action& receive, int slot, std::vector<P2POp>* ops,
                    std::vector<Destination>* destinations);
-  void post_batch(std::vector<P2POp>& ops, std::vector<Destination>& destinations);
+  BatchBytes post_batch(std::vector<P2POp>& ops, std::vector<Destination>& destinations);
   // Tag matching: posts, in order, every receive of the step that a free buffer can take.
   void post_ready_receives();
   // Tag matching: posts `queue`'s receives up to and including `index` (in queue.receives),

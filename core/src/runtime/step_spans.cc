@@ -46,11 +46,14 @@ void StepSpans::add(SpanKind kind, double start, double end) {
   if (observed()) tell(make_span(kind, start, end));
 }
 
-void StepSpans::add(SpanKind kind, double start, double end, const std::vector<Action>& transfers) {
+void StepSpans::add(SpanKind kind, double start, double end, const std::vector<Action>& transfers,
+                    std::int64_t bytes_sent, std::int64_t bytes_received) {
   count(kind, end - start);
   if (!observed()) return;
   StepSpan span = make_span(kind, start, end);
   span.transfers = transfers;
+  span.bytes_sent = bytes_sent;
+  span.bytes_received = bytes_received;
   tell(span);
 }
 

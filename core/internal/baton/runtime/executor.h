@@ -133,6 +133,10 @@ struct ExecutorOptions {
   // and the loss run under autocast at this dtype for `device`, as PyTorch's
   // torch.autocast; the parameters and their gradients stay float32. Empty: float32.
   std::optional<c10::ScalarType> autocast;
+  // precision.wire: the dtype floating activations and their gradients cross ranks in, cast
+  // for the transfer and back on arrival (the receive buffers are made in it). Empty: as the
+  // stage produced them.
+  std::optional<c10::ScalarType> wire;
 };
 
 struct StepResult {

@@ -52,6 +52,10 @@ struct GradientSyncOptions {
   AllReduceTransport* all_reduce = nullptr;
   // The replicas' gradients travel in buckets of at most this many bytes (the first: 1 MiB).
   std::int64_t bucket_bytes = std::int64_t{25} << 20;
+  // precision.reduce: the dtype floating gradients are all-reduced in across the replicas
+  // (bf16: each bucket cast once before the sum, the average taken back in the gradient's
+  // own dtype). Empty: the gradient's dtype. Tied weights' sums and the norm stay float32.
+  std::optional<c10::ScalarType> reduce_dtype;
   // Measure the L2 norm of the whole model's gradient at the end of each step (for clipping
   // it), after the replicas' average. Parameters named in `norm_counted_elsewhere` are left
   // out: another rank counts their copy.

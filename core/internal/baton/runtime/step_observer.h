@@ -3,6 +3,7 @@
 // listener never parses a name back. With no observer the executor builds no span at all.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -38,7 +39,11 @@ struct StepSpan {
   SpanKind kind = SpanKind::kCompute;
   Action action;                  // see SpanKind
   std::vector<Action> transfers;  // kPostTransfers, kPostReceives
-  double start = 0.0;             // seconds since the executor's step started
+  // kPostTransfers, kPostReceives: the bytes the posted sends carry and the posted receives
+  // take (as they cross: precision.wire's dtype).
+  std::int64_t bytes_sent = 0;
+  std::int64_t bytes_received = 0;
+  double start = 0.0;  // seconds since the executor's step started
   double end = 0.0;
   // kCompute: the action's plan step, and what the rank's stages hold for their microbatches
   // once it ran, read from the tensors (the simulator's TimelineEntry::kept says the same).

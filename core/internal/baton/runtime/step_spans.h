@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -43,8 +44,9 @@ class StepSpans {
   }
   // A span without an action (kWaitSends, kWaitReductions).
   void add(SpanKind kind, double start, double end);
-  // A post of several transfers (kPostTransfers, kPostReceives).
-  void add(SpanKind kind, double start, double end, const std::vector<Action>& transfers);
+  // A post of several transfers (kPostTransfers, kPostReceives), and the bytes they move.
+  void add(SpanKind kind, double start, double end, const std::vector<Action>& transfers,
+           std::int64_t bytes_sent, std::int64_t bytes_received);
 
   double compute_seconds() const { return compute_seconds_; }
   double comm_seconds() const { return comm_seconds_; }

@@ -3,7 +3,8 @@
 // autocast's lists run in `dtype`, the parameters stay float32. Autocast is thread-local
 // state, so every place a stage computes opens one (the forward, recomputation's replay, the
 // set-up's probe), on whatever thread it runs; leaving the outermost one clears the cast
-// weights' cache, as PyTorch's context manager does.
+// weights' cache, as PyTorch's context manager does. The bench's unpipelined reference opens
+// the same one around its forward and loss.
 #pragma once
 
 #include <c10/core/Device.h>
@@ -11,9 +12,11 @@
 
 #include <optional>
 
+#include "baton/export.h"
+
 namespace baton {
 
-class AutocastScope {
+class BATON_API AutocastScope {
  public:
   // Nothing changes when `dtype` is empty (float32).
   AutocastScope(c10::Device device, std::optional<c10::ScalarType> dtype);
