@@ -13,6 +13,7 @@
 #include "precision_settings.h"
 #include "recompute_setting.h"
 #include "stage_settings.h"
+#include "world_info.h"
 
 namespace baton_app {
 namespace {
@@ -120,7 +121,7 @@ void check_eval(const baton::Config& config) {
 void check_precision(const baton::Config& config) {
   const PrecisionSettings precision = read_precision_settings(config);
   if (precision.compute.value == ComputePrecision::kFp16 &&
-      config.section("world").get_string("device") == "cpu") {
+      read_world_settings(config).device.value == DeviceKind::kCpu) {
     throw baton::ConfigError(precision.compute.where() +
                              ": precision.compute: fp16 autocast runs on a GPU only "
                              "(world.device: cuda); on a CPU use bf16");

@@ -226,6 +226,7 @@ void StageCompute::seed_forward(int s, int mb) {
 
 void StageCompute::forward(int s, int mb) {
   MicrobatchState& st = state(s, mb);
+  const auto& metas = input_metas_.at(s);
   std::vector<at::Tensor> inputs;
   if (s == 0) {
     inputs = data_.inputs(mb);
@@ -236,12 +237,10 @@ void StageCompute::forward(int s, int mb) {
     if (previous.kept == Kept::kInputs) previous.outputs.clear();
   } else {
     const auto& arrived = await_receive_(Action{s, ActionType::kRecvForward, mb, {}});
-    const auto& metas = input_metas_.at(s);
     for (std::size_t i = 0; i < arrived.size(); ++i) {
       inputs.push_back(i < metas.size() ? from_wire(arrived[i], metas[i]) : arrived[i]);
     }
   }
-  const auto& metas = input_metas_.at(s);
   check_all(inputs, metas, s, mb, TensorRole::kForwardInput);
   if (s > 0) {
     for (std::size_t i = 0; i < inputs.size(); ++i) {

@@ -194,9 +194,12 @@ StepComms::BatchBytes StepComms::post_batch(std::vector<P2POp>& ops,
                                             std::vector<Destination>& destinations) {
   BatchBytes bytes;
   if (ops.empty()) return bytes;
-  for (const P2POp& op : ops) {
-    const auto size = static_cast<std::int64_t>(op.tensor.nbytes());
-    (op.direction == P2PDirection::kSend ? bytes.sent : bytes.received) += size;
+  // Counted for the observers' spans only: nobody listening, nothing to count.
+  if (spans_.observed()) {
+    for (const P2POp& op : ops) {
+      const auto size = static_cast<std::int64_t>(op.tensor.nbytes());
+      (op.direction == P2PDirection::kSend ? bytes.sent : bytes.received) += size;
+    }
   }
   std::vector<std::unique_ptr<Work>> works = require_transport().post_batch(ops);
   for (std::size_t i = 0; i < destinations.size(); ++i) {
