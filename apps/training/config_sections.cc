@@ -126,6 +126,16 @@ void check_precision(const baton::Config& config) {
                              ": precision.compute: fp16 autocast runs on a GPU only "
                              "(world.device: cuda); on a CPU use bf16");
   }
+  if (precision.params.value == ParamPrecision::kBf16 &&
+      precision.compute.value != ComputePrecision::kBf16) {
+    throw baton::ConfigError(precision.params.where() +
+                             ": precision.params: bf16 computes in bf16 (the stages' own "
+                             "dtype), so it needs precision.compute: bf16 too; set it, or keep "
+                             "params: fp32 for " +
+                             std::string(precision.compute.value == ComputePrecision::kFp16
+                                             ? "fp16 autocast"
+                                             : "a float32 run"));
+  }
 }
 
 void check_app_sections(const baton::Config& config) {
@@ -357,6 +367,15 @@ void add_app_config_sections() {
                      "and summed in bf16). Tied weights' sums, the gradient norm and the token "
                      "counts stay float32 / int64."}
                      .one_of(baton::choice_words(reduce_precision_choices())),
+                 baton::KeySpec{
+                     "params", ParamType::kString, "fp32",
+                     "fp32, or bf16 (Megatron's --bf16): every stage holds its parameters (and "
+                     "floating buffers) in bf16 and computes in bf16 without autocast, its "
+                     "first stage's floating inputs cast to bf16 and its last stage's outputs to "
+                     "float32 for the loss; the optimizer keeps float32 master weights and each "
+                     "microbatch's gradient is added into a float32 one. Checkpoints and "
+                     "baton export hold the float32 masters. Needs compute: bf16."}
+                     .one_of(baton::choice_words(param_precision_choices())),
              },
              false},
             {"checkpoint",

@@ -23,12 +23,19 @@ const baton::Choices<ReducePrecision>& reduce_precision_choices() {
   return choices;
 }
 
+const baton::Choices<ParamPrecision>& param_precision_choices() {
+  static const baton::Choices<ParamPrecision> choices = {{"fp32", ParamPrecision::kFp32},
+                                                         {"bf16", ParamPrecision::kBf16}};
+  return choices;
+}
+
 PrecisionSettings read_precision_settings(const baton::Config& config) {
   const baton::ParamValues& precision = config.section("precision");
   PrecisionSettings settings;
   settings.compute = baton::read_choice(precision, "compute", compute_precision_choices());
   settings.wire = baton::read_choice(precision, "wire", wire_precision_choices());
   settings.reduce = baton::read_choice(precision, "reduce", reduce_precision_choices());
+  settings.params = baton::read_choice(precision, "params", param_precision_choices());
   return settings;
 }
 

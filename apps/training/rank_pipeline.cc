@@ -11,6 +11,8 @@
 #include "baton/runtime/compute_environment.h"
 #include "baton/validator.h"
 #include "losses.h"
+#include "low_precision_stage.h"
+#include "master_weights.h"
 #include "model_catalog.h"
 #include "optimizer_factory.h"
 #include "precision_dtypes.h"
@@ -124,7 +126,24 @@ std::unique_ptr<RankPipeline> build_rank_pipeline(RankPlan plan, const WorldInfo
   // From here a failure is recorded before the transport's connections close.
   const FailureRecord::OnUnwind record_before_disconnecting(options.failures);
   baton::ExecutorOptions executor_options = std::move(options.executor);
-  pipeline->autocast = autocast_dtype(settings.precision.compute.value);
+  if (settings.precision.params.value == ParamPrecision::kBf16) {
+    // Megatron's --bf16: the stages hold and compute in bf16 themselves, so no autocast.
+    pipeline->masters = std::make_unique<MasterWeights>(pipeline->local, c10::kBFloat16);
+    const int last_stage = pipeline->plan.configured.shape.num_stages() - 1;
+    for (auto& stage : pipeline->local.stages) {
+      const bool last = stage->index() == last_stage;
+      stage = std::make_shared<LowPrecisionStage>(std::move(stage), c10::kBFloat16, last);
+    }
+    executor_options.gradients.main_gradients = pipeline->masters->pairs();
+    if (world.rank == 0) {
+      BATON_LOG_INFO("model",
+                     "precision.params: bf16: the stages hold their parameters in "
+                     "bf16; the optimizer steps float32 masters, each microbatch's "
+                     "gradient added into a float32 one");
+    }
+  } else {
+    pipeline->autocast = autocast_dtype(settings.precision.compute.value);
+  }
   pipeline->wire = wire_dtype(settings.precision.wire.value);
   set_rank_executor_options(executor_options, *pipeline, world, settings.timeout);
   executor_options.gradients.reduce_dtype = reduce_dtype(settings.precision.reduce.value);

@@ -40,6 +40,8 @@ class Optimizer;
 
 namespace baton_app {
 
+class MasterWeights;
+
 struct RankPlan {
   baton::PluginLoader loader;        // outlives the plugins it loaded
   baton::ConfiguredPlugins plugins;  // schedule and transport
@@ -92,6 +94,9 @@ struct RankPipeline {
   OptimizerSettings optimizer_settings;               // optimizer and lr_schedule, read once
   std::set<int> recompute_stages;                     // model.recompute, as the executor has it
   std::unique_ptr<torch::optim::Optimizer> optimizer;
+  // precision.params: bf16: the float32 masters the optimizer steps (local.params are they);
+  // null in float32.
+  std::unique_ptr<MasterWeights> masters;
   ~RankPipeline();
 };
 

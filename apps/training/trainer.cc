@@ -24,6 +24,7 @@
 #include "gradient_clipping.h"
 #include "heartbeat.h"
 #include "injected_failure.h"
+#include "master_weights.h"
 #include "optimizer_factory.h"
 #include "progress.h"
 #include "rank_compute.h"
@@ -207,6 +208,7 @@ int first_step(const RankRun& run, Checkpointer& checkpointer, bool resume) {
   const WorldInfo& world = run.start.world;
   const int steps = run.start.settings.steps;
   const Checkpointer::Restored restored = checkpointer.restore_latest();
+  if (run.pipeline.masters) run.pipeline.masters->after_load();  // the stages take the masters
   if (restored.step > steps) {
     throw baton::ConfigError("--resume: the newest checkpoint (" + restored.folder +
                              ") is at step " + std::to_string(restored.step) +
@@ -319,6 +321,7 @@ std::pair<baton::StepResult, double> train_step(RankRun& run, StepFeed& feed, in
   set_learning_rate(*pipeline.optimizer, lr);
   dump.record_step(lr, result.has_grad_norm ? result.grad_norm : NAN);
   pipeline.optimizer->step();
+  if (pipeline.masters) pipeline.masters->after_step();
   return {result, lr};
 }
 

@@ -5,6 +5,7 @@
 // the float32 sums (the microbatches' gradients added into .grad, the optimizer), so the
 // reference's float32 tolerances hold (docs/testing.md, "Tolerances"). A float32 run against
 // the bf16 reference must fail them by far: the comparison tells the two apart.
+#include <ATen/ops/equal.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -237,6 +238,111 @@ TEST(Reduce, Bf16AveragesTheReplicasWithinTheRoundingOfABf16Sum) {
   // Against the float32 reference, the bf16 sums are far outside the float32 tolerance.
   const auto strict = baton_test::compare_with_torch(bf16, 4, settings);
   EXPECT_EQ(strict.exit_code, 1) << strict.output;
+}
+
+// precision.params: bf16 against Megatron's arithmetic (torch_reference.py's Bf16Module): a
+// bfloat16 copy of the model runs each microbatch (float32 inputs cast in, outputs cast out
+// for a float32 loss, no autocast), its bfloat16 gradients are added into the float32
+// masters' .grad after every microbatch's backward, AdamW steps the masters and they are cast
+// back. The same bf16 ops on the same rows again; what can differ is the order of float32
+// sums, so the float32 tolerances hold. The tie's two holders (embedding and head, different
+// stages) fold their gradients separately, as Megatron's embedding group does.
+class Bf16Params : public testing::TestWithParam<PrecisionCase> {};
+
+std::vector<std::string> with_bf16_params(const std::vector<std::string>& settings) {
+  return baton_test::plus(settings, {"precision.compute=bf16", "precision.params=bf16"});
+}
+
+TEST_P(Bf16Params, TrainsAsMegatronsBf16Loop) {
+  const std::vector<std::string> settings = with_bf16_params(GetParam().settings);
+  const int ranks = GetParam().ranks;
+  const auto run = baton_test::launch(kBaton, ranks, settings, "bf16-params-" + GetParam().name);
+  ASSERT_EQ(run.command.exit_code, 0) << run.command.output;
+  // What the optimizer, the dump and the checkpoints hold are the float32 masters.
+  for (const auto& [key, value] : run.dumps.at(0)) {
+    if (key.rfind("param.", 0) == 0) {
+      EXPECT_EQ(value.scalar_type(), at::kFloat) << key;
+    }
+  }
+  const auto reference = baton_test::compare_with_torch(run, ranks, settings);
+  EXPECT_EQ(reference.exit_code, 0) << reference.output;
+}
+
+// ZB-V's W (gradients written by the split backward, not by an accumulator) and a V's
+// first and last stage on one rank; the GPT recipe on 1F1B and as PP2xDP2 (the replicas'
+// buckets read the masters' gradients).
+INSTANTIATE_TEST_SUITE_P(
+    Schedules, Bf16Params,
+    testing::Values(
+        PrecisionCase{"mlp_1f1b", mlp_on("1f1b", 1)}, PrecisionCase{"mlp_zbv", mlp_on("zbv", 2)},
+        PrecisionCase{"gpt_recipe", gpt_recipe("off")},
+        PrecisionCase{"gpt_recipe_zbv_recompute",
+                      baton_test::plus(gpt_recipe("on"),
+                                       {"schedule.name=zbv", "schedule.stages_per_rank=2"})},
+        PrecisionCase{"gpt_recipe_pp2_dp2",
+                      baton_test::plus(gpt_recipe("[1]"), {"world.data_parallel=2"}), 4}),
+    [](const testing::TestParamInfo<PrecisionCase>& info) { return info.param.name; });
+
+// The comparison tells float32 parameters under autocast apart from bf16 ones.
+TEST(Bf16ParamsReference, RefusesARunWithFloat32Parameters) {
+  const std::vector<std::string> settings =
+      baton_test::plus(gpt_recipe("off"), {"precision.compute=bf16"});
+  const auto run = baton_test::launch(kBaton, 2, settings, "bf16-params-reference-fp32");
+  ASSERT_EQ(run.command.exit_code, 0) << run.command.output;
+  const auto reference =
+      baton_test::compare_with_torch(run, 2, baton_test::plus(settings, {"precision.params=bf16"}));
+  EXPECT_EQ(reference.exit_code, 1) << reference.output;
+  EXPECT_THAT(reference.output, HasSubstr("differ from the reference"));
+}
+
+// A checkpoint holds the float32 masters; --resume loads them and casts them into the
+// stages, so the resumed run goes on bit for bit as the uninterrupted one.
+TEST(Bf16ParamsCheckpoint, HoldTheFloat32MastersAndResumeBitForBit) {
+  const std::vector<std::string> settings =
+      with_bf16_params(baton_test::plus(gpt_recipe("off"), {"run.steps=4", "checkpoint.every=2"}));
+  const auto full = baton_test::launch(kBaton, 2, settings, "bf16-params-full");
+  ASSERT_EQ(full.command.exit_code, 0) << full.command.output;
+
+  const std::string dir = ::testing::TempDir() + "/launch-bf16-params-halves";
+  baton_test::run_command("rm -rf '" + dir + "-runs'");  // an earlier run's checkpoints
+  const auto first = baton_test::launch(
+      kBaton, 2, baton_test::plus(settings, {"run.steps=2", "run.output_dir=" + dir + "-runs"}),
+      "bf16-params-first-half");
+  ASSERT_EQ(first.command.exit_code, 0) << first.command.output;
+  const std::string checkpoint = dir + "-runs/baton/checkpoints/step-000002";
+  for (int rank = 0; rank < 2; ++rank) {
+    const auto written = baton_test::read_dump(checkpoint + "/rank" + std::to_string(rank) + ".pt");
+    ASSERT_FALSE(written.empty()) << checkpoint;
+    for (const auto& [key, value] : written) {
+      if (key.rfind("param.", 0) == 0) {
+        EXPECT_EQ(value.scalar_type(), at::kFloat) << key;
+      }
+    }
+  }
+  const auto resumed =
+      baton_test::launch(kBaton, 2, baton_test::plus(settings, {"run.output_dir=" + dir + "-runs"}),
+                         "bf16-params-resumed", 180, "--resume");
+  ASSERT_EQ(resumed.command.exit_code, 0) << resumed.command.output;
+  EXPECT_THAT(resumed.command.output, HasSubstr("resuming after step 2"));
+  for (int rank = 0; rank < 2; ++rank) {
+    std::size_t params = 0;
+    for (const auto& [key, value] : full.dumps.at(rank)) {
+      if (key.rfind("param.", 0) != 0) continue;
+      ++params;
+      ASSERT_TRUE(resumed.dumps.at(rank).count(key)) << key;
+      EXPECT_TRUE(at::equal(resumed.dumps.at(rank).at(key), value)) << key << " differs";
+    }
+    EXPECT_GT(params, 0u);
+  }
+}
+
+TEST(Precision, Bf16ParamsWithoutBf16ComputeIsRefusedWithTheFix) {
+  const auto run =
+      baton_test::launch(kBaton, 2, baton_test::plus(mlp_on("1f1b", 1), {"precision.params=bf16"}),
+                         "bf16-params-fp32-compute", 60);
+  EXPECT_NE(run.command.exit_code, 0);
+  EXPECT_THAT(run.command.output, HasSubstr("precision.params: bf16 computes in bf16"));
+  EXPECT_THAT(run.command.output, HasSubstr("needs precision.compute: bf16"));
 }
 
 TEST(Precision, Fp16OnACpuIsRefusedWithTheFix) {

@@ -31,6 +31,7 @@ Exit status 0 when everything matches within rtol/atol, 1 with a report otherwis
 the settings ask for something this reference does not implement.
 """
 import argparse
+import copy
 import importlib.util
 import json
 import math
@@ -83,6 +84,7 @@ DEFAULTS = {
     "precision.compute": "fp32",
     "precision.wire": "auto",
     "precision.reduce": "fp32",
+    "precision.params": "fp32",
 }
 
 # Each built-in model's documented model.params defaults (docs/configuration.md, "model").
@@ -386,11 +388,54 @@ def statistics_or_randomness(model):
 
 def autocast(s):
     compute = s["precision.compute"]
-    if compute == "fp32":
+    if compute == "fp32" or s["precision.params"] == "bf16":  # a bf16 module: no autocast
         return torch.autocast("cpu", enabled=False)
     if compute == "bf16":
         return torch.autocast("cpu", dtype=torch.bfloat16)
     raise Unsupported("precision.compute: %s on a CPU" % compute)
+
+
+class Bf16Module(nn.Module):
+    """precision.params: bf16 as Megatron runs it (Float16Module, and the optimizer's float32
+    masters): a bfloat16 copy of the float32 model, float32 inputs cast to bfloat16 on the way
+    in and bfloat16 outputs to float32 on the way out (the loss in float32), no autocast.
+    fold() after each microbatch's backward adds its bfloat16 gradients into the masters'
+    float32 .grad (main_grad) and drops them; publish() casts the stepped masters back."""
+
+    def __init__(self, masters, stages):
+        super().__init__()
+        self.work = copy.deepcopy(masters).to(torch.bfloat16)
+        self.pairs = list(zip(masters.parameters(), self.work.parameters()))
+        if stages > 1 and isinstance(masters, Gpt) and masters.head.weight is \
+                masters.embed.tokens.weight:
+            # The tie's holders are different stages, whose backwards each fold their own
+            # copy's gradient into float32 (Megatron: the embedding group's all-reduce of the
+            # main_grads): one shared bf16 tensor would sum the two in bfloat16 first.
+            self.work.head.weight = nn.Parameter(self.work.head.weight.detach().clone())
+            self.pairs.append((masters.head.weight, self.work.head.weight))
+
+    def forward(self, *inputs):
+        def cast(t, source, target):
+            return t.to(target) if t.dtype == source else t
+        output = self.work(*(cast(t, torch.float32, torch.bfloat16) for t in inputs))
+        if isinstance(output, tuple):
+            return tuple(cast(t, torch.bfloat16, torch.float32) for t in output)
+        return cast(output, torch.bfloat16, torch.float32)
+
+    def fold(self):
+        for master, param in self.pairs:
+            if param.grad is None:
+                continue
+            if master.grad is None:
+                master.grad = param.grad.float()
+            else:
+                master.grad.add_(param.grad)
+            param.grad = None
+
+    def publish(self):
+        with torch.no_grad():
+            for master, param in self.pairs:
+                param.copy_(master)
 
 
 WIRE_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
@@ -484,6 +529,8 @@ def accumulated_under_autocast(model, s, step, inputs, targets, only=None):
                            target_chunks[index])
             part = part * (counted(s, target_chunks[index]) / total)
         part.backward()
+        if isinstance(model, Bf16Module):
+            model.fold()
         loss = loss + part.detach()
     if isinstance(model, StageFiles):
         model.seeding = None
@@ -1092,7 +1139,17 @@ def main():
                 for name, param in model.named_parameters():
                     param.copy_(initial[name])
         model.train()
-        crossings = cast_at_crossings(s, model, dumps[:width])
+        runner = model  # what runs the forward: the model, or its bf16 copy
+        if s["precision.params"] == "bf16":
+            if not isinstance(model, (Mlp, Gpt)):
+                raise Unsupported("precision.params: bf16 with a model other than the built-in "
+                                  "mlp and gpt")
+            if s["precision.reduce"] == "bf16" and replicas > 1:
+                raise Unsupported("precision.params: bf16 with precision.reduce: bf16")
+            runner = Bf16Module(model, width * int(s.get("schedule.stages_per_rank", 1)))
+            print("precision.params: bf16 (a bfloat16 module, float32 masters and main_grad)")
+        crossings = cast_at_crossings(s, runner.work if runner is not model else model,
+                                      dumps[:width])
         if crossings:
             print("precision.wire %s after %s" % (s["precision.wire"], ", ".join(crossings)))
         params = named
@@ -1119,7 +1176,7 @@ def main():
             inputs, targets = batches.batch(step)
             optimizer.zero_grad(set_to_none=True)
             if s["precision.compute"] != "fp32":
-                loss = accumulated_under_autocast(model, s, step, inputs, targets)
+                loss = accumulated_under_autocast(runner, s, step, inputs, targets)
             else:
                 if by_microbatch:
                     output = microbatched(model, s, step, inputs)
@@ -1144,9 +1201,11 @@ def main():
             for group in optimizer.param_groups:
                 group["lr"] = lrs[-1]
             optimizer.step()
+            if runner is not model:
+                runner.publish()
             tolerance.after_step(params, grads, optimizer, clip > 0)
             if held_out and (step % every == 0 or step == s["run.steps"]):
-                evals.append((step, held_out.loss(s, model)))
+                evals.append((step, held_out.loss(s, runner)))
     except Unsupported as error:
         print("torch_reference.py does not implement " + str(error))
         return 2

@@ -16,6 +16,7 @@
 #include "baton/store_keys.h"
 #include "model_catalog.h"
 #include "step_seed.h"
+#include "training/master_weights.h"
 #include "training/rank_compute.h"
 #include "training/rank_connections.h"
 #include "training/rank_pipeline.h"
@@ -53,6 +54,7 @@ struct CandidatePipeline {
     clear_gradients(pipeline->local.params);
     const baton::StepResult result = pipeline->executor->run_step(inputs, targets);
     pipeline->optimizer->step();
+    if (pipeline->masters) pipeline->masters->after_step();
     if (counted) {
       compute_s += result.compute_seconds;
       comm_s += result.comm_seconds;

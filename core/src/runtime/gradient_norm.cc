@@ -31,12 +31,12 @@ at::Tensor gradient_squares(const std::vector<at::Tensor>& params, c10::Device d
 GradientNorm::GradientNorm(const Topology& topology, int replica, SyncGroups& groups)
     : topology_(topology), replica_(replica), groups_(groups) {}
 
-void GradientNorm::join(const std::map<int, std::shared_ptr<Stage>>& stages,
+void GradientNorm::join(const GradientHolders& holders,
                         const std::set<std::string>& counted_elsewhere) {
   // A tensor two local stages share (a tie within this rank) is counted once.
   std::set<const void*> seen;
-  for (const auto& entry : stages) {
-    for (const auto& [name, param] : entry.second->named_parameters()) {
+  for (const auto& entry : holders) {
+    for (const auto& [name, param] : entry.second) {
       if (counted_elsewhere.count(name) > 0) continue;
       if (seen.insert(param.unsafeGetTensorImpl()).second) counted_.push_back(param);
     }

@@ -17,6 +17,7 @@
 
 #include "baton/stage.h"
 #include "baton/topology.h"
+#include "main_gradients.h"
 #include "sync_groups.h"
 
 namespace baton {
@@ -28,9 +29,8 @@ class GradientNorm {
 
   // Set up (every rank of the pipeline calls it, after the replicas' group): joins the
   // pipeline's group when it has several ranks and notes the gradients to count: every
-  // parameter of `stages` but those named in `counted_elsewhere`.
-  void join(const std::map<int, std::shared_ptr<Stage>>& stages,
-            const std::set<std::string>& counted_elsewhere);
+  // parameter's gradient `holders` keep but those named in `counted_elsewhere`.
+  void join(const GradientHolders& holders, const std::set<std::string>& counted_elsewhere);
 
   // The norm of this step's gradients over the whole pipeline (a parameter without a
   // gradient counts 0). Throws TransportError when the all-reduce fails.

@@ -1,9 +1,6 @@
 #include "gradient_reducer.h"
 
 #include <ATen/ATen.h>
-#include <torch/csrc/autograd/function.h>
-#include <torch/csrc/autograd/utils/lambda_post_hook.h>
-#include <torch/csrc/autograd/variable.h>
 
 #include <algorithm>
 
@@ -26,17 +23,6 @@ bool computes_gradients(ActionType type) {
 
 }  // namespace
 
-// A post-hook on every parameter's gradient accumulator, removed with the reducer. The
-// accumulator runs once per backward with the parameter's summed gradient; the hook only
-// forwards to gradient_final(), which ignores it outside a stage's last backward.
-struct GradientHooks {
-  std::vector<std::pair<std::shared_ptr<torch::autograd::Node>, std::uintptr_t>> installed;
-
-  ~GradientHooks() {
-    for (auto& [accumulator, key] : installed) accumulator->del_post_hook(key);
-  }
-};
-
 GradientReducer::GradientReducer(int pipeline_rank, int replicas, std::int64_t bucket_bytes,
                                  std::optional<c10::ScalarType> reduce_dtype, SyncGroups& groups,
                                  StepSpans& spans)
@@ -53,41 +39,22 @@ c10::ScalarType GradientReducer::travelling_dtype(c10::ScalarType gradient) cons
   return reduce_dtype_ && c10::isFloatingType(gradient) ? *reduce_dtype_ : gradient;
 }
 
-void GradientReducer::join(int replicas_group, const Plan& plan,
-                           const std::map<int, std::shared_ptr<Stage>>& stages,
+void GradientReducer::join(int replicas_group, const Plan& plan, const GradientHolders& holders,
                            const std::set<std::string>& left_out) {
   left_out_ = left_out;
   group_ = replicas_group;
-  allocate_buckets(stages);
-  find_last_backwards(plan);
-  hooks_ = std::make_unique<GradientHooks>();
-  for (const auto& entry : stages) {
-    const int stage = entry.first;
-    std::size_t index = 0;
-    for (const auto& named : entry.second->named_parameters()) {
-      const at::Tensor& param = named.second;
-      if (param.requires_grad() && left_out_.count(named.first) == 0) {
-        if (!param.is_leaf()) {
-          throw Error("data parallelism: parameter '" + named.first + "' of stage " +
-                      std::to_string(stage) +
-                      " is computed from other tensors (not a leaf), so it has no gradient of "
-                      "its own to average across the replicas; register it as a parameter "
-                      "of the module instead");
-        }
-        std::shared_ptr<torch::autograd::Node> accumulator =
-            torch::autograd::impl::grad_accumulator(param);
-        const std::uintptr_t key =
-            accumulator->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
-                [this, stage, index](const torch::autograd::variable_list& outputs,
-                                     const torch::autograd::variable_list&) {
-                  gradient_final(stage, index);
-                  return outputs;
-                }));
-        hooks_->installed.emplace_back(std::move(accumulator), key);
+  for (const auto& [stage, named] : holders) {
+    for (const auto& [name, param] : named) {
+      if (param.requires_grad() && left_out_.count(name) == 0 && !param.is_leaf()) {
+        throw Error("data parallelism: parameter '" + name + "' of stage " + std::to_string(stage) +
+                    " is computed from other tensors (not a leaf), so it has no gradient of "
+                    "its own to average across the replicas; register it as a parameter "
+                    "of the module instead");
       }
-      ++index;
     }
   }
+  allocate_buckets(holders);
+  find_last_backwards(plan);
   std::int64_t bucket_count = 0, bytes = 0;
   for (const auto& entry : buckets_) {
     for (const Bucket& bucket : entry.second) {
@@ -107,10 +74,10 @@ void GradientReducer::join(int replicas_group, const Plan& plan,
 // Buckets of each local stage's parameters, in reverse order (the backward finishes the last
 // layers first): a new bucket at a change of dtype or when the next gradient would pass the
 // bucket's size (a larger one gets its own); the first bucket takes at most 1 MiB.
-void GradientReducer::allocate_buckets(const std::map<int, std::shared_ptr<Stage>>& stages) {
-  for (const auto& entry : stages) {
+void GradientReducer::allocate_buckets(const GradientHolders& holders) {
+  for (const auto& entry : holders) {
     std::vector<Bucket>& stage_buckets = buckets_[entry.first];
-    const auto named = entry.second->named_parameters();
+    const auto& named = entry.second;
     std::vector<Slot>& slots = slots_[entry.first];
     slots.resize(named.size());
     std::int64_t bytes = 0;

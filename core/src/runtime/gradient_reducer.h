@@ -1,13 +1,13 @@
 // Internal: data parallelism's gradient reduction for this rank's stages — the role of
 // PyTorch DDP's Reducer. At set-up it joins the group of this pipeline rank's replicas, gathers
 // each stage's gradients into preallocated buckets (in reverse order of the parameters, the
-// order the backward finishes them; the first bucket small) and hooks every parameter's
-// gradient accumulator. During a stage's last backward of the step, each parameter whose
-// gradient is final is copied into its bucket, and a bucket whose gradients are all final
-// starts its all-reduce there and then (buckets start in order, so every replica posts the
-// same collectives in the same order); the plan's REDUCE_GRAD starts the buckets that are
-// left. At the step's end it waits for them and hands every parameter its gradient averaged
-// over the replicas. One of GradientSync's parts (baton/runtime/gradient_sync.h).
+// order the backward finishes them; the first bucket small). During a stage's last backward
+// of the step, each parameter whose gradient is final (GradientSync's accumulator hook, or W) is
+// copied into its bucket, and a bucket whose gradients are all final starts its all-reduce there
+// and then (buckets start in order, so every replica posts the same collectives in the same order);
+// the plan's REDUCE_GRAD starts the buckets that are left. At the step's end it waits for them and
+// hands every parameter its gradient averaged over the replicas. One of GradientSync's parts
+// (baton/runtime/gradient_sync.h).
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -28,11 +28,10 @@
 #include "baton/runtime/step_spans.h"
 #include "baton/stage.h"
 #include "baton/transport.h"
+#include "main_gradients.h"
 #include "sync_groups.h"
 
 namespace baton {
-
-struct GradientHooks;
 
 class GradientReducer {
  public:
@@ -45,11 +44,11 @@ class GradientReducer {
   // True once join() was given the replicas' group.
   bool active() const { return group_ >= 0; }
 
-  // Set up (every rank of the replicas' group calls it): allocates the buckets of `stages`,
-  // to be averaged over `replicas_group` (joined), but for the parameters named in
-  // `left_out` (tied weights, which TiedGradients averages with their other copies).
-  void join(int replicas_group, const Plan& plan,
-            const std::map<int, std::shared_ptr<Stage>>& stages,
+  // Set up (every rank of the replicas' group calls it): allocates the buckets of the
+  // gradients `holders` keep, to be averaged over `replicas_group` (joined), but for the
+  // parameters named in `left_out` (tied weights, which TiedGradients averages with their
+  // other copies). Throws Error for a parameter that is not a leaf.
+  void join(int replicas_group, const Plan& plan, const GradientHolders& holders,
             const std::set<std::string>& left_out);
 
   void begin_step();
@@ -105,7 +104,7 @@ class GradientReducer {
 
   // What a gradient of this dtype is all-reduced as.
   c10::ScalarType travelling_dtype(c10::ScalarType gradient) const;
-  void allocate_buckets(const std::map<int, std::shared_ptr<Stage>>& stages);
+  void allocate_buckets(const GradientHolders& holders);
   // Per stage, the plan step of its last backward (B, I or W) before its REDUCE_GRAD.
   void find_last_backwards(const Plan& plan);
   void copy_gradient(Bucket& bucket, std::size_t index);
@@ -129,7 +128,6 @@ class GradientReducer {
   std::map<int, std::vector<int>> last_backward_of_;  // by plan step: stages it finishes
   std::set<int> listening_;                           // stages in their last backward
   int listening_timestep_ = -1;
-  std::unique_ptr<GradientHooks> hooks_;
   std::vector<Pending> pending_;  // this step's
 };
 

@@ -2,10 +2,13 @@
 
 #include <utility>
 
+#include "accumulator_hooks.h"
+#include "baton/error.h"
 #include "baton/plan/gradient_reduction.h"
 #include "baton/runtime/step_spans.h"
 #include "gradient_norm.h"
 #include "gradient_reducer.h"
+#include "main_gradients.h"
 #include "sync_groups.h"
 #include "tied_gradients.h"
 
@@ -17,12 +20,15 @@ struct GradientSync::Parts {
         ties(place.topology, place.replica, place.pipeline_rank, groups),
         reducer(place.pipeline_rank, place.topology.replicas, options.bucket_bytes,
                 options.reduce_dtype, groups, spans),
-        norm(place.topology, place.replica, groups) {}
+        norm(place.topology, place.replica, groups),
+        main(options.main_gradients) {}
 
   SyncGroups groups;
   TiedGradients ties;
   GradientReducer reducer;
   GradientNorm norm;
+  MainGradients main;
+  AccumulatorHooks hooks;   // every trainable parameter's, while a part listens for them
   int replicas_group = -1;  // this pipeline rank in every replica; -1: no replicas to average
 };
 
@@ -35,19 +41,43 @@ GradientSync::~GradientSync() = default;
 
 void GradientSync::join(const Plan& plan, const std::map<int, std::shared_ptr<Stage>>& stages) {
   Parts& parts = *parts_;
-  parts.ties.join(plan, stages, options_.tied_parameters);
+  const GradientHolders holders = parts.main.join(stages);
+  parts.ties.join(plan, holders, options_.tied_parameters);
   if (place_.topology.replicas > 1 && reduces_gradients(plan)) {
     parts.replicas_group = parts.groups.join(
         place_.topology.replicas_of(place_.pipeline_rank),
         "the gradients of pipeline rank " + std::to_string(place_.pipeline_rank) + " across " +
             std::to_string(place_.topology.replicas) + " replicas (world.data_parallel)");
-    parts.reducer.join(parts.replicas_group, plan, stages, parts.ties.synchronised_names());
+    parts.reducer.join(parts.replicas_group, plan, holders, parts.ties.synchronised_names());
   }
+  if (parts.reducer.active() || !parts.main.empty()) hook_accumulators(stages);
   if (options_.measure_norm) {
     std::set<std::string> counted_elsewhere = options_.norm_counted_elsewhere;
     counted_elsewhere.insert(parts.ties.counted_elsewhere().begin(),
                              parts.ties.counted_elsewhere().end());
-    parts.norm.join(stages, counted_elsewhere);
+    parts.norm.join(holders, counted_elsewhere);
+  }
+}
+
+// One hook per parameter, so the fold into the float32 master always comes before the
+// replicas' bucket reads it.
+void GradientSync::hook_accumulators(const std::map<int, std::shared_ptr<Stage>>& stages) {
+  for (const auto& [stage, held] : stages) {
+    std::size_t index = 0;
+    for (const auto& [name, param] : held->named_parameters()) {
+      if (param.requires_grad()) {
+        if (!param.is_leaf()) {
+          throw Error("parameter '" + name + "' of stage " + std::to_string(stage) +
+                      " is computed from other tensors (not a leaf), so it has no gradient of "
+                      "its own to " +
+                      (parts_->main.empty() ? std::string("average across the replicas")
+                                            : std::string("add into its float32 master")) +
+                      "; register it as a parameter of the module instead");
+        }
+        parts_->hooks.add(param, [this, s = stage, index] { gradient_final(s, index); });
+      }
+      ++index;
+    }
   }
 }
 
@@ -78,6 +108,7 @@ void GradientSync::after_compute() {
 }
 
 void GradientSync::gradient_final(int stage, std::size_t param_index) {
+  parts_->main.fold(stage, param_index);
   parts_->reducer.gradient_final(stage, param_index);
 }
 

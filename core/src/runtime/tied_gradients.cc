@@ -30,7 +30,7 @@ TiedGradients::TiedGradients(const Topology& topology, int replica, int pipeline
                              SyncGroups& groups)
     : topology_(topology), replica_(replica), pipeline_rank_(pipeline_rank), groups_(groups) {}
 
-void TiedGradients::join(const Plan& plan, const std::map<int, std::shared_ptr<Stage>>& stages,
+void TiedGradients::join(const Plan& plan, const GradientHolders& gradient_holders,
                          const std::vector<TiedParameter>& ties) {
   for (const TiedParameter& tie : ties) {
     if (tie.names.size() != tie.stages.size() || tie.names.empty()) {
@@ -55,10 +55,11 @@ void TiedGradients::join(const Plan& plan, const std::map<int, std::shared_ptr<S
       holders.push_back(rank);
       lowest = std::min(lowest, rank);
       if (rank != pipeline_rank_) continue;
-      const auto found = stages.find(stage);
-      if (found == stages.end()) throw Error("stage " + std::to_string(stage) + " is not here");
+      const auto found = gradient_holders.find(stage);
+      if (found == gradient_holders.end())
+        throw Error("stage " + std::to_string(stage) + " is not here");
       bool present = false;
-      for (const auto& [name, param] : found->second->named_parameters()) {
+      for (const auto& [name, param] : found->second) {
         if (name != tie.names[i]) continue;
         present = true;
         copy.tensor = param;

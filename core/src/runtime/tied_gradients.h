@@ -18,6 +18,7 @@
 #include "baton/runtime/gradient_sync.h"
 #include "baton/stage.h"
 #include "baton/topology.h"
+#include "main_gradients.h"
 #include "sync_groups.h"
 
 namespace baton {
@@ -28,10 +29,11 @@ class TiedGradients {
   TiedGradients(const Topology& topology, int replica, int pipeline_rank, SyncGroups& groups);
 
   // Set up, on every rank (before the gradient norm's group): finds this rank's copy of each
-  // tie in `stages` and joins the group of every tie whose copies are on several ranks or
-  // replicas, in the order of `ties` (the same on every rank). Throws Error when a tie names
-  // a parameter its stage does not have, or the transport cannot all-reduce.
-  void join(const Plan& plan, const std::map<int, std::shared_ptr<Stage>>& stages,
+  // tie in `holders` (the tensor keeping each stage parameter's gradient) and joins the group of
+  // every tie whose copies are on several ranks or replicas, in the order of `ties` (the same on
+  // every rank). Throws Error when a tie names a parameter its stage does not have, or the
+  // transport cannot all-reduce.
+  void join(const Plan& plan, const GradientHolders& holders,
             const std::vector<TiedParameter>& ties);
 
   // The names of this rank's tied parameters whose gradient synchronise() combines: the

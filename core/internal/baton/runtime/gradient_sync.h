@@ -11,8 +11,10 @@
 // error says when the transport has no all-reduce; every tensor the sync makes lives on the
 // rank's device (NCCL refuses CPU tensors), and a step's scalars are read back once each.
 // The executor only raises the events below; a forward-only plan (evaluation) has no sync.
-// Sharded optimizer state (reduce-scatter instead of all-reduce) and float32 gradient
-// buffers for low-precision parameters attach here, behind the same events.
+// Low-precision parameters (precision.params: bf16) fold each microbatch's gradient into a
+// float32 one here too (Megatron's main_grad), and the parts above read that one. Sharded
+// optimizer state (reduce-scatter instead of all-reduce) attaches here, behind the same
+// events.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -25,6 +27,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "baton/error.h"
@@ -65,6 +68,11 @@ struct GradientSyncOptions {
   // each step every copy's gradient becomes the sum over the holders, averaged over the
   // replicas. The same list, in the same order, on every rank.
   std::vector<TiedParameter> tied_parameters;
+  // Low-precision parameters: pairs of (a stage's parameter, its float32 master). After each
+  // backward that reaches the parameter (its accumulator's hook, or W), the parameter's
+  // gradient is added into the master's .grad (Megatron's main_grad) and the parameter's own
+  // dropped; the replicas' buckets, the tied sums and the norm then read the masters'.
+  std::vector<std::pair<at::Tensor, at::Tensor>> main_gradients;
 };
 
 // Where the rank sits and where its tensors live.
@@ -125,8 +133,9 @@ class BATON_API GradientSync {
   // step it is hand over their final gradients while it runs.
   void before_compute(int timestep);
   void after_compute();
-  // Parameter `param_index` (of named_parameters()) of `stage` has its final gradient: from
-  // its accumulator's hook (B) or from W.
+  // Parameter `param_index` (of named_parameters()) of `stage` has its gradient of one
+  // backward (its accumulator's hook, B) or of one W: folded into its master's where it has
+  // one, and handed to the replicas' buckets in the stage's last backward of the step.
   void gradient_final(int stage, std::size_t param_index);
   // REDUCE_GRAD of `stage` at plan step `timestep`: starts what the backward did not.
   void post(int stage, int timestep);
@@ -143,6 +152,7 @@ class BATON_API GradientSync {
 
  private:
   struct Parts;
+  void hook_accumulators(const std::map<int, std::shared_ptr<Stage>>& stages);
   SyncPlace place_;
   GradientSyncOptions options_;
   std::unique_ptr<Parts> parts_;
