@@ -15,6 +15,10 @@ void EquivalenceDump::record_initial(const NamedTensors& params) {
   for (const auto& [name, param] : params) dump_.insert("initial." + name, host_copy(param));
 }
 
+void EquivalenceDump::record_threads(int threads) {
+  dump_.insert("threads", at::tensor(std::int64_t{threads}, at::kLong));
+}
+
 void EquivalenceDump::record_gradients(const NamedTensors& params) {
   if (dir_.empty()) return;
   for (const auto& [name, param] : params) {

@@ -24,6 +24,10 @@ class EquivalenceDump {
   EquivalenceDump(std::string dir, int rank) : dir_(std::move(dir)), rank_(rank) {}
 
   void record_initial(const NamedTensors& params);
+  // The threads each of the rank's ops ran with ("threads"): a reference computing bf16 ops
+  // whose outputs are reductions takes the same, so that its threads split the sums as
+  // baton's did.
+  void record_threads(int threads);
   void record_gradients(const NamedTensors& params);
   // One step's rate and norm (NAN: not measured).
   void record_step(double lr, double grad_norm);

@@ -367,6 +367,7 @@ void run_steps(RankRun& run, const TrainOptions& options) {
   // The parameters the first step starts from, so that a reference outside baton can start
   // from the same point (tests/pipeline/torch_reference.py).
   dump.record_initial(pipeline.local.named_params);
+  dump.record_threads(run.start.compute.threads);
   std::vector<double> losses;
   std::int64_t buffers_after_first_step = 0;
   StepFeed feed(pipeline, world, settings.seed);

@@ -181,11 +181,18 @@ std::map<int, std::int64_t> traced_bytes(const std::string& trace_path) {
   const nlohmann::json trace =
       nlohmann::json::parse(baton_test::read_text(trace_path), nullptr, false);
   std::map<int, std::int64_t> bytes;
-  if (!trace.is_object() || !trace["traceEvents"].is_array()) return bytes;
-  for (const auto& event : trace["traceEvents"]) {
-    if (event.value("ph", "") != "X" || !event["args"].is_object()) continue;
-    const auto& args = event["args"];
-    bytes[event["pid"].get<int>()] +=
+  // A const json's operator[] on a missing key is undefined behaviour (an X event without
+  // args): every lookup goes through contains() / value().
+  if (!trace.is_object() || !trace.contains("traceEvents") || !trace.at("traceEvents").is_array()) {
+    return bytes;
+  }
+  for (const auto& event : trace.at("traceEvents")) {
+    if (event.value("ph", "") != "X" || !event.contains("args") || !event.at("args").is_object() ||
+        !event.contains("pid")) {
+      continue;
+    }
+    const auto& args = event.at("args");
+    bytes[event.at("pid").get<int>()] +=
         args.value("bytes_sent", std::int64_t{0}) + args.value("bytes_received", std::int64_t{0});
   }
   return bytes;

@@ -1141,6 +1141,12 @@ def main():
         model.train()
         runner = model  # what runs the forward: the model, or its bf16 copy
         if s["precision.params"] == "bf16":
+            # A bf16 op whose output is a sum over rows (a layer norm's weight gradient) adds
+            # in float32 and rounds once; with another thread count the partial sums split
+            # otherwise, and the rounding can land a bf16 ulp away. So the reference computes
+            # with the ranks' threads: the same split of the same rows, the same bits.
+            if "threads" in dumps[0]:
+                torch.set_num_threads(int(dumps[0]["threads"]))
             if not isinstance(model, (Mlp, Gpt)):
                 raise Unsupported("precision.params: bf16 with a model other than the built-in "
                                   "mlp and gpt")
