@@ -16,6 +16,11 @@
 
 namespace baton_app {
 
+// As Megatron's fp32_to_float16 and float16_to_fp32: the tensors of dtype `from` cast to `to`
+// (a float64 or integer tensor passes as it is).
+std::vector<at::Tensor> cast_tensors(const std::vector<at::Tensor>& tensors, c10::ScalarType from,
+                                     c10::ScalarType to);
+
 class LowPrecisionStage : public baton::Stage {
  public:
   LowPrecisionStage(std::shared_ptr<baton::Stage> stage, c10::ScalarType dtype, bool last);

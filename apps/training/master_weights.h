@@ -28,6 +28,9 @@ class MasterWeights {
   // (a stage's parameter, its master), for GradientSyncOptions::main_gradients.
   const std::vector<std::pair<at::Tensor, at::Tensor>>& pairs() const { return params_; }
 
+  // For a loop without GradientSync (the bench's unpipelined reference): after a
+  // microbatch's backward, each parameter's gradient added into its master's and dropped.
+  void fold_gradients();
   // After the optimizer's step: the updated masters cast into the stages, the stages' buffers
   // (which their forwards may update) copied into their float32 copies.
   void after_step();

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <utility>
 
@@ -24,6 +25,8 @@
 #include "step_seed.h"
 #include "stopwatch.h"
 #include "training/gradient_clipping.h"
+#include "training/low_precision_stage.h"
+#include "training/master_weights.h"
 #include "training/optimizer_factory.h"
 #include "training/precision_dtypes.h"
 #include "training/rank_compute.h"
@@ -67,13 +70,27 @@ int run_unpipelined_rank(const UnpipelinedOptions& options) {
   const auto batches = baton_models::make_batch_source(baton_models::read_data_settings(config),
                                                        model, BATON_DATA_DIR);
   const int microbatches = static_cast<int>(config.section("schedule").get_int("microbatches"));
-  std::vector<at::Tensor> params;
+  LocalStages whole;  // the whole model's parameters, each tensor once
+  std::set<const void*> seen;
   for (int unit = 0; unit < model.chain->num_units(); ++unit) {
-    for (const auto& named : model.chain->unit_parameters(unit)) params.push_back(named.second);
+    for (const auto& named : model.chain->unit_parameters(unit)) {
+      if (seen.insert(named.second.unsafeGetTensorImpl()).second) {
+        whole.named_params.push_back(named);
+        whole.params.push_back(named.second);
+      }
+    }
   }
   const OptimizerSettings recipe = read_optimizer_settings(config);
-  const std::optional<c10::ScalarType> compute_dtype =
-      autocast_dtype(read_precision_settings(config).compute.value);
+  const PrecisionSettings precision = read_precision_settings(config);
+  // precision.params: bf16 as Megatron's loop: a bf16 model, float32 masters and main_grad.
+  std::unique_ptr<MasterWeights> masters;
+  std::optional<c10::ScalarType> compute_dtype;
+  if (precision.params.value == ParamPrecision::kBf16) {
+    masters = std::make_unique<MasterWeights>(whole, c10::kBFloat16);
+  } else {
+    compute_dtype = autocast_dtype(precision.compute.value);
+  }
+  const std::vector<at::Tensor>& params = whole.params;
   auto optimizer = make_optimizer(recipe, params);
   model.chain->set_training(true);
 
@@ -100,11 +117,15 @@ int run_unpipelined_rank(const UnpipelinedOptions& options) {
         // precision.compute as a PyTorch loop writes it: each microbatch's forward and loss
         // inside its own torch.autocast.
         const baton::AutocastScope autocast(c10::kCPU, compute_dtype);
-        const auto outputs = baton::run_whole_chain(*model.chain, inputs[mb]);
+        auto outputs = baton::run_whole_chain(
+            *model.chain,
+            masters ? cast_tensors(inputs[mb], at::kFloat, c10::kBFloat16) : inputs[mb]);
+        if (masters) outputs = cast_tensors(outputs, c10::kBFloat16, at::kFloat);
         loss = model.loss(outputs, targets[mb][0]);
       }
       loss_sum += loss.item<double>();
       (loss / divisor).backward();
+      if (masters) masters->fold_gradients();
     }
     // The recipe's work too, as the pipelined step does it: the norm, clipping, the rate.
     if (recipe.clip_grad_norm > 0) {
@@ -112,6 +133,7 @@ int run_unpipelined_rank(const UnpipelinedOptions& options) {
     }
     set_learning_rate(*optimizer, recipe.schedule.lr_at(step, recipe.lr, warmup + steps));
     optimizer->step();
+    if (masters) masters->after_step();
     if (step > warmup) {
       measured.push_back(seconds_since(started));
     }
