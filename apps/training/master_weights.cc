@@ -4,6 +4,8 @@
 
 #include <map>
 
+#include "baton/runtime/gradient_sync.h"
+
 namespace baton_app {
 namespace {
 
@@ -44,17 +46,7 @@ MasterWeights::MasterWeights(LocalStages& local, c10::ScalarType dtype) {
 
 void MasterWeights::fold_gradients() {
   const at::NoGradGuard no_grad;
-  for (auto& [param, master] : params_) {
-    at::Tensor& grad = param.mutable_grad();
-    if (!grad.defined()) continue;
-    at::Tensor& main_grad = master.mutable_grad();
-    if (main_grad.defined()) {
-      main_grad.add_(grad);
-    } else {
-      main_grad = grad.to(at::kFloat, /*non_blocking=*/false, /*copy=*/true);
-    }
-    grad = at::Tensor();
-  }
+  for (const auto& [param, master] : params_) baton::fold_into_master(param, master);
 }
 
 void MasterWeights::after_step() {

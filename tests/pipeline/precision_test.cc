@@ -260,17 +260,22 @@ std::vector<std::string> with_bf16_params(const std::vector<std::string>& settin
   return baton_test::plus(settings, {"precision.compute=bf16", "precision.params=bf16"});
 }
 
+// Every "param.<name>" of a dump or a checkpoint's rank file is float32.
+void expect_float32_parameters(const std::map<std::string, at::Tensor>& entries) {
+  for (const auto& [key, value] : entries) {
+    if (key.rfind("param.", 0) == 0) {
+      EXPECT_EQ(value.scalar_type(), at::kFloat) << key;
+    }
+  }
+}
+
 TEST_P(Bf16Params, TrainsAsMegatronsBf16Loop) {
   const std::vector<std::string> settings = with_bf16_params(GetParam().settings);
   const int ranks = GetParam().ranks;
   const auto run = baton_test::launch(kBaton, ranks, settings, "bf16-params-" + GetParam().name);
   ASSERT_EQ(run.command.exit_code, 0) << run.command.output;
   // What the optimizer, the dump and the checkpoints hold are the float32 masters.
-  for (const auto& [key, value] : run.dumps.at(0)) {
-    if (key.rfind("param.", 0) == 0) {
-      EXPECT_EQ(value.scalar_type(), at::kFloat) << key;
-    }
-  }
+  expect_float32_parameters(run.dumps.at(0));
   const auto reference = baton_test::compare_with_torch(run, ranks, settings);
   EXPECT_EQ(reference.exit_code, 0) << reference.output;
 }
@@ -320,11 +325,7 @@ TEST(Bf16ParamsCheckpoint, HoldTheFloat32MastersAndResumeBitForBit) {
   for (int rank = 0; rank < 2; ++rank) {
     const auto written = baton_test::read_dump(checkpoint + "/rank" + std::to_string(rank) + ".pt");
     ASSERT_FALSE(written.empty()) << checkpoint;
-    for (const auto& [key, value] : written) {
-      if (key.rfind("param.", 0) == 0) {
-        EXPECT_EQ(value.scalar_type(), at::kFloat) << key;
-      }
-    }
+    expect_float32_parameters(written);
   }
   const auto resumed =
       baton_test::launch(kBaton, 2, baton_test::plus(settings, {"run.output_dir=" + dir + "-runs"}),

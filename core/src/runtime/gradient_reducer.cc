@@ -43,16 +43,6 @@ void GradientReducer::join(int replicas_group, const Plan& plan, const GradientH
                            const std::set<std::string>& left_out) {
   left_out_ = left_out;
   group_ = replicas_group;
-  for (const auto& [stage, named] : holders) {
-    for (const auto& [name, param] : named) {
-      if (param.requires_grad() && left_out_.count(name) == 0 && !param.is_leaf()) {
-        throw Error("data parallelism: parameter '" + name + "' of stage " + std::to_string(stage) +
-                    " is computed from other tensors (not a leaf), so it has no gradient of "
-                    "its own to average across the replicas; register it as a parameter "
-                    "of the module instead");
-      }
-    }
-  }
   allocate_buckets(holders);
   find_last_backwards(plan);
   std::int64_t bucket_count = 0, bytes = 0;

@@ -47,7 +47,7 @@ class GradientReducer {
   // Set up (every rank of the replicas' group calls it): allocates the buckets of the
   // gradients `holders` keep, to be averaged over `replicas_group` (joined), but for the
   // parameters named in `left_out` (tied weights, which TiedGradients averages with their
-  // other copies). Throws Error for a parameter that is not a leaf.
+  // other copies).
   void join(int replicas_group, const Plan& plan, const GradientHolders& holders,
             const std::set<std::string>& left_out);
 

@@ -60,18 +60,19 @@ void GradientSync::join(const Plan& plan, const std::map<int, std::shared_ptr<St
 }
 
 // One hook per parameter, so the fold into the float32 master always comes before the
-// replicas' bucket reads it.
+// replicas' bucket reads it. A hook needs a leaf: the one check of it, for both parts.
 void GradientSync::hook_accumulators(const std::map<int, std::shared_ptr<Stage>>& stages) {
   for (const auto& [stage, held] : stages) {
     std::size_t index = 0;
     for (const auto& [name, param] : held->named_parameters()) {
       if (param.requires_grad()) {
         if (!param.is_leaf()) {
-          throw Error("parameter '" + name + "' of stage " + std::to_string(stage) +
+          const bool replicas = parts_->main.empty();
+          throw Error(std::string(replicas ? "data parallelism: " : "precision.params: ") +
+                      "parameter '" + name + "' of stage " + std::to_string(stage) +
                       " is computed from other tensors (not a leaf), so it has no gradient of "
                       "its own to " +
-                      (parts_->main.empty() ? std::string("average across the replicas")
-                                            : std::string("add into its float32 master")) +
+                      (replicas ? "average across the replicas" : "add into its float32 master") +
                       "; register it as a parameter of the module instead");
         }
         parts_->hooks.add(param, [this, s = stage, index] { gradient_final(s, index); });

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include "baton/error.h"
+#include "baton/runtime/gradient_sync.h"
 
 namespace baton {
 
@@ -14,6 +15,10 @@ GradientHolders MainGradients::join(const std::map<int, std::shared_ptr<Stage>>&
   GradientHolders holders;
   for (const auto& [stage, held] : stages) {
     auto& named_holders = holders[stage];
+    if (empty()) {  // no masters: the parameters hold their own, and fold() finds no stage
+      named_holders = held->named_parameters();
+      continue;
+    }
     auto& stage_folds = folds_[stage];
     for (const auto& [name, param] : held->named_parameters()) {
       const auto found = master_of_.find(param.unsafeGetTensorImpl());
@@ -38,11 +43,7 @@ GradientHolders MainGradients::join(const std::map<int, std::shared_ptr<Stage>>&
   return holders;
 }
 
-void MainGradients::fold(int stage, std::size_t param_index) {
-  const auto found = folds_.find(stage);
-  if (found == folds_.end() || param_index >= found->second.size()) return;
-  auto& [param, master] = found->second[param_index];
-  if (!master.defined()) return;
+void fold_into_master(const at::Tensor& param, const at::Tensor& master) {
   at::Tensor& grad = param.mutable_grad();
   if (!grad.defined()) return;
   at::Tensor& main_grad = master.mutable_grad();
@@ -52,6 +53,13 @@ void MainGradients::fold(int stage, std::size_t param_index) {
     main_grad = grad.to(at::kFloat, /*non_blocking=*/false, /*copy=*/true);
   }
   grad = at::Tensor();
+}
+
+void MainGradients::fold(int stage, std::size_t param_index) {
+  const auto found = folds_.find(stage);
+  if (found == folds_.end() || param_index >= found->second.size()) return;
+  const auto& [param, master] = found->second[param_index];
+  if (master.defined()) fold_into_master(param, master);
 }
 
 }  // namespace baton

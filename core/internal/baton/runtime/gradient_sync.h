@@ -109,6 +109,10 @@ class SyncFailure : public Error {
 // without a gradient counts 0.
 BATON_API at::Tensor gradient_squares(const std::vector<at::Tensor>& params, c10::Device device);
 
+// Low-precision parameters (Megatron's main_grad): `param`'s gradient added into `master`'s
+// float32 .grad (a float32 copy when it has none) and dropped. No-op when `param` has none.
+BATON_API void fold_into_master(const at::Tensor& param, const at::Tensor& master);
+
 class BATON_API GradientSync {
  public:
   GradientSync(SyncPlace place, GradientSyncOptions options, StepSpans& spans);
