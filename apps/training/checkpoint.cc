@@ -325,6 +325,9 @@ void Checkpointer::write_manifest(const std::string& folder, int step,
   if (!settings_.schedule_choice.empty()) {
     manifest["schedule_choice"] = nlohmann::json::parse(settings_.schedule_choice);
   }
+  if (loss_scaler_ != nullptr && loss_scaler_->enabled()) {
+    manifest["loss_scale"] = loss_scale_json(loss_scaler_->state());
+  }
   baton::write_file_atomically(folder + "/manifest.json", manifest.dump(2) + "\n");
   if (store_) {  // every rank has written and reported: the step's keys are spent
     for (int r = 1; r < world_size_; ++r) {
@@ -430,7 +433,7 @@ Checkpointer::Restored Checkpointer::restore_latest() {
   }
   if (!same_layout) {
     restore_by_name(folder, static_cast<int>(world), manifest.state_by_name);
-    return {static_cast<int>(step), folder};
+    return {static_cast<int>(step), folder, manifest.loss_scale};
   }
   const auto& dict = *own;
   at::NoGradGuard no_grad;
@@ -465,7 +468,7 @@ Checkpointer::Restored Checkpointer::restore_latest() {
                              "' cannot be loaded into optimizer " + settings_.optimizer + " (" +
                              error.what_without_backtrace() + ")");
   }
-  return {static_cast<int>(step), folder};
+  return {static_cast<int>(step), folder, manifest.loss_scale};
 }
 
 }  // namespace baton_app

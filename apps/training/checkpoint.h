@@ -14,12 +14,14 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "baton/config.h"
 #include "baton/store.h"
+#include "loss_scaler.h"
 
 namespace baton_app {
 
@@ -100,8 +102,13 @@ class Checkpointer {
   struct Restored {
     int step = 0;
     std::string folder;
+    std::optional<LossScaleState> loss_scale;  // the manifest's (precision.loss_scale)
   };
   Restored restore_latest();
+
+  // precision.loss_scale: every manifest records `scaler`'s state after its step (rank 0
+  // writes it; every rank's scaler holds the same).
+  void record_loss_scale(const LossScaler* scaler) { loss_scaler_ = scaler; }
 
  private:
   void restore_by_name(const std::string& folder, int written_by, bool state_by_name);
@@ -122,6 +129,7 @@ class Checkpointer {
   // the parameters and restored with them.
   std::vector<std::pair<std::string, at::Tensor>> named_buffers_;
   torch::optim::Optimizer* optimizer_;
+  const LossScaler* loss_scaler_ = nullptr;
 };
 
 }  // namespace baton_app

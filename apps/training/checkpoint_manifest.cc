@@ -1,5 +1,7 @@
 #include "checkpoint_manifest.h"
 
+#include <cmath>
+
 #include "baton/error.h"
 #include "baton/files.h"
 
@@ -38,6 +40,38 @@ RankRecord parse_record(const nlohmann::json& json, const std::string& where) {
   }
   return record;
 }
+
+nlohmann::ordered_json loss_scale_json(const LossScaleState& state) {
+  return {{"scale", state.scale},
+          {"growth_tracker", state.growth_tracker},
+          {"skipped_steps", state.skipped_steps}};
+}
+
+namespace {
+
+LossScaleState parse_loss_scale(const nlohmann::json& json, const std::string& where,
+                                const std::string& remedy) {
+  const auto count = [&json](const char* key) {
+    const auto found = json.find(key);
+    return found != json.end() && found->is_number_integer() ? found->get<std::int64_t>() : -1;
+  };
+  LossScaleState state;
+  const auto scale = json.is_object() ? json.find("scale") : json.end();
+  if (!json.is_object() || scale == json.end() || !scale->is_number() ||
+      count("growth_tracker") < 0 || count("skipped_steps") < 0 || !(scale->get<double>() > 0) ||
+      !std::isfinite(scale->get<double>())) {
+    throw baton::ConfigError(where +
+                             ": \"loss_scale\" needs a positive finite \"scale\" and counts "
+                             "\"growth_tracker\" and \"skipped_steps\" (damaged?)" +
+                             remedy);
+  }
+  state.scale = scale->get<double>();
+  state.growth_tracker = count("growth_tracker");
+  state.skipped_steps = count("skipped_steps");
+  return state;
+}
+
+}  // namespace
 
 Manifest parse_manifest(const std::string& text, const std::string& path) {
   const std::string remedy = "; remove that checkpoint folder to use the one before it";
@@ -79,6 +113,10 @@ Manifest parse_manifest(const std::string& text, const std::string& path) {
       throw baton::ConfigError("checkpoint manifest '" + path + "' names step " +
                                std::to_string(read.step) + " written by " +
                                std::to_string(read.world_size) + " ranks (damaged?)" + remedy);
+    }
+    const auto loss_scale = manifest.find("loss_scale");
+    if (loss_scale != manifest.end()) {
+      read.loss_scale = parse_loss_scale(*loss_scale, "checkpoint manifest '" + path + "'", remedy);
     }
     const auto by_name = manifest.find("state_by_name");
     read.state_by_name = by_name != manifest.end() && by_name->is_boolean() && by_name->get<bool>();

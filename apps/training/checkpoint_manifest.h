@@ -5,10 +5,13 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "loss_scaler.h"
 
 namespace baton_app {
 
@@ -45,7 +48,12 @@ struct Manifest {
   // the checkpoint can be restored onto another layout.
   bool state_by_name = false;
   std::vector<RankRecord> ranks;  // format 2: one per rank
+  // precision.loss_scale: the scaler's state after the checkpoint's step, the same on every
+  // rank; empty when the run that wrote it did not scale its loss.
+  std::optional<LossScaleState> loss_scale;
 };
+
+nlohmann::ordered_json loss_scale_json(const LossScaleState& state);
 
 // One rank's record as the manifest holds it, and back. parse_record throws ConfigError
 // starting with `where`.

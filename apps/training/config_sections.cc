@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -120,6 +121,15 @@ void check_eval(const baton::Config& config) {
 // LibTorch 1.13's CPU autocast runs bf16 only.
 void check_precision(const baton::Config& config) {
   const PrecisionSettings precision = read_precision_settings(config);
+  if (precision.loss_scale.min > precision.loss_scale.init) {
+    const baton::ParamValues& section = config.section("precision");
+    std::ostringstream text;
+    text << section.at("loss_scale_min").origin().description << ": precision.loss_scale_min ("
+         << precision.loss_scale.min << ") is above precision.loss_scale_init ("
+         << precision.loss_scale.init
+         << "): the scale starts at init and never goes below min; lower min or raise init";
+    throw baton::ConfigError(text.str());
+  }
   if (precision.compute.value == ComputePrecision::kFp16 &&
       read_world_settings(config).device.value == DeviceKind::kCpu) {
     throw baton::ConfigError(precision.compute.where() +
@@ -343,8 +353,8 @@ void add_app_config_sections() {
              },
              false},
             {"precision",
-             "The dtypes a step computes, sends and reduces in (docs/configuration.md, "
-             "\"precision\").",
+             "The dtypes a step computes, sends, reduces and keeps its parameters in, and "
+             "fp16 loss scaling (docs/configuration.md, \"precision\").",
              {
                  baton::KeySpec{
                      "compute", ParamType::kString, "fp32",
@@ -376,6 +386,25 @@ void add_app_config_sections() {
                      "microbatch's gradient is added into a float32 one. Checkpoints and "
                      "baton export hold the float32 masters. Needs compute: bf16."}
                      .one_of(baton::choice_words(param_precision_choices())),
+                 baton::KeySpec{
+                     "loss_scale", ParamType::kString, "auto",
+                     "fp16 loss scaling (torch.cuda.amp.GradScaler): dynamic (the loss "
+                     "multiplied by a scale before the backward, the gradients divided back "
+                     "before clipping; a step with an inf or a nan in any gradient of any rank is "
+                     "skipped by every rank and the scale halved), off, or auto (dynamic with "
+                     "compute: fp16, off otherwise: bf16 has float32's range)."}
+                     .one_of(baton::choice_words(loss_scaling_choices())),
+                 baton::KeySpec{"loss_scale_init", ParamType::kFloat, "65536",
+                                "The first step's loss scale (GradScaler's init_scale, 2^16)."}
+                     .above(0),
+                 baton::KeySpec{"loss_scale_growth_interval", ParamType::kInt, "2000",
+                                "Finite steps in a row after which the scale doubles "
+                                "(GradScaler's growth_interval)."}
+                     .at_least(1),
+                 baton::KeySpec{"loss_scale_min", ParamType::kFloat, "1",
+                                "The lowest scale (DeepSpeed's min_loss_scale): a step whose "
+                                "gradients overflow at it ends the run, as a divergence."}
+                     .above(0),
              },
              false},
             {"checkpoint",

@@ -26,10 +26,10 @@ void EquivalenceDump::record_gradients(const NamedTensors& params) {
   }
 }
 
-void EquivalenceDump::record_step(double lr, double grad_norm) {
+void EquivalenceDump::record_step(double lr, std::optional<double> grad_norm) {
   if (dir_.empty()) return;
   lrs_.push_back(lr);
-  if (!std::isnan(grad_norm)) grad_norms_.push_back(grad_norm);
+  if (grad_norm) grad_norms_.push_back(*grad_norm);
 }
 
 void EquivalenceDump::record_eval(int step, double loss) {

@@ -11,6 +11,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,8 +30,9 @@ class EquivalenceDump {
   // baton's did.
   void record_threads(int threads);
   void record_gradients(const NamedTensors& params);
-  // One step's rate and norm (NAN: not measured).
-  void record_step(double lr, double grad_norm);
+  // One step's rate and norm (empty: not measured; a nan: a step skipped for an overflow,
+  // whose norm clipping would have taken).
+  void record_step(double lr, std::optional<double> grad_norm);
   // The held-out loss after `step` ("eval_loss", "eval_steps").
   void record_eval(int step, double loss);
   void write(const NamedTensors& params, const NamedTensors& buffers,

@@ -134,7 +134,8 @@ std::vector<Progress::RankTime> Progress::gather_on_rank0(const Report& report, 
 }
 
 void Progress::step_done(int step, const baton::StepResult& result, double seconds,
-                         std::int64_t samples, std::int64_t tokens, double lr, double eval_loss) {
+                         std::int64_t samples, std::int64_t tokens, double lr, double eval_loss,
+                         const LossScaleReport& loss_scale) {
   // The loss slot is NaN unless this rank computed the loss (it holds the last stage).
   const bool holds_loss = last_stage_here_ && result.has_loss;
   const double loss = holds_loss ? result.loss : NAN;
@@ -146,7 +147,7 @@ void Progress::step_done(int step, const baton::StepResult& result, double secon
     queue_.push_back({step, result.compute_seconds, result.comm_seconds, result.step_seconds,
                       result.exposed_reduce_seconds, loss, seconds, samples, tokens, lr,
                       result.has_grad_norm ? result.grad_norm : NAN, counted,
-                      last_stage_here_ ? eval_loss : NAN});
+                      last_stage_here_ ? eval_loss : NAN, loss_scale});
   }
   wake_.notify_one();
 }
@@ -190,14 +191,15 @@ void Progress::handle(const Report& report) {
                   : 0.0;
   lines_.push_back({step, loss, report.lr, report.grad_norm, counted_targets, eval_loss, seconds,
                     report.samples / std::max(seconds, 1e-9),
-                    report.tokens / std::max(seconds, 1e-9), bubble, std::move(times)});
+                    report.tokens / std::max(seconds, 1e-9), bubble, std::move(times),
+                    report.loss_scale});
   append_metrics(lines_.back());
   const double eta = elapsed_ / static_cast<double>(lines_.size()) * (steps_ - step);
-  char text[224];
+  char text[288];
   const Line& line = lines_.back();
   const double rate = line.tokens_per_second > 0 ? line.tokens_per_second : line.samples_per_second;
   // The recipe's figures: the step's lr, and the gradient's norm where it is measured.
-  char recipe[96] = "";
+  char recipe[160] = "";
   if (std::isfinite(line.lr)) std::snprintf(recipe, sizeof(recipe), "  lr %.3g", line.lr);
   if (std::isfinite(line.grad_norm)) {
     const std::size_t used = std::strlen(recipe);
@@ -206,6 +208,11 @@ void Progress::handle(const Report& report) {
   if (std::isfinite(line.eval_loss)) {
     const std::size_t used = std::strlen(recipe);
     std::snprintf(recipe + used, sizeof(recipe) - used, "  eval loss %.4f", line.eval_loss);
+  }
+  if (line.loss_scale.enabled) {
+    const std::size_t used = std::strlen(recipe);
+    std::snprintf(recipe + used, sizeof(recipe) - used, "  loss scale %g%s", line.loss_scale.scale,
+                  line.loss_scale.skipped ? " (overflow: skipped)" : "");
   }
   std::snprintf(text, sizeof(text), "step %d/%d  loss %.4f%s  %.1f %s/s  bubble %.0f%%  eta %s",
                 step, steps_, loss, recipe, rate, line.tokens_per_second > 0 ? "tokens" : "samples",
@@ -216,7 +223,7 @@ void Progress::handle(const Report& report) {
     std::cout << "\r[" << std::string(filled, '#') << std::string(width - filled, '.') << "] "
               << text << std::flush;
   } else if (step % log_every_ == 0 || step == steps_ || step == 1 ||
-             std::isfinite(line.eval_loss)) {
+             std::isfinite(line.eval_loss) || line.loss_scale.skipped) {
     std::cout << text << std::endl;
   }
 }
@@ -238,7 +245,13 @@ void Progress::finish(const std::string& trace_path) {
   if (!lines_.empty()) {
     std::cout << "done: " << lines_.size() << (lines_.size() == 1 ? " step" : " steps") << " in "
               << format_duration(elapsed_) << ", loss " << lines_.front().loss << " -> "
-              << lines_.back().loss << "; metrics: " << metrics_path_ << std::endl;
+              << lines_.back().loss;
+    const LossScaleReport& scaling = lines_.back().loss_scale;
+    if (scaling.enabled && scaling.skipped_steps > 0) {
+      std::cout << ", " << scaling.skipped_steps << " step"
+                << (scaling.skipped_steps == 1 ? "" : "s") << " skipped (a gradient overflowed)";
+    }
+    std::cout << "; metrics: " << metrics_path_ << std::endl;
   }
   // The run read from its curves; a figure that cannot be drawn does not fail the run.
   try {
@@ -285,6 +298,11 @@ void Progress::append_metrics(const Line& line) {
   if (std::isfinite(line.lr)) record["lr"] = line.lr;
   if (std::isfinite(line.grad_norm)) record["grad_norm"] = line.grad_norm;
   if (std::isfinite(line.eval_loss)) record["eval_loss"] = line.eval_loss;
+  if (line.loss_scale.enabled) {
+    record["loss_scale"] = line.loss_scale.scale;
+    record["skipped"] = line.loss_scale.skipped;
+    record["skipped_steps"] = line.loss_scale.skipped_steps;
+  }
   if (std::isfinite(line.counted_targets)) {
     record["counted_targets"] = static_cast<std::int64_t>(line.counted_targets);
   }

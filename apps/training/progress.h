@@ -23,6 +23,7 @@
 #include "baton/plan/plan.h"
 #include "baton/runtime/executor.h"
 #include "baton/store.h"
+#include "loss_scaler.h"
 #include "world_info.h"
 
 namespace baton_app {
@@ -47,8 +48,10 @@ class Progress {
   // `lr`: the learning rate the step's update used (NAN: not shown); `eval_loss`: the
   // held-out loss after the step, on the last stage's rank (NAN: none). Returns at once; a
   // failure of earlier background work (the store) is rethrown here.
+  // `loss_scale`: precision.loss_scale's part (the same on every rank: rank 0's is shown).
   void step_done(int step, const baton::StepResult& result, double seconds, std::int64_t samples,
-                 std::int64_t tokens = 0, double lr = NAN, double eval_loss = NAN);
+                 std::int64_t tokens = 0, double lr = NAN, double eval_loss = NAN,
+                 const LossScaleReport& loss_scale = {});
   // Waits for the background work, then prints the summary. `trace_path`: where the run's
   // trace went (printed; empty: none). Rethrows a background failure.
   void finish(const std::string& trace_path = "");
@@ -67,6 +70,7 @@ class Progress {
     double lr, grad_norm;    // NAN: none
     double counted_targets;  // the targets the loss counted (token-mean losses); NAN: none
     double eval_loss;        // NAN: none
+    LossScaleReport loss_scale;
   };
   struct Line {
     int step;
@@ -77,6 +81,7 @@ class Progress {
     double tokens_per_second;  // 0: not a language model
     double bubble;             // measured: 1 - compute / (ranks x the slowest rank's step)
     std::vector<RankTime> ranks;
+    LossScaleReport loss_scale;
   };
   // Every other rank sends rank 0 one message per step: its times, and the loss when it
   // holds the last stage. On rank 0: every rank's times, and the loss in `loss` (NAN: none).

@@ -150,6 +150,7 @@ std::unique_ptr<RankPipeline> build_rank_pipeline(RankPlan plan, const WorldInfo
   executor_options.gradients.bucket_bytes = settings.world.bucket_bytes;
   pipeline->optimizer_settings = settings.optimizer;
   executor_options.gradients.measure_norm = pipeline->optimizer_settings.clip_grad_norm > 0;
+  executor_options.gradients.loss_scaling = settings.precision.loss_scale.enabled;
   executor_options.gradients.tied_parameters = pipeline->local.ties;
   executor_options.recompute_stages = settings.stages.recompute.value;
   pipeline->recompute_stages = executor_options.recompute_stages;

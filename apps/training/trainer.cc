@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -24,6 +25,7 @@
 #include "gradient_clipping.h"
 #include "heartbeat.h"
 #include "injected_failure.h"
+#include "loss_scaler.h"
 #include "master_weights.h"
 #include "optimizer_factory.h"
 #include "progress.h"
@@ -203,12 +205,19 @@ std::unique_ptr<Progress> make_progress(const RankRun& run) {
 
 // The step to start from: 1, or with --resume the one after the newest checkpoint, whose
 // parameters (and optimizer state) are restored into the rank's stages.
-int first_step(const RankRun& run, Checkpointer& checkpointer, bool resume) {
+int first_step(const RankRun& run, Checkpointer& checkpointer, LossScaler& scaler, bool resume) {
   if (!resume) return 1;
   const WorldInfo& world = run.start.world;
   const int steps = run.start.settings.steps;
   const Checkpointer::Restored restored = checkpointer.restore_latest();
   if (run.pipeline.masters) run.pipeline.masters->after_load();  // the stages take the masters
+  if (scaler.enabled() && restored.loss_scale) {
+    scaler.restore(*restored.loss_scale);
+  } else if (scaler.enabled() && world.rank == 0) {
+    std::cout << "--resume: the checkpoint records no loss scale (its run did not scale the "
+                 "loss): precision.loss_scale starts at precision.loss_scale_init"
+              << std::endl;
+  }
   if (restored.step > steps) {
     throw baton::ConfigError("--resume: the newest checkpoint (" + restored.folder +
                              ") is at step " + std::to_string(restored.step) +
@@ -302,27 +311,58 @@ void check_step_loss(const RankPipeline& pipeline, const baton::StepResult& resu
   }
 }
 
+// What a step did, beside the executor's result.
+struct StepOutcome {
+  baton::StepResult result;
+  double lr = NAN;             // the rate the schedule gives the step (used unless skipped)
+  LossScaleReport loss_scale;  // precision.loss_scale's part
+};
+
 // One training step: the pipeline's forward and backward, then the norm and the clipping
 // before the update, as the unpipelined loop runs them, at the rate the schedule gives this
-// step. Returns the executor's result and that rate.
-std::pair<baton::StepResult, double> train_step(RankRun& run, StepFeed& feed, int step,
-                                                EquivalenceDump& dump) {
+// step. With loss scaling, as GradScaler's loop: the backward from the scaled loss, the
+// gradients unscaled before the norm (by the sync), and a step whose gradients overflowed
+// on any rank skipped by every rank (no clipping, no update), the scale moved on.
+StepOutcome train_step(RankRun& run, StepFeed& feed, LossScaler& scaler, int step,
+                       EquivalenceDump& dump) {
   RankPipeline& pipeline = run.pipeline;
   clear_gradients(pipeline.local.params);
   run.trace.begin_step(step);
-  const baton::StepResult result = pipeline.executor->run_step(feed.data(step));
+  baton::StepData data = feed.data(step);
+  data.loss_scale = scaler.scale();
+  StepOutcome outcome;
+  outcome.loss_scale.enabled = scaler.enabled();
+  outcome.loss_scale.scale = scaler.scale();
+  outcome.result = pipeline.executor->run_step(data);
+  const baton::StepResult& result = outcome.result;
   if (step == 1) dump.record_gradients(pipeline.local.named_params);
+  outcome.loss_scale.skipped = scaler.update(result.nonfinite_gradients, step);
+  outcome.loss_scale.skipped_steps = scaler.state().skipped_steps;
+  outcome.lr = pipeline.optimizer_settings.schedule.lr_at(step, pipeline.optimizer_settings.lr,
+                                                          run.start.settings.steps);
+  std::optional<double> norm;
+  if (result.has_grad_norm) {
+    norm = result.grad_norm;
+  } else if (outcome.loss_scale.skipped && pipeline.optimizer_settings.clip_grad_norm > 0) {
+    norm = NAN;  // skipped before it was measured
+  }
+  dump.record_step(outcome.lr, norm);
+  if (outcome.loss_scale.skipped) {
+    if (run.start.world.rank == 0) {
+      BATON_LOG_INFO("precision", "step " << step << " skipped: a gradient overflowed at loss "
+                                          << "scale " << outcome.loss_scale.scale
+                                          << "; the scale is now " << scaler.scale());
+    }
+    return outcome;
+  }
   if (result.has_grad_norm) {
     clip_gradients(pipeline.local.params, result.grad_norm,
                    pipeline.optimizer_settings.clip_grad_norm, step);
   }
-  const double lr = pipeline.optimizer_settings.schedule.lr_at(step, pipeline.optimizer_settings.lr,
-                                                               run.start.settings.steps);
-  set_learning_rate(*pipeline.optimizer, lr);
-  dump.record_step(lr, result.has_grad_norm ? result.grad_norm : NAN);
+  set_learning_rate(*pipeline.optimizer, outcome.lr);
   pipeline.optimizer->step();
   if (pipeline.masters) pipeline.masters->after_step();
-  return {result, lr};
+  return outcome;
 }
 
 // The steps, from the first (or the one after the restored checkpoint) to run.steps.
@@ -359,7 +399,9 @@ void run_steps(RankRun& run, const TrainOptions& options) {
   baton::PipelineExecutor& executor = *pipeline.executor;
   const std::shared_ptr<baton::Transport>& transport = pipeline.transport;
   const auto checkpointer = make_checkpointer(run);
-  const int first = first_step(run, *checkpointer, options.resume);
+  LossScaler scaler(settings.precision.loss_scale);
+  checkpointer->record_loss_scale(&scaler);
+  const int first = first_step(run, *checkpointer, scaler, options.resume);
   const auto progress = make_progress(run);
   progress->resume_after(first - 1);
   EquivalenceDump dump(options.dump_dir, world.rank);
@@ -384,7 +426,8 @@ void run_steps(RankRun& run, const TrainOptions& options) {
     for (int step = first; step <= settings.steps; ++step) {
       if (step == run.signal_at_step.step) std::raise(run.signal_at_step.signal);
       const auto started = std::chrono::steady_clock::now();
-      const auto [result, lr] = train_step(run, feed, step, dump);
+      const StepOutcome outcome = train_step(run, feed, scaler, step, dump);
+      const baton::StepResult& result = outcome.result;
       if (step == 1) buffers_after_first_step = executor.recv_buffers().allocations();
       check_step_loss(pipeline, result, step, step == first);
       if (result.has_loss) losses.push_back(result.loss);
@@ -393,7 +436,7 @@ void run_steps(RankRun& run, const TrainOptions& options) {
       const double eval_loss = evaluation.due(step, settings.steps) ? evaluation.run() : NAN;
       if (std::isfinite(eval_loss)) dump.record_eval(step, eval_loss);
       progress->step_done(step, result, seconds, feed.samples_per_step(), feed.tokens_per_step(),
-                          lr, eval_loss);
+                          outcome.lr, eval_loss, outcome.loss_scale);
       for (const auto& observer : options.training_observers) {
         observer->step_ended(step,
                              std::chrono::duration<double>(started.time_since_epoch()).count(),

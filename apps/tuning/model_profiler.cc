@@ -24,6 +24,7 @@
 #include "owned_outputs.h"
 #include "stopwatch.h"
 #include "transfer_profiler.h"
+#include "unit_precision.h"
 
 namespace baton_app {
 namespace {
@@ -92,11 +93,14 @@ void drop_gradients(baton::UnitChain& chain) {
 // at the microbatch size being timed, so that the profile times each unit in company.
 class CompanionLoad {
  public:
-  CompanionLoad(const baton_models::ModelSettings& model, int companions) {
+  CompanionLoad(const baton_models::ModelSettings& model, const UnitPrecision& precision,
+                int companions)
+      : precision_(precision) {
     for (int i = 0; i < companions; ++i) {
       models_.push_back(
           std::make_unique<baton_models::BuiltModel>(baton_models::build_model(model, /*seed=*/1)));
       models_.back()->chain->set_training(true);
+      precision.cast_chain(*models_.back()->chain);
     }
   }
   CompanionLoad(const CompanionLoad&) = delete;
@@ -136,7 +140,7 @@ class CompanionLoad {
     while (!stopping_) {
       std::vector<at::Tensor> values = stage_inputs(inputs, false);
       for (int unit = 0; unit < chain.num_units() && !stopping_; ++unit) {
-        values = chain.run_unit(unit, values);
+        values = precision_.run_unit(chain, unit, values);
       }
       const BackwardRoots start = ones_for(values);
       if (!start.roots.empty() && !stopping_) torch::autograd::backward(start.roots, start.grads);
@@ -144,6 +148,7 @@ class CompanionLoad {
     }
   }
 
+  const UnitPrecision& precision_;
   std::vector<std::unique_ptr<baton_models::BuiltModel>> models_;
   std::vector<std::thread> threads_;
   std::atomic<bool> stopping_{true};
@@ -171,27 +176,29 @@ SizeSamples start_size(const baton::UnitChain& chain, std::vector<at::Tensor> in
 }
 
 // Units [first, last) of `chain` one after the other on `values`.
-std::vector<at::Tensor> run_units(baton::UnitChain& chain, int first, int last,
-                                  std::vector<at::Tensor> values) {
-  for (int unit = first; unit < last; ++unit) values = chain.run_unit(unit, values);
+std::vector<at::Tensor> run_units(baton::UnitChain& chain, const UnitPrecision& precision,
+                                  int first, int last, std::vector<at::Tensor> values) {
+  for (int unit = first; unit < last; ++unit) values = precision.run_unit(chain, unit, values);
   return values;
 }
 
 // An untimed forward of every unit once the companions run, before the timed ones: without it
 // the pass's first unit measures the caches and thread pool settling after the companions
 // started, dearer than the same work further on and than a running first stage.
-void settle(baton::UnitChain& chain, const std::vector<at::Tensor>& inputs) {
+void settle(baton::UnitChain& chain, const UnitPrecision& precision,
+            const std::vector<at::Tensor>& inputs) {
   at::NoGradGuard no_grad;
-  run_units(chain, 0, chain.num_units(), inputs);
+  run_units(chain, precision, 0, chain.num_units(), inputs);
 }
 
 // One pass over every unit at one microbatch size. Pass 0 warms the allocator and the thread
 // pool up, pass 1 measures the bytes each unit keeps (alone: the companions allocate too),
 // later passes are timed, in company.
-void profile_pass(baton::UnitChain& chain, SizeSamples& size, int pass, CompanionLoad& companions) {
+void profile_pass(baton::UnitChain& chain, const UnitPrecision& precision, SizeSamples& size,
+                  int pass, CompanionLoad& companions) {
   if (pass >= 2) {
     companions.start(size.inputs);
-    settle(chain, size.inputs);
+    settle(chain, precision, size.inputs);
   }
   std::vector<at::Tensor> values = size.inputs;
   for (int unit = 0; unit < chain.num_units(); ++unit) {
@@ -204,9 +211,9 @@ void profile_pass(baton::UnitChain& chain, SizeSamples& size, int pass, Companio
     const std::vector<at::Tensor> unit_inputs = stage_inputs(values, unit > 0);
     const double heap_before = static_cast<double>(heap_bytes_in_use());
     auto started = std::chrono::steady_clock::now();
-    std::vector<at::Tensor> outputs = chain.run_unit(unit, unit_inputs);
+    std::vector<at::Tensor> outputs = precision.run_unit(chain, unit, unit_inputs);
     const double forward_s = seconds_since(started);
-    const double output_bytes = bytes_of(outputs);
+    const double output_bytes = bytes_of(outputs);  // what the rank keeps of them
     const double saved =
         std::max(0.0, static_cast<double>(heap_bytes_in_use()) - heap_before - output_bytes);
     const BackwardRoots start = ones_for(outputs);
@@ -218,7 +225,7 @@ void profile_pass(baton::UnitChain& chain, SizeSamples& size, int pass, Companio
     // the outputs to the inputs, capturing what W needs; W from the weight roots, its
     // gradients accumulated into .grad.
     const std::vector<at::Tensor> split_inputs = stage_inputs(values, unit > 0);
-    std::vector<at::Tensor> split_outputs = chain.run_unit(unit, split_inputs);
+    std::vector<at::Tensor> split_outputs = precision.run_unit(chain, unit, split_inputs);
     const std::vector<at::Tensor> output_grads = split_grads_for(split_outputs);
     double input_grad_s = 0, weight_grad_s = 0;
     if (!start.roots.empty()) {
@@ -238,8 +245,8 @@ void profile_pass(baton::UnitChain& chain, SizeSamples& size, int pass, Companio
       times.weight_grad.push_back(weight_grad_s);
     }
     profile.name = chain.unit_name(unit);
-    profile.output_bytes = output_bytes;
-    profile.parameter_bytes = bytes_of(params);
+    profile.output_bytes = precision.wire_bytes(outputs);  // what crosses to the next rank
+    profile.parameter_bytes = precision.parameter_bytes(params);
     values = outputs;
   }
   companions.stop();
@@ -271,8 +278,9 @@ MicrobatchProfile finish_size(baton::UnitChain& chain, SizeSamples& size) {
 // alone scatter too much to trust.
 class SplitBackwardCalibration {
  public:
-  SplitBackwardCalibration(baton::UnitChain& chain, CompanionLoad& companions)
-      : chain_(chain), companions_(companions) {
+  SplitBackwardCalibration(baton::UnitChain& chain, const UnitPrecision& precision,
+                           CompanionLoad& companions)
+      : chain_(chain), precision_(precision), companions_(companions) {
     const int units = chain.num_units();
     bounds_ = units >= 2 ? std::vector<int>{0, units / 2, units} : std::vector<int>{0, units};
     params_.resize(bounds_.size() - 1);
@@ -308,7 +316,7 @@ class SplitBackwardCalibration {
   StageRun forward(std::size_t stage, const std::vector<at::Tensor>& values) {
     StageRun run;
     run.inputs = stage_inputs(values, stage > 0);
-    run.outputs = run_units(chain_, bounds_[stage], bounds_[stage + 1], run.inputs);
+    run.outputs = run_units(chain_, precision_, bounds_[stage], bounds_[stage + 1], run.inputs);
     return run;
   }
 
@@ -361,6 +369,7 @@ class SplitBackwardCalibration {
   static constexpr int kMicrobatches = 4;
   static constexpr int kPairs = 5;
   baton::UnitChain& chain_;
+  const UnitPrecision& precision_;
   CompanionLoad& companions_;
   std::vector<int> bounds_;
   std::vector<std::vector<at::Tensor>> params_;
@@ -400,6 +409,13 @@ ProfileSettings read_profile_settings(const baton::Config& config) {
   text += ";transport=" + config.section("transport").get_string("name");
   append_raw("transport");
   text += ";batch=" + std::to_string(settings.data.batch_size);
+  // What the units compute in and send as (unit_precision.h); the rest of the section (the
+  // replicas' reduction, loss scaling) leaves the units' costs as they are.
+  settings.precision = read_precision_settings(config);
+  const baton::ParamValues& precision = config.section("precision");
+  for (const char* key : {"compute", "params", "wire"}) {
+    text += std::string(";precision.") + key + "=" + precision.at(key).text();
+  }
   return settings;
 }
 
@@ -415,14 +431,16 @@ ModelProfile profile_model(const ProfileSettings& settings, const std::string& d
                            std::chrono::milliseconds timeout, int repeats) {
   baton_models::BuiltModel model = baton_models::build_model(settings.model, /*seed=*/0);
   const auto batches = baton_models::make_batch_source(settings.data, model, data_dir);
-  const std::vector<at::Tensor> inputs = batches->batch(1).inputs;
+  const UnitPrecision precision(settings.precision);
+  const std::vector<at::Tensor> inputs = precision.model_inputs(batches->batch(1).inputs);
   model.chain->set_training(true);
+  precision.cast_chain(*model.chain);
   ModelProfile profile;
   profile.model = settings.model.name.value;
   profile.fingerprint = profile_fingerprint(settings);
   profile.batch_size = static_cast<int>(settings.data.batch_size);
   double largest_message = 0;
-  CompanionLoad companions(settings.model, companions_for(settings.ranks));
+  CompanionLoad companions(settings.model, precision, companions_for(settings.ranks));
   std::vector<SizeSamples> sizes;
   for (int microbatches = profile.batch_size; microbatches >= 1; --microbatches) {
     if (profile.batch_size % microbatches != 0) continue;
@@ -434,7 +452,8 @@ ModelProfile profile_model(const ProfileSettings& settings, const std::string& d
   // then comes from several moments, as do the other sizes' it is compared with.
   for (int pass = 0; pass <= repeats + 1; ++pass) {
     for (std::size_t k = 0; k < sizes.size(); ++k) {
-      profile_pass(*model.chain, sizes[pass % 2 == 0 ? k : sizes.size() - 1 - k], pass, companions);
+      profile_pass(*model.chain, precision, sizes[pass % 2 == 0 ? k : sizes.size() - 1 - k], pass,
+                   companions);
     }
   }
   for (SizeSamples& size : sizes) {
@@ -444,7 +463,7 @@ ModelProfile profile_model(const ProfileSettings& settings, const std::string& d
     }
   }
   profile.split_backward_factor =
-      SplitBackwardCalibration(*model.chain, companions).factor(sizes, profile.sizes);
+      SplitBackwardCalibration(*model.chain, precision, companions).factor(sizes, profile.sizes);
   profile.transfer = profile_transfers(settings.transfer, largest_message, timeout);
   return profile;
 }

@@ -12,6 +12,7 @@
 
 #include "baton/config.h"
 #include "model_settings.h"
+#include "training/precision_settings.h"
 #include "tuning/model_profile.h"
 #include "tuning/transfer_profiler.h"
 
@@ -22,8 +23,9 @@ namespace baton_app {
 struct ProfileSettings {
   baton_models::ModelSettings model;
   baton_models::DataSettings data;
-  int ranks = 1;              // world.ranks: the company the units are timed in
-  TransferSettings transfer;  // the transport whose messages are measured
+  int ranks = 1;                // world.ranks: the company the units are timed in
+  TransferSettings transfer;    // the transport whose messages are measured
+  PrecisionSettings precision;  // what the units compute in and send as (unit_precision.h)
   // The configuration's part of the fingerprint: the model section, the model's and the
   // transport's parameters as written, the transport, the batch.
   std::string configured;
@@ -31,7 +33,8 @@ struct ProfileSettings {
 
 ProfileSettings read_profile_settings(const baton::Config& config);
 
-// What the costs depend on: the model section, the batch, the compute threads, the
+// What the costs depend on: the model section, the batch, precision.compute, params and
+// wire, the compute threads, the
 // transport and its parameters, the machine (host name, CPU count) and the company the units
 // were timed in. A cached profile with another fingerprint is measured again.
 std::string profile_fingerprint(const ProfileSettings& settings);

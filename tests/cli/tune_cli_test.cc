@@ -7,6 +7,8 @@
 #include <fstream>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -120,6 +122,46 @@ TEST(CliTune, MeasuresRanksAndReusesItsProfile) {
                                    dir + "/baton/profile.json'");
   EXPECT_NE(refused.exit_code, 0);
   EXPECT_THAT(refused.output, HasSubstr("not a whole JSON document"));
+}
+
+// The profile measures the units as the run computes them: under bf16 autocast a unit's
+// outputs are bf16 (half the bytes to send), bf16 parameters count their float32 masters for
+// the optimizer and the gradients, and wire: bf16 halves what a float32 model sends. Each is
+// another fingerprint: a profile of another precision is measured again.
+TEST(CliTune, TheProfileMeasuresTheRunsPrecision) {
+  const std::string dir = testing::TempDir() + "/tune-cli-precision";
+  run_command("rm -rf '" + dir + "'");
+  // unit -> (output bytes, parameter bytes) at the largest microbatch size.
+  const auto measured = [&](const std::string& precision) {
+    const auto run = run_command(tune_command(dir, precision + " --top 1"));
+    EXPECT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_THAT(run.output, HasSubstr("profile: measured and written to")) << precision;
+    std::ifstream written(dir + "/baton/profile.json");
+    const nlohmann::json profile = nlohmann::json::parse(written, nullptr, false);
+    std::vector<std::pair<double, double>> units;
+    if (!profile.is_object() || profile["sizes"].empty()) return units;
+    for (const auto& unit : profile["sizes"][0]["units"]) {
+      units.emplace_back(unit["output_bytes"].get<double>(), unit["parameter_bytes"].get<double>());
+    }
+    return units;
+  };
+  const auto fp32 = measured("");
+  const auto autocast = measured(" --set precision.compute=bf16");
+  const auto weights = measured(" --set precision.compute=bf16 --set precision.params=bf16");
+  const auto wire = measured(" --set precision.wire=bf16");
+  ASSERT_EQ(fp32.size(), 6u);  // input, layers.0..3, head
+  ASSERT_EQ(autocast.size(), fp32.size());
+  ASSERT_EQ(weights.size(), fp32.size());
+  ASSERT_EQ(wire.size(), fp32.size());
+  for (std::size_t unit = 0; unit < fp32.size(); ++unit) {
+    SCOPED_TRACE("unit " + std::to_string(unit));
+    EXPECT_GT(fp32[unit].first, 0.0);
+    EXPECT_EQ(autocast[unit].first, fp32[unit].first / 2);
+    EXPECT_EQ(weights[unit].first, fp32[unit].first / 2);
+    EXPECT_EQ(wire[unit].first, fp32[unit].first / 2);
+    EXPECT_EQ(autocast[unit].second, fp32[unit].second);
+    EXPECT_EQ(weights[unit].second, fp32[unit].second);  // the float32 masters
+  }
 }
 
 }  // namespace

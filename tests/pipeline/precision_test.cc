@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "gpt_recipe_settings.h"
 #include "launch_run.h"
 #include "read_text.h"
 #include "torch_reference.h"
@@ -56,32 +57,7 @@ std::vector<std::string> mlp_on(const std::string& schedule, int stages_per_rank
           "world.timeout_s=60"};
 }
 
-// The language-model recipe: a GPT with its head tied to the token embedding, AdamW in
-// nanoGPT's two groups, clipping, on the shipped text, the space character's targets ignored
-// (model.ignore_index: the loss is the mean over the counted ones); recomputing as asked.
-std::vector<std::string> gpt_recipe(const std::string& recompute) {
-  return {"model.name=gpt",
-          "model.params.vocab_size=256",
-          "model.params.seq_len=16",
-          "model.params.d_model=32",
-          "model.params.heads=2",
-          "model.params.layers=2",
-          "model.params.tie_embeddings=true",
-          "model.recompute=" + recompute,
-          "model.ignore_index=32",
-          "data.batch_size=8",
-          "schedule.name=1f1b",
-          "schedule.microbatches=4",
-          "transport.name=gloo",
-          "optimizer.name=adamw",
-          "optimizer.lr=0.003",
-          "optimizer.weight_decay=0.1",
-          "optimizer.decay=matrices",
-          "optimizer.clip_grad_norm=1.0",
-          "run.steps=3",
-          "run.seed=5",
-          "world.timeout_s=60"};
-}
+using baton_test::gpt_recipe;
 
 class Bf16 : public testing::TestWithParam<PrecisionCase> {};
 

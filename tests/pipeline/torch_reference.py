@@ -868,7 +868,16 @@ def compare(report, what, actual, expected, allowed):
         report.fail("%s: shape %s, expected %s" % (what, list(actual.shape), list(expected.shape)))
         return
     actual, expected = actual.double(), expected.double()
-    excess = (actual - expected).abs() - allowed
+    # A nan compares as nothing: where one side is a nan the other must be too (a nan where
+    # a number is expected would otherwise pass every bound).
+    unmatched = torch.isnan(actual) != torch.isnan(expected)
+    if unmatched.any():
+        worst = int(unmatched.reshape(-1).nonzero()[0].item())
+        report.fail("%s: element %d is %.9g, expected %.9g" % (
+            what, worst, actual.reshape(-1)[worst].item(), expected.reshape(-1)[worst].item()))
+        return
+    both = torch.isnan(actual) & torch.isnan(expected)
+    excess = torch.where(both, torch.zeros_like(actual), (actual - expected).abs() - allowed)
     if excess.numel() and excess.max().item() > 0:
         worst = int(excess.argmax().item())
         got, want = actual.reshape(-1)[worst].item(), expected.reshape(-1)[worst].item()
@@ -1106,6 +1115,9 @@ def main():
     parser.add_argument("--microbatched", action="store_true",
                         help="run each step a microbatch at a time, as baton splits it (on by "
                              "itself for a model with BatchNorm or dropout)")
+    parser.add_argument("--skip-steps", default="",
+                        help="steps whose update is skipped, as GradScaler skips a step whose "
+                             "gradients overflowed (comma-separated; the lr schedule goes on)")
     parser.add_argument("settings", nargs="*")
     args = parser.parse_args()
     s = parse_settings(args.settings, args.config)
@@ -1178,6 +1190,7 @@ def main():
                 raise Unsupported("dropout in --python-model: its masks are drawn per stage, "
                                   "which the stage files replay (leave out --python-model)")
             print("microbatched (%s)" % ", ".join(statistics_or_randomness(model) or ["asked"]))
+        skipped = {int(step) for step in args.skip_steps.split(",") if step}
         for step in range(1, s["run.steps"] + 1):
             inputs, targets = batches.batch(step)
             optimizer.zero_grad(set_to_none=True)
@@ -1200,6 +1213,15 @@ def main():
                     tolerance.first_reduced = tolerance.reduced
             if step == 1:
                 first_grads = {n: p.grad.clone() for n, p in params.items() if p.grad is not None}
+            if step in skipped:
+                # GradScaler.step() skips optimizer.step(); the schedule's rate still moves on.
+                lrs.append(learning_rate(s, step))
+                if clip > 0:
+                    norms.append(float("nan"))
+                print("step %d skipped (--skip-steps)" % step)
+                if held_out and (step % every == 0 or step == s["run.steps"]):
+                    evals.append((step, held_out.loss(s, runner)))
+                continue
             if clip > 0:
                 norms.append(nn.utils.clip_grad_norm_(list(model.parameters()), clip).item())
             grads = {n: p.grad.clone() for n, p in params.items() if p.grad is not None}

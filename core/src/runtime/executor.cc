@@ -42,9 +42,11 @@ struct PipelineExecutor::Impl {
         faults(options.fault) {
     // Forward only (evaluation): nothing to synchronise.
     if (rank_computes_gradients(plan, rank)) {
+      GradientSyncOptions gradients = options.gradients;
+      gradients.hook_every_gradient = faults.injects_nonfinite_gradients();
       sync = std::make_unique<GradientSync>(
           SyncPlace{topology, options.replica, rank, options.device, options.timeout},
-          options.gradients, spans);
+          std::move(gradients), spans);
     }
     compute.set_global_microbatch_offset(options.replica * plan.num_microbatches);
     compute.set_recompute_stages(options.recompute_stages);
@@ -109,6 +111,9 @@ struct PipelineExecutor::Impl {
         ~Listening() { sync.after_compute(); }
       } listening{*sync};
       sync->before_compute(timestep);
+      if (const auto value = faults.nonfinite_gradients(action, training_step)) {
+        sync->inject_nonfinite(action.stage, *value);
+      }
       compute.run(action);
     } else {
       compute.run(action);
@@ -248,7 +253,7 @@ StepResult PipelineExecutor::run_step(const StepData& data) {
   impl.comms.begin_step(impl.training_step);
   const bool has_loss = impl.compute.holds_last_stage();
   try {
-    if (impl.sync) impl.sync->begin_step();
+    if (impl.sync) impl.sync->begin_step(data.loss_scale);
     if (has_loss && impl.compute.counts_targets()) impl.divide_by_targets();
     impl.spans.start(impl.training_step);
     impl.run_plan();
@@ -260,6 +265,7 @@ StepResult PipelineExecutor::run_step(const StepData& data) {
       result.exposed_reduce_seconds = synced.exposed_seconds;
       result.has_grad_norm = synced.has_norm;
       result.grad_norm = synced.norm;
+      result.nonfinite_gradients = synced.nonfinite;
       result.loss = synced.loss;
     }
   } catch (const SyncFailure& failure) {

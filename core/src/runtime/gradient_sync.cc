@@ -1,6 +1,8 @@
 #include "baton/runtime/gradient_sync.h"
 
+#include <map>
 #include <utility>
+#include <vector>
 
 #include "accumulator_hooks.h"
 #include "baton/error.h"
@@ -9,6 +11,7 @@
 #include "gradient_norm.h"
 #include "gradient_reducer.h"
 #include "main_gradients.h"
+#include "scaled_gradients.h"
 #include "sync_groups.h"
 #include "tied_gradients.h"
 
@@ -21,15 +24,22 @@ struct GradientSync::Parts {
         reducer(place.pipeline_rank, place.topology.replicas, options.bucket_bytes,
                 options.reduce_dtype, groups, spans),
         norm(place.topology, place.replica, groups),
+        scaled(place.topology, groups),
         main(options.main_gradients) {}
 
   SyncGroups groups;
   TiedGradients ties;
   GradientReducer reducer;
   GradientNorm norm;
+  ScaledGradients scaled;
   MainGradients main;
   AccumulatorHooks hooks;   // every trainable parameter's, while a part listens for them
   int replicas_group = -1;  // this pipeline rank in every replica; -1: no replicas to average
+  double loss_scale = 1.0;  // this step's (GradientSyncOptions::loss_scaling)
+  // inject_nonfinite(): the stage whose handed-over gradients are overwritten, and with what.
+  int poisoned_stage = -1;
+  double poison = 0.0;
+  std::map<int, std::vector<at::Tensor>> params;  // by stage, as named_parameters() lists them
 };
 
 GradientSync::GradientSync(SyncPlace place, GradientSyncOptions options, StepSpans& spans)
@@ -50,13 +60,16 @@ void GradientSync::join(const Plan& plan, const std::map<int, std::shared_ptr<St
             std::to_string(place_.topology.replicas) + " replicas (world.data_parallel)");
     parts.reducer.join(parts.replicas_group, plan, holders, parts.ties.synchronised_names());
   }
-  if (parts.reducer.active() || !parts.main.empty()) hook_accumulators(stages);
+  if (parts.reducer.active() || !parts.main.empty() || options_.hook_every_gradient) {
+    hook_accumulators(stages);
+  }
   if (options_.measure_norm) {
     std::set<std::string> counted_elsewhere = options_.norm_counted_elsewhere;
     counted_elsewhere.insert(parts.ties.counted_elsewhere().begin(),
                              parts.ties.counted_elsewhere().end());
     parts.norm.join(holders, counted_elsewhere);
   }
+  if (options_.loss_scaling) parts.scaled.join(holders);
 }
 
 // One hook per parameter, so the fold into the float32 master always comes before the
@@ -65,9 +78,12 @@ void GradientSync::hook_accumulators(const std::map<int, std::shared_ptr<Stage>>
   for (const auto& [stage, held] : stages) {
     std::size_t index = 0;
     for (const auto& [name, param] : held->named_parameters()) {
-      if (param.requires_grad()) {
+      parts_->params[stage].push_back(param);
+      // Hooked for an injected fault only: a parameter without an accumulator goes without.
+      const bool needed = parts_->reducer.active() || !parts_->main.empty();
+      if (param.requires_grad() && (needed || param.is_leaf())) {
         if (!param.is_leaf()) {
-          const bool replicas = parts_->main.empty();
+          const bool replicas = parts_->reducer.active();
           throw Error(std::string(replicas ? "data parallelism: " : "precision.params: ") +
                       "parameter '" + name + "' of stage " + std::to_string(stage) +
                       " is computed from other tensors (not a leaf), so it has no gradient of "
@@ -86,7 +102,8 @@ bool GradientSync::averages_replicas() const {
   return parts_->replicas_group >= 0;
 }
 
-void GradientSync::begin_step() {
+void GradientSync::begin_step(double loss_scale) {
+  parts_->loss_scale = loss_scale;
   parts_->reducer.begin_step();
 }
 
@@ -105,10 +122,20 @@ void GradientSync::before_compute(int timestep) {
 }
 
 void GradientSync::after_compute() {
+  parts_->poisoned_stage = -1;
   parts_->reducer.after_compute();
 }
 
+void GradientSync::inject_nonfinite(int stage, double value) {
+  parts_->poisoned_stage = stage;
+  parts_->poison = value;
+}
+
 void GradientSync::gradient_final(int stage, std::size_t param_index) {
+  if (stage == parts_->poisoned_stage) {
+    const at::Tensor& param = parts_->params.at(stage).at(param_index);
+    if (param.grad().defined()) param.mutable_grad().fill_(parts_->poison);
+  }
   parts_->main.fold(stage, param_index);
   parts_->reducer.gradient_final(stage, param_index);
 }
@@ -137,7 +164,12 @@ SyncResult GradientSync::finish(int last_timestep, std::optional<double> loss) {
   };
   result.exposed_seconds = parts.reducer.finish();
   phase("summing the gradients of tied parameters", [&] { parts.ties.synchronise(); });
-  if (options_.measure_norm) {
+  if (options_.loss_scaling) {
+    phase("agreeing whether any gradient overflowed (precision.loss_scale)",
+          [&] { result.nonfinite = parts.scaled.unscale(parts.loss_scale); });
+  }
+  // A step every rank skips: its norm would be an inf or a nan, and nothing clips by it.
+  if (options_.measure_norm && !result.nonfinite) {
     phase("summing the gradient's norm over the pipeline", [&] {
       result.norm = parts.norm.measure();
       result.has_norm = true;

@@ -271,15 +271,17 @@ void StageCompute::forward(int s, int mb) {
 
 at::Tensor StageCompute::scaled_loss(int mb, const std::vector<at::Tensor>& outputs,
                                      const at::Tensor& targets, bool record) {
-  if (count_targets_) {
-    // A sum over the microbatch's counted targets, scaled to the global batch's mean.
-    at::Tensor sum = loss_function_(outputs, targets);
-    if (record) recorded_losses_.emplace_back(mb, sum.detach());
-    return sum * loss_scale_;
-  }
   at::Tensor loss = loss_function_(outputs, targets);
   if (record) recorded_losses_.emplace_back(mb, loss.detach());
-  if (scale_loss_by_microbatches_) loss = loss / plan_.num_microbatches;
+  if (count_targets_) {
+    // A sum over the microbatch's counted targets, scaled to the global batch's mean.
+    loss = loss * loss_scale_;
+  } else if (scale_loss_by_microbatches_) {
+    loss = loss / plan_.num_microbatches;
+  }
+  // fp16 loss scaling, after the mean as GradScaler's scale(loss) is: a power of two scales
+  // every gradient exactly.
+  if (data_.loss_scale != 1.0) loss = loss * data_.loss_scale;
   return loss;
 }
 

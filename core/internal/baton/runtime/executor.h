@@ -58,6 +58,10 @@ struct StepData {
   // microbatch) (baton/runtime/forward_seed.h), so the step's masks do not depend on the
   // schedule, the placement or the replicas. Unset: the generator is left as it is.
   std::optional<std::uint64_t> random_seed;
+  // fp16 loss scaling (torch.cuda.amp.GradScaler): the backward starts from the loss times
+  // this, so every gradient arrives multiplied by it; with ExecutorOptions::gradients
+  // .loss_scaling the sync divides them back before the norm (StepResult::nonfinite_gradients).
+  double loss_scale = 1.0;
 };
 
 // The microbatches of a batch held whole: `inputs` and `targets` split along `split_dim` into
@@ -69,11 +73,15 @@ BATON_API StepData whole_batch(const std::vector<at::Tensor>& inputs, const at::
 // Fail when this rank reaches `action` in training step `step` — a compute action ("1B2"),
 // REDUCE_GRAD, or a receive ("1RECV_F2"), at the moment the action that needs it waits for
 // it. Empty: off. `signal` 0 throws an error there; a signal number raises that signal
-// instead (SIGKILL: a crash, SIGSTOP: a rank that hangs mid-wait).
+// instead (SIGKILL: a crash, SIGSTOP: a rank that hangs mid-wait). `nonfinite_gradients`
+// set: nothing fails; the gradients the action (a backward, or W) computes for its stage's
+// parameters are overwritten with that value (an inf or a nan: an fp16 overflow) before the
+// synchronisation reads them.
 struct InjectedFault {
   std::string action;
   int step = 0;
   int signal = 0;
+  std::optional<double> nonfinite_gradients;
 };
 
 struct ExecutorOptions {
@@ -159,6 +167,10 @@ struct StepResult {
   // every rank of the pipeline.
   bool has_grad_norm = false;
   double grad_norm = 0.0;
+  // ExecutorOptions::gradients.loss_scaling: some gradient of some rank of the world was an
+  // inf or a nan after unscaling (the same on every rank): the step is to be skipped, and
+  // the norm was not measured.
+  bool nonfinite_gradients = false;
   // ExecutorOptions::count_targets: the targets the loss counted over the whole global batch
   // (every microbatch of every replica); 0: not counted.
   std::int64_t counted_targets = 0;

@@ -5,8 +5,10 @@
 //      started inside the stage's last backward, waited for at the step's end;
 //   2. ties: each tied tensor's copies summed over their holders (and averaged over the
 //      replicas), so every copy takes the same update;
-//   3. norm: the whole model's gradient norm, over the pipeline's ranks, a tied tensor once;
-//   4. loss: the step's loss averaged over the replicas.
+//   3. unscale (fp16 loss scaling): every gradient divided by the step's loss scale, and
+//      whether any is non-finite agreed by the whole world, so every rank skips it together;
+//   4. norm: the whole model's gradient norm, over the pipeline's ranks, a tied tensor once;
+//   5. loss: the step's loss averaged over the replicas.
 // Every collective goes through one group set (SyncGroups): one place joins groups and one
 // error says when the transport has no all-reduce; every tensor the sync makes lives on the
 // rank's device (NCCL refuses CPU tensors), and a step's scalars are read back once each.
@@ -73,6 +75,14 @@ struct GradientSyncOptions {
   // gradient is added into the master's .grad (Megatron's main_grad) and the parameter's own
   // dropped; the replicas' buckets, the tied sums and the norm then read the masters'.
   std::vector<std::pair<at::Tensor, at::Tensor>> main_gradients;
+  // fp16 loss scaling (torch.cuda.amp.GradScaler): the gradients arrive multiplied by the
+  // step's loss scale (StepData::loss_scale). After the replicas' and the ties' sums they are
+  // multiplied by 1 / scale and checked for infs and nans; every rank of the world agrees on
+  // the check in one all-reduce (SyncResult::nonfinite), and the norm is the unscaled one's.
+  bool loss_scaling = false;
+  // For tests (BATON_INJECT_FAILURE by=inf|nan): every parameter's gradient is handed to the
+  // sync after each backward, so that inject_nonfinite() can reach it before anything reads it.
+  bool hook_every_gradient = false;
 };
 
 // Where the rank sits and where its tensors live.
@@ -90,6 +100,9 @@ struct SyncResult {
   bool has_norm = false;
   double norm = 0.0;  // the whole model's gradient norm, the same on every rank
   double loss = 0.0;  // the loss given to finish(), averaged over the replicas
+  // GradientSyncOptions::loss_scaling: some gradient of some rank was an inf or a nan (the
+  // same on every rank); the norm is then not measured.
+  bool nonfinite = false;
 };
 
 // A failed synchronisation, with the plan step to annotate it at (the one that started the
@@ -129,7 +142,8 @@ class BATON_API GradientSync {
   bool averages_replicas() const;
 
   // ---- the events of a step, in the order the executor raises them ------------------------
-  void begin_step();
+  // `loss_scale`: the factor the step's backward starts from (GradientSyncOptions::loss_scaling).
+  void begin_step(double loss_scale = 1.0);
   // Token-mean losses: the targets counted over every replica's batch, from this rank's.
   // Throws SyncFailure (timestep 0).
   std::int64_t sum_targets(std::int64_t counted);
@@ -149,6 +163,11 @@ class BATON_API GradientSync {
   // step's loss where this rank has one. Throws SyncFailure, at `last_timestep` unless a
   // collective started earlier.
   SyncResult finish(int last_timestep, std::optional<double> loss);
+
+  // For tests: every gradient of `stage` that the compute action about to run hands over is
+  // overwritten with `value` (an inf or a nan: an fp16 overflow) before anything reads it.
+  // Lasts until after_compute().
+  void inject_nonfinite(int stage, double value);
 
   // Tied weights: every holder's copy has the same bytes (a checksum of each, compared among
   // the holders). Throws Error naming the tensor otherwise.
