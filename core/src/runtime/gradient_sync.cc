@@ -39,7 +39,9 @@ struct GradientSync::Parts {
   // inject_nonfinite(): the stage whose handed-over gradients are overwritten, and with what.
   int poisoned_stage = -1;
   double poison = 0.0;
-  std::map<int, std::vector<at::Tensor>> params;  // by stage, as named_parameters() lists them
+  // hook_every_gradient: by stage, as named_parameters() lists them (what inject_nonfinite()
+  // overwrites); empty otherwise.
+  std::map<int, std::vector<at::Tensor>> params;
 };
 
 GradientSync::GradientSync(SyncPlace place, GradientSyncOptions options, StepSpans& spans)
@@ -75,12 +77,12 @@ void GradientSync::join(const Plan& plan, const std::map<int, std::shared_ptr<St
 // One hook per parameter, so the fold into the float32 master always comes before the
 // replicas' bucket reads it. A hook needs a leaf: the one check of it, for both parts.
 void GradientSync::hook_accumulators(const std::map<int, std::shared_ptr<Stage>>& stages) {
+  // Hooked for an injected fault only: a parameter without an accumulator goes without.
+  const bool needed = parts_->reducer.active() || !parts_->main.empty();
   for (const auto& [stage, held] : stages) {
     std::size_t index = 0;
     for (const auto& [name, param] : held->named_parameters()) {
-      parts_->params[stage].push_back(param);
-      // Hooked for an injected fault only: a parameter without an accumulator goes without.
-      const bool needed = parts_->reducer.active() || !parts_->main.empty();
+      if (options_.hook_every_gradient) parts_->params[stage].push_back(param);
       if (param.requires_grad() && (needed || param.is_leaf())) {
         if (!param.is_leaf()) {
           const bool replicas = parts_->reducer.active();
