@@ -83,6 +83,8 @@ struct PlanOptions {
   std::vector<std::string> plugin_path;
   int data_parallel = 1;
   std::string recompute = "off";
+  std::string params_precision = "fp32";  // precision.params: what a profile's stages hold
+  std::string reduce_precision = "fp32";  // precision.reduce: what their all-reduce moves
 };
 
 // --recompute off|on|S,S,...: the stages whose B (or I) runs their forward again and which
@@ -178,11 +180,21 @@ baton::MeasuredCosts costs_from_profile(const PlanOptions& options, std::string*
   const MicrobatchProfile& measured =
       profile.at(profile.batch_size / microbatches, "--costs " + options.costs);
   const std::vector<int> bounds = balanced_cuts(measured, options.shape.num_stages());
-  *described = "costs: profile " + options.costs + " (" + profile.model + ", microbatches of " +
-               std::to_string(measured.microbatch_size) + ", cuts " + cuts_text(bounds) +
-               "), in seconds\n";
-  return simulation_costs(measured, bounds, profile.transfer, /*optimizer_state_factor=*/2.0,
-                          options.data_parallel, profile.split_backward_factor);
+  // AdamW's state, as the search assumes for adam and adamw; the precision as asked.
+  ParameterBytes parameters;
+  if (options.params_precision == "bf16") parameters.low_precision_copy = 0.5;
+  if (options.reduce_precision == "bf16") parameters.reduced = 0.5;
+  std::ostringstream held;
+  held << 4 * parameters.held_per_byte();
+  *described =
+      "costs: profile " + options.costs + " (" + profile.model + ", microbatches of " +
+      std::to_string(measured.microbatch_size) + ", cuts " + cuts_text(bounds) +
+      "), in seconds; parameters hold " + held.str() +
+      " bytes each (weights, float32 gradients, AdamW's moments" +
+      (options.params_precision == "bf16" ? ", bf16 weights next to float32 masters" : "") + ")" +
+      (options.data_parallel > 1 ? ", all-reduced in " + options.reduce_precision : "") + "\n";
+  return simulation_costs(measured, bounds, profile.transfer, parameters, options.data_parallel,
+                          profile.split_backward_factor);
 }
 
 int run_plan(const PlanOptions& options) {
@@ -272,6 +284,16 @@ void add_plan_command(CommandLine& command_line) {
                   "one more forward, and until then a microbatch holds only their inputs")
       ->capture_default_str()
       ->type_name("off|on|S,S");
+  plan.add_option("--params", options->params_precision,
+                  "with a profile: the stages' parameters (precision.params); bf16 holds a bf16 "
+                  "copy next to the float32 masters")
+      ->capture_default_str()
+      ->check(one_of({"fp32", "bf16"}));
+  plan.add_option("--reduce", options->reduce_precision,
+                  "with a profile and --data-parallel: the gradient all-reduce's dtype "
+                  "(precision.reduce); bf16 moves half the bytes")
+      ->capture_default_str()
+      ->check(one_of({"fp32", "bf16"}));
   add_format_option(plan, options->format, {"table", "csv", "csv-comms", "json", "trace"},
                     "table (ranks as columns, steps as rows, then the simulation), csv (compute "
                     "actions), csv-comms (with the transfers), json (simulation summary), trace "

@@ -75,14 +75,22 @@ std::string execution_key(const baton::Plan& plan) {
   return key;
 }
 
-double optimizer_state_factor(const baton::Config& config) {
+}  // namespace
+
+ParameterBytes parameter_bytes_from_config(const baton::Config& config) {
+  ParameterBytes bytes;
   const baton::ParamValues& optimizer = config.section("optimizer");
   const std::string name = optimizer.get_string("name");
-  if (name == "adam" || name == "adamw") return 2.0;  // two moments per parameter
-  return optimizer.get_float("momentum") > 0 ? 1.0 : 0.0;
+  if (name == "adam" || name == "adamw") {
+    bytes.optimizer_state = 2.0;  // two moments per parameter
+  } else {
+    bytes.optimizer_state = optimizer.get_float("momentum") > 0 ? 1.0 : 0.0;
+  }
+  const baton::ParamValues& precision = config.section("precision");
+  if (precision.get_string("params") == "bf16") bytes.low_precision_copy = 0.5;
+  if (precision.get_string("reduce") == "bf16") bytes.reduced = 0.5;
+  return bytes;
 }
-
-}  // namespace
 
 std::vector<int> balanced_cuts(const MicrobatchProfile& measured, int num_stages) {
   return baton::balanced_boundaries(unit_costs(measured), num_stages);
@@ -115,7 +123,7 @@ SearchSpace search_space_from_config(const baton::Config& config, int ranks, int
                              schedule.at("memory_limit_mb").text());
   }
   space.memory_limit_bytes = limit_mb * 1024.0 * 1024.0;
-  space.optimizer_state_factor = optimizer_state_factor(config);
+  space.parameter_bytes = parameter_bytes_from_config(config);
   space.may_recompute = config.section("model").at("recompute").origin().description == "default";
   return space;
 }
@@ -123,7 +131,7 @@ SearchSpace search_space_from_config(const baton::Config& config, int ranks, int
 baton::MeasuredCosts simulation_costs(const MicrobatchProfile& measured,
                                       const std::vector<int>& bounds,
                                       const TransferProfile& transfer,
-                                      double optimizer_state_factor, int data_parallel,
+                                      const ParameterBytes& parameters, int data_parallel,
                                       double split_backward_factor) {
   baton::MeasuredCosts costs;
   costs.transfer_time = transfer.latency_s;
@@ -141,8 +149,7 @@ baton::MeasuredCosts simulation_costs(const MicrobatchProfile& measured,
       stage.backward_input += unit.backward_input_s;
       stage.backward_weight += unit.backward_weight_s;
       stage.activation_bytes += unit.saved_bytes;
-      // Parameters, their gradients and the optimizer's state.
-      stage.static_bytes += unit.parameter_bytes * (2.0 + optimizer_state_factor);
+      stage.static_bytes += unit.parameter_bytes * parameters.held_per_byte();
     }
     if (bounds[s] == 0) {
       // The first stage's inputs need no gradient, so its split backward has no input
@@ -169,6 +176,7 @@ baton::MeasuredCosts simulation_costs(const MicrobatchProfile& measured,
       for (int u = bounds[s]; u < bounds[s + 1]; ++u) {
         gradient_bytes += measured.units[static_cast<std::size_t>(u)].parameter_bytes;
       }
+      gradient_bytes *= parameters.reduced;
       const double steps = 2.0 * (data_parallel - 1);
       stage.reduce_grad =
           steps * (transfer.latency_s + gradient_bytes / data_parallel * transfer.seconds_per_byte);
@@ -315,9 +323,9 @@ SearchResult search_schedules(const baton::PluginLoader& loader, const ModelProf
           list[same->second.index].same_plan.push_back(plugin->name());
           continue;
         }
-        baton::MeasuredCosts costs = simulation_costs(
-            measured, candidate.bounds, profile.transfer, space.optimizer_state_factor,
-            space.data_parallel, profile.split_backward_factor);
+        baton::MeasuredCosts costs =
+            simulation_costs(measured, candidate.bounds, profile.transfer, space.parameter_bytes,
+                             space.data_parallel, profile.split_backward_factor);
         const Candidate unsimulated = candidate;
         bool ranked = simulate_into(candidate, compiled.lowered, costs, space, result);
         if (!ranked && space.may_recompute) {

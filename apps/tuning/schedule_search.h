@@ -17,15 +17,30 @@
 
 namespace baton_app {
 
+// What a stage keeps, and what its replicas' all-reduce moves, for each byte of its
+// parameters as the profile counts them: the float32 masters' bytes (model_profiler.h).
+struct ParameterBytes {
+  double optimizer_state = 2;  // adam and adamw: two moments; sgd: 1 with momentum, else 0
+  // precision.params: bf16 — the stage computes with a bf16 copy (half a master byte) next
+  // to the float32 masters and gradients: Megatron's 18 bytes per parameter against 16.
+  double low_precision_copy = 0;
+  double reduced = 1;  // precision.reduce: bf16 sends half the gradient bytes (0.5)
+  // Weights, their float32 gradients, the optimizer's state and any bf16 copy.
+  double held_per_byte() const { return 2.0 + optimizer_state + low_precision_copy; }
+};
+
+// The optimizer section's state and precision.params / reduce, as ParameterBytes.
+ParameterBytes parameter_bytes_from_config(const baton::Config& config);
+
 struct SearchSpace {
   int ranks = 0;       // of one pipeline
   int batch_size = 0;  // of one pipeline (data.batch_size)
   // Schedule plugins to try (names or paths); empty: every one the loader finds.
   std::vector<std::string> schedules;
-  int microbatches = 0;               // fixed by the user; 0: every count that divides the batch
-  int stages_per_rank = 0;            // fixed by the user; 0: 1 .. units / ranks (at most 8)
-  double memory_limit_bytes = 0;      // per rank; 0: no limit
-  double optimizer_state_factor = 2;  // optimizer state per parameter byte (adam 2, sgd 0-1)
+  int microbatches = 0;            // fixed by the user; 0: every count that divides the batch
+  int stages_per_rank = 0;         // fixed by the user; 0: 1 .. units / ranks (at most 8)
+  double memory_limit_bytes = 0;   // per rank; 0: no limit
+  ParameterBytes parameter_bytes;  // what each parameter byte costs a stage to hold
   // Replicas of the pipeline (world.data_parallel): each plan reduces its gradients across
   // them (REDUCE_GRAD), costed as a ring all-reduce over the profiled transfer costs.
   int data_parallel = 1;
@@ -68,9 +83,9 @@ struct SearchResult {
 
 // The search a configuration asks for: schedule.name (`auto`: every plugin), the
 // schedule.microbatches / stages_per_rank the configuration sets itself (not their
-// defaults), schedule.memory_limit_mb, the optimizer's state per parameter byte, and whether
-// recomputation may be chosen (model.recompute left at its default).
-// Throws ConfigError for a negative memory limit, naming where it was set.
+// defaults), schedule.memory_limit_mb, the bytes each parameter byte costs (the optimizer's
+// state, precision.params and reduce), and whether recomputation may be chosen (model.recompute
+// left at its default). Throws ConfigError for a negative memory limit, naming where it was set.
 // `ranks` and `batch_size` are the whole world's: with world.data_parallel D the space is one
 // replica's pipeline (ranks / D, batch_size / D), its plans reducing across D replicas.
 SearchSpace search_space_from_config(const baton::Config& config, int ranks, int batch_size);
@@ -81,12 +96,13 @@ std::vector<int> balanced_cuts(const MicrobatchProfile& measured, int num_stages
 
 // Simulator costs of one candidate: stage s runs units [bounds[s], bounds[s+1]).
 // With `data_parallel` D > 1 each stage's REDUCE_GRAD costs a ring all-reduce of its
-// gradients: 2(D-1) messages of 1/D of them each way. Every stage's I and W are scaled by
-// `split_backward_factor` (ModelProfile::split_backward_factor).
+// gradients: 2(D-1) messages of 1/D of them each way, in precision.reduce's bytes. A stage
+// holds `parameters.held_per_byte()` for each of its parameter bytes. Every stage's I and W
+// are scaled by `split_backward_factor` (ModelProfile::split_backward_factor).
 baton::MeasuredCosts simulation_costs(const MicrobatchProfile& measured,
                                       const std::vector<int>& bounds,
                                       const TransferProfile& transfer,
-                                      double optimizer_state_factor, int data_parallel = 1,
+                                      const ParameterBytes& parameters, int data_parallel = 1,
                                       double split_backward_factor = 1.0);
 
 // Throws ConfigError when nothing can run (naming why each shape was refused) or when

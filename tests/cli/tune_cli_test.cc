@@ -104,6 +104,17 @@ TEST(CliTune, MeasuresRanksAndReusesItsProfile) {
                                         "microbatches of 2, cuts ["));
   EXPECT_THAT(planned.output, testing::ContainsRegex("rank 0: idle [0-9.]+, bubble [0-9.]+%, "
                                                      "peak activations 2 \\(peak memory "));
+  EXPECT_THAT(planned.output, HasSubstr("parameters hold 16 bytes each (weights, float32 "
+                                        "gradients, AdamW's moments)"));
+  // With bf16 weights a stage holds Megatron's 18 bytes per parameter; bf16 all-reduces say so.
+  const auto bf16 = run_command(kBaton +
+                                " plan --schedule 1f1b --ranks 2 --microbatches 4 --params bf16 "
+                                "--reduce bf16 --data-parallel 2 --costs '" +
+                                dir + "/baton/profile.json'");
+  ASSERT_EQ(bf16.exit_code, 0) << bf16.output;
+  EXPECT_THAT(bf16.output, HasSubstr("parameters hold 18 bytes each (weights, float32 gradients, "
+                                     "AdamW's moments, bf16 weights next to float32 masters), "
+                                     "all-reduced in bf16"));
   // A truncated profile is named and measured again.
   {
     std::ofstream damage(dir + "/baton/profile.json", std::ios::trunc);

@@ -16,10 +16,13 @@
 #include "baton/plugin_loader.h"
 #include "baton/schedule.h"
 #include "error_of.h"
+#include "training/config_sections.h"
 #include "tuning/model_profile.h"
 #include "tuning/schedule_search.h"
 
 namespace {
+
+[[maybe_unused]] const bool kAppSections = (baton_app::add_app_config_sections(), true);
 
 using baton_app::Candidate;
 using baton_app::ModelProfile;
@@ -322,7 +325,7 @@ TEST(ScheduleSearch, BalancedCutsBeatParameterCountCuts) {
   const auto compiled = baton::compile_schedule(*schedule, {2, 1, 4}, "1f1b");
   const auto by_parameters = baton::simulate(
       compiled.lowered,
-      baton_app::simulation_costs(profile.at(1, "test"), {0, 1, 4}, profile.transfer, 2));
+      baton_app::simulation_costs(profile.at(1, "test"), {0, 1, 4}, profile.transfer, {}));
   EXPECT_LT(chosen.predicted_step_s, by_parameters.makespan);
 }
 
@@ -345,7 +348,7 @@ TEST(ScheduleSearch, TheFirstStagesSplitBackwardIsAllWeightGradient) {
     measured.units.push_back(unit);
   }
   const baton::MeasuredCosts costs =
-      baton_app::simulation_costs(measured, {0, 2, 3}, baton_app::TransferProfile{}, 2);
+      baton_app::simulation_costs(measured, {0, 2, 3}, baton_app::TransferProfile{}, {});
   ASSERT_EQ(costs.stages.size(), 2u);
   // Stage 0 = units 0 and 1: F and B summed; I is unit 0's, W the rest of B (6 - 0.1 ms).
   EXPECT_DOUBLE_EQ(costs.stages[0].forward, 3e-3);
@@ -358,7 +361,7 @@ TEST(ScheduleSearch, TheFirstStagesSplitBackwardIsAllWeightGradient) {
 
   // The profile's split-backward factor scales every stage's I and W, and nothing else.
   const baton::MeasuredCosts scaled = baton_app::simulation_costs(
-      measured, {0, 2, 3}, baton_app::TransferProfile{}, 2, 1, /*split_backward_factor=*/1.1);
+      measured, {0, 2, 3}, baton_app::TransferProfile{}, {}, 1, /*split_backward_factor=*/1.1);
   EXPECT_DOUBLE_EQ(scaled.stages[0].forward, 3e-3);
   EXPECT_DOUBLE_EQ(scaled.stages[0].backward, 6e-3);
   EXPECT_DOUBLE_EQ(scaled.stages[0].backward_input, 0.1e-3 * 1.1);
@@ -387,7 +390,7 @@ TEST(ScheduleSearch, ASendsOverheadGrowsWithItsMessage) {
   transfer.send_overhead_s = 5e-5;
   transfer.send_overhead_per_byte = 1e-9;
   const baton::MeasuredCosts costs =
-      baton_app::simulation_costs(measured, {0, 2, 3, 4}, transfer, 2);
+      baton_app::simulation_costs(measured, {0, 2, 3, 4}, transfer, {});
   ASSERT_EQ(costs.stages.size(), 3u);
   EXPECT_DOUBLE_EQ(costs.send_overhead, 5e-5);
   // Stage 0 (units 0, 1) sends unit 1's 4000 B forward; stage 1 (unit 2) sends its 500 B
@@ -488,3 +491,61 @@ TEST(RankCorrelation, OrdersAlikeReversedAndTied) {
 }
 
 }  // namespace
+
+namespace {
+
+baton_app::ParameterBytes parameter_bytes_of(const std::vector<std::string>& set) {
+  baton::ConfigOverrides overrides;
+  overrides.set = set;
+  overrides.use_environment = false;
+  return baton_app::parameter_bytes_from_config(
+      baton::load_config_text("world: {data_parallel: 2}\n", "run.yaml", overrides));
+}
+
+}  // namespace
+
+// What a parameter byte (a float32 master's) costs a stage, from the configuration: weights,
+// gradients and AdamW's two moments are 16 bytes per parameter; bf16 weights add their own
+// 2 (Megatron's 18); SGD keeps 1 moment with momentum and none without. precision.reduce:
+// bf16 halves the bytes of the replicas' all-reduce, and so its transfer time, and nothing
+// else. Worked by hand on one unit of 1000 parameter bytes.
+TEST(ScheduleSearch, ParameterMemoryAndTheAllReduceFollowThePrecision) {
+  const auto adamw = parameter_bytes_of({"optimizer.name=adamw"});
+  EXPECT_DOUBLE_EQ(adamw.held_per_byte(), 16.0 / 4);
+  const auto bf16_weights = parameter_bytes_of(
+      {"optimizer.name=adamw", "precision.compute=bf16", "precision.params=bf16"});
+  EXPECT_DOUBLE_EQ(bf16_weights.held_per_byte(), 18.0 / 4);
+  EXPECT_DOUBLE_EQ(
+      parameter_bytes_of({"optimizer.name=sgd", "optimizer.momentum=0.9"}).held_per_byte(),
+      12.0 / 4);
+  EXPECT_DOUBLE_EQ(
+      parameter_bytes_of({"optimizer.name=sgd", "optimizer.momentum=0"}).held_per_byte(), 8.0 / 4);
+  const auto bf16_reduce = parameter_bytes_of({"precision.reduce=bf16"});
+  EXPECT_DOUBLE_EQ(bf16_reduce.reduced, 0.5);
+  EXPECT_DOUBLE_EQ(bf16_reduce.held_per_byte(), adamw.held_per_byte());
+
+  baton_app::MicrobatchProfile measured;
+  measured.microbatch_size = 1;
+  measured.input_bytes = 64;
+  baton_app::UnitProfile unit;
+  unit.forward_s = 1e-3;
+  unit.backward_s = 2e-3;
+  unit.output_bytes = 64;
+  unit.parameter_bytes = 1000;
+  measured.units = {unit, unit};
+  baton_app::TransferProfile transfer;
+  transfer.latency_s = 1e-5;
+  transfer.seconds_per_byte = 1e-9;
+  const auto costs_of = [&](const baton_app::ParameterBytes& bytes) {
+    return baton_app::simulation_costs(measured, {0, 1, 2}, transfer, bytes, /*data_parallel=*/2);
+  };
+  const baton::MeasuredCosts fp32 = costs_of(adamw), weights = costs_of(bf16_weights),
+                             reduce = costs_of(bf16_reduce);
+  EXPECT_DOUBLE_EQ(fp32.stages[0].static_bytes, 4000);
+  EXPECT_DOUBLE_EQ(weights.stages[0].static_bytes, 4500);
+  EXPECT_DOUBLE_EQ(reduce.stages[0].static_bytes, 4000);
+  // A ring all-reduce over D = 2: 2 messages of half the gradients, 500 B each in float32.
+  EXPECT_DOUBLE_EQ(fp32.stages[0].reduce_grad, 2 * (1e-5 + 500e-9));
+  EXPECT_DOUBLE_EQ(reduce.stages[0].reduce_grad, 2 * (1e-5 + 250e-9));
+  EXPECT_DOUBLE_EQ(weights.stages[0].reduce_grad, fp32.stages[0].reduce_grad);
+}

@@ -219,7 +219,8 @@ void add_transport_bench(CommandLine& command_line) {
       ->type_name("NAME|PATH");
   transport
       .add_option("--sizes", options->sizes,
-                  "message sizes, comma-separated, with K, M or G (binary multiples)")
+                  "message sizes in bytes, comma-separated, with K, M or G (binary multiples); a "
+                  "bf16 or fp16 activation of N elements is a 2N-byte message")
       ->capture_default_str();
   transport
       .add_option("--iterations", options->iterations,
