@@ -4,8 +4,9 @@
 usage: baton-split MODEL.py (--split-at NAME [--split-at NAME ...] | --stages N) --out DIR
 
 MODEL.py defines make_model() (the nn.Module, with its weights) and example_inputs() (a tuple
-of tensors its forward takes). baton-split traces the model with torch.fx, cuts it before
-each named submodule (or into N stages whose largest holds the fewest parameters it can),
+of tensors its forward takes). baton-split traces the model with torch.fx, the example's
+sizes as numbers and the batch symbolic (sized_tracing.py), cuts it before each named
+submodule (or into N stages whose largest holds the fewest parameters it can),
 places every parameter and buffer in the stage that uses it, scripts each stage, checks that
 the stages chained together compute what the model's own forward computes, and writes
 
@@ -33,6 +34,18 @@ import uuid
 import zipfile
 
 NAMES_FILE = "baton/names.json"  # inside each stage's .pt; core/src/stage/stage_files_chain.cc
+
+
+# baton-split's parts beside it (sized_tracing.py), imported once PyTorch is known to be there.
+sized_tracing = None
+
+
+def import_parts():
+    global sized_tracing
+    sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+    import sized_tracing as parts
+    sys.path.pop(0)
+    sized_tracing = parts
 
 
 class SplitError(Exception):
@@ -145,24 +158,29 @@ def user_line(stack_trace, model_file):
 
 
 # Tensor factories that take sizes, not tensors: torch.fx sees them only through a tensor
-# argument, so `torch.arange(0, t)` with t from x.size() would stop the trace.
+# argument, so `torch.arange(0, t)` would be a constant of the graph, made at trace time.
 FACTORIES = ("arange", "zeros", "ones", "full", "empty", "eye", "linspace")
 
 
-class sizes_traced_through_factories:
-    """While tracing, a factory called with a symbolic size becomes a node of the graph."""
+class factories_traced(object):
+    """While `tracer` traces, a factory forward() calls becomes a node of the graph, so the
+    stage makes its tensor when it runs, on its device, at the microbatch's size (with sizes
+    as numbers, `torch.arange(0, t)` has no symbolic argument left to tell torch.fx). While
+    the tracer computes the example's values (sized_tracing.py) the factory just runs."""
+
+    def __init__(self, tracer):
+        self.tracer = tracer
 
     def __enter__(self):
         import torch
-        import torch.fx as fx
         self.originals = {name: getattr(torch, name) for name in FACTORIES}
+        tracer = self.tracer
 
         def wrapped(original):
             def factory(*args, **kwargs):
-                for value in list(args) + list(kwargs.values()):
-                    if isinstance(value, fx.Proxy):
-                        return value.tracer.create_proxy("call_function", original, args, kwargs)
-                return original(*args, **kwargs)
+                if sized_tracing.computing_values():
+                    return original(*args, **kwargs)
+                return tracer.create_proxy("call_function", original, args, kwargs)
             return factory
 
         for name, original in self.originals.items():
@@ -257,7 +275,7 @@ def expand_keep_whole(model, patterns):
     return kept
 
 
-def trace(model, model_file, keep_whole=()):
+def trace(model, model_file, inputs, keep_whole=()):
     """torch.fx graph of the model, every node knowing the submodule it ran inside; submodules
     in `keep_whole` are one node each. When torch.fx stops inside a submodule, that submodule
     and its like in every item of a list (same place, same class) are kept whole and the trace
@@ -268,7 +286,7 @@ def trace(model, model_file, keep_whole=()):
     automatic = []
     while True:
         try:
-            return trace_once(model, model_file, kept), automatic
+            return trace_once(model, model_file, inputs, kept), automatic
         except Untraceable as failure:
             inside = failure.inside
             if not inside or inside in kept:
@@ -296,15 +314,18 @@ def untraceable_error(failure, model_file):
            "(--keep-whole NAME)"))
 
 
-def trace_once(model, model_file, keep_whole):
+def trace_once(model, model_file, inputs, keep_whole):
+    """One trace (sized_tracing.py: the example's sizes are numbers, the batch's symbolic).
+    Returns the graph module; its `fixed_sizes` lists where forward() read a size that the
+    trace fixed (empty: the stages run any shape)."""
     import torch.fx as fx
 
-    class Tracer(fx.Tracer):
+    class Tracer(sized_tracing.SizedTracer):
         record_stack_traces = True
-        proxy_buffer_attributes = True  # `self.bias[:, :, :t, :t]` with a symbolic t
+        proxy_buffer_attributes = True  # `self.bias[:, :, :t, :t]`: the buffer's a node
 
         def __init__(self):
-            super().__init__()
+            super().__init__(sized_tracing.example_worlds(inputs), model_file)
             self.module_stack = [""]
             self.failed_inside = None
 
@@ -312,6 +333,8 @@ def trace_once(model, model_file, keep_whole):
             return qualified_name in keep_whole or super().is_leaf_module(m, qualified_name)
 
         def call_module(self, m, forward, args, kwargs):
+            if sized_tracing.computing_values():
+                return forward(*args, **kwargs)
             self.module_stack.append(self.path_of_module(m))
             try:
                 return super().call_module(m, forward, args, kwargs)
@@ -329,7 +352,7 @@ def trace_once(model, model_file, keep_whole):
 
     tracer = Tracer()
     try:
-        with sizes_traced_through_factories(), proxies_unpacked_by_offset():
+        with factories_traced(tracer), proxies_unpacked_by_offset(), buffers_kept(model):
             graph = tracer.trace(model)
     except Exception as error:  # fx raises TraceError, TypeError, RuntimeError, ...
         where = None
@@ -339,7 +362,11 @@ def trace_once(model, model_file, keep_whole):
                 where = "%s:%d (`%s`)" % (os.path.basename(frame.filename), frame.lineno,
                                           (frame.line or "").strip())
         raise Untraceable(error, tracer.failed_inside or "", where)
-    return fx.GraphModule(model, graph)
+    for node in graph.nodes:
+        node.meta.pop("baton_values", None)  # the example's activations, twice: not kept
+    graph_module = fx.GraphModule(model, graph)
+    graph_module.fixed_sizes = tracer.fixed
+    return graph_module
 
 
 def check_not_inside_kept(split_at, kept, kept_automatically):
@@ -359,17 +386,52 @@ def did_you_mean(name, choices):
     return "; did you mean %s?" % " or ".join(close) if close else ""
 
 
-def units_of(model):
-    """The cut points a --stages split chooses between: the model's children, with ModuleList,
-    Sequential and ModuleDict children expanded into their items (as baton names units)."""
+CONTAINERS = ("ModuleList", "Sequential", "ModuleDict")
+
+
+def is_container(module):
     import torch.nn as nn
+    return isinstance(module, (nn.ModuleList, nn.Sequential, nn.ModuleDict))
+
+
+def holds_repeated_blocks(module):
+    """A container somewhere inside (itself included) holding two or more modules of one
+    class: a model's blocks (`h`, `layers`, `encoder.layer`, a ResNet stage)."""
+    for inner in module.modules():
+        if is_container(inner):
+            kinds = [type(item) for item in inner.children()]
+            if len(kinds) >= 2 and len(set(kinds)) < len(kinds):
+                return True
+    return False
+
+
+def units_of(model):
+    """The cut points a --stages split chooses between: the smallest modules a cut can come
+    before without going into a block. The model's children, and inside them, at any depth,
+    every container (ModuleList, Sequential, ModuleDict) and every module that holds the
+    model's blocks (`transformer.h.2`, `model.layers.5`, `encoder.layer.0`) expanded into
+    its children; the blocks themselves are whole units."""
     units = []
-    for name, child in model.named_children():
-        if isinstance(child, (nn.ModuleList, nn.Sequential, nn.ModuleDict)):
-            units += [name + "." + item for item, _ in child.named_children()]
-        else:
-            units.append(name)
+
+    def expand(prefix, module):
+        for name, child in module.named_children():
+            path = prefix + name
+            if is_container(child) or holds_repeated_blocks(child) and \
+                    not is_block_of(module, child):
+                expand(path + ".", child)
+            else:
+                units.append(path)
+
+    expand("", model)
     return units
+
+
+def is_block_of(parent, child):
+    """`child` is one of `parent`'s repeated blocks (then it is a unit, not expanded)."""
+    if not is_container(parent):
+        return False
+    kinds = [type(item) for item in parent.children()]
+    return kinds.count(type(child)) >= 2
 
 
 def belongs(path, name):
@@ -413,18 +475,60 @@ def balanced_cuts(graph_module, model, stages, balance, inputs, model_file):
     and each unit's cost (seconds for time) by unit name."""
     units = [(first_node_of(graph_module, u), u) for u in units_of(model)]
     units = sorted((index, u) for index, u in units if index is not None)
+    units = [unit for i, unit in enumerate(units)
+             if i == 0 or unit[0] > units[i - 1][0]]  # a module run inside another: no cut
     if stages < 1:
         raise SplitError("--stages must be at least 1")
+    # A unit before which no cut can be made (a number would cross, or a parameter used on
+    # both sides) runs with the one before it.
+    allowed = cuttable_before(graph_module, model, inputs, [index for index, _ in units])
+    modules = dict(model.named_modules())
+    held = [sum(p.numel() for p in modules[u].parameters()) for _, u in units]
+    kept = [i for i, can in enumerate(allowed) if can]
+    # Each cut point's parameters: its unit's and those of the units after it that cannot
+    # be cut before (each holder of a tied weight counts it).
+    counts = [sum(held[a:b]) for a, b in zip(kept, kept[1:] + [len(units)])]
+    units = [units[i] for i in kept]
     if len(units) < stages:
         raise SplitError("--stages %d: the model runs only %d units (%s); use --split-at to cut "
                          "inside them" % (stages, len(units), ", ".join(u for _, u in units)))
-    if balance == "time":
-        costs = unit_seconds(graph_module, model, inputs, units, model_file)
-    else:
-        modules = dict(model.named_modules())
-        costs = [sum(p.numel() for p in modules[u].parameters()) for _, u in units]
+    costs = unit_seconds(graph_module, model, inputs, units, model_file) \
+        if balance == "time" else counts
     return [units[i] for i in min_max_partition(costs, stages)], \
         {u: cost for (_, u), cost in zip(units, costs)}
+
+
+def cuttable_before(graph_module, model, inputs, indices):
+    """For each node index: whether a cut there passes only tensors to the next stage and
+    leaves every parameter on one side (tied weights may be on both: baton sums them)."""
+    import torch
+    import torch.fx as fx
+    nodes = list(graph_module.graph.nodes)
+    values = {}
+
+    class Recorder(fx.Interpreter):
+        def run_node(self, node):
+            values[node] = super().run_node(node)
+            return values[node]
+
+    with torch.no_grad(), buffers_kept(graph_module):
+        Recorder(graph_module).run(*inputs)
+    position = {node: i for i, node in enumerate(nodes)}
+    last_use = {}
+    for node in nodes:
+        for used in node.all_input_nodes:
+            last_use[used] = max(last_use.get(used, -1), position[node])
+    by_tensor, uses = parameter_owners(graph_module, model)
+    spans = [(min(position[n] for n in used), max(position[n] for n in used))
+             for key, used in uses.items() if len(by_tensor[key]) == 1]
+    allowed = []
+    for index in indices:
+        crossing = [n for n in nodes[:index] if n.op != "get_attr" and
+                    last_use.get(n, -1) >= index]
+        tensors = all(isinstance(values.get(n), torch.Tensor) for n in crossing)
+        whole = all(not (first < index <= last) for first, last in spans)
+        allowed.append(index == indices[0] or (tensors and whole))
+    return allowed
 
 
 def unit_seconds(graph_module, model, inputs, units, model_file, repeats=7):
@@ -626,9 +730,11 @@ def check_crossing_values(graph_module, inputs, crossing, cut_names, model_file)
 
     with torch.no_grad(), buffers_kept(graph_module):
         Recorder(graph_module).run(*inputs)
-    shapes = []
+    shapes, samples = [], []
     for s, nodes in enumerate(crossing):
         described = []
+        samples.append([list(values[node].shape[1:]) for node in nodes
+                        if isinstance(values.get(node), torch.Tensor)])
         for node in nodes:
             value = values.get(node)
             if not isinstance(value, torch.Tensor):
@@ -640,7 +746,7 @@ def check_crossing_values(graph_module, inputs, crossing, cut_names, model_file)
                        ", made at " + where if where else ""))
             described.append("%s %s" % (list(value.shape), str(value.dtype).replace("torch.", "")))
         shapes.append(described)
-    return shapes
+    return shapes, samples
 
 
 # What TorchScript says about code it cannot compile, and the usual rewrite (works in
@@ -708,13 +814,31 @@ def flat_tensors(value):
 
 
 def check_equal(model, scripted, inputs, rtol, atol):
+    """The stages chained equal the model on example_inputs() and, as a stage runs any
+    microbatch size, on the same with one more row (sized_tracing.example_worlds)."""
+    worst = 0.0
+    for world, tensors in enumerate(sized_tracing.example_worlds(inputs)):
+        on = "example_inputs()" if world == 0 else \
+            "example_inputs() with one more row (a batch of %d)" % tensors[0].shape[0]
+        worst = max(worst, check_equal_on(model, scripted, tensors, rtol, atol, on))
+    return worst
+
+
+def check_equal_on(model, scripted, inputs, rtol, atol, on):
     import torch
     model.eval()
     for stage in scripted:
         stage.eval()
     with torch.no_grad(), buffers_kept(model, *scripted):
         expected = model(*inputs)
-        got = chained(scripted, inputs)
+        try:
+            got = chained(scripted, inputs)
+        except Exception as error:  # TorchScript's RuntimeError, with its own traceback
+            first = str(error).strip().splitlines()
+            raise SplitError("the stages chained together fail on %s, where the model runs: "
+                             "%s; a size forward() reads from the batch was fixed at the "
+                             "example's (report it: baton-split keeps the batch symbolic)"
+                             % (on, first[-1] if first else type(error).__name__)) from None
     expected = flat_tensors(expected)
     got = flat_tensors(got)
     if len(expected) != len(got):
@@ -724,19 +848,19 @@ def check_equal(model, scripted, inputs, rtol, atol):
     for a, b in zip(got, expected):
         if a.shape != b.shape:
             raise SplitError("the stages chained together return %s where the model returns %s"
-                             % (list(a.shape), list(b.shape)))
+                             " on %s" % (list(a.shape), list(b.shape), on))
         if a.is_floating_point():
             difference = (a.double() - b.double()).abs()
             worst = max(worst, difference.max().item() if difference.numel() else 0.0)
             if not torch.allclose(a, b, rtol=rtol, atol=atol):
                 raise SplitError("the stages chained together differ from the model's own "
-                                 "forward on example_inputs(): largest difference %.3g (rtol "
+                                 "forward on %s: largest difference %.3g (rtol "
                                  "%g, atol %g); something forward() does is not captured by "
                                  "the trace (randomness, state kept between calls)"
-                                 % (difference.max().item(), rtol, atol))
+                                 % (on, difference.max().item(), rtol, atol))
         elif not torch.equal(a, b):
             raise SplitError("the stages chained together differ from the model's own forward "
-                             "on example_inputs()")
+                             "on %s" % on)
     return worst
 
 
@@ -871,9 +995,10 @@ def main(argv=None):
                      help="cut before this submodule (its name in named_modules(), e.g. "
                           "blocks.2); repeat for more stages")
     how.add_argument("--stages", type=int, metavar="N",
-                     help="cut into N stages between the model's children (ModuleList items "
-                          "count one by one), the largest stage as small as it can be by "
-                          "parameters")
+                     help="cut into N stages between the model's units (its children, and "
+                          "the items of ModuleList, Sequential and ModuleDict containers at "
+                          "any depth: transformer.h.2), the largest stage as small as it can "
+                          "be by parameters")
     parser.add_argument("--balance", choices=("params", "time"), default="params",
                         help="with --stages: what the largest stage holds least of — "
                              "parameters (params, the default), or the forward + backward "
@@ -890,16 +1015,18 @@ def main(argv=None):
                         help="absolute tolerance of the check against the model (1e-5)")
     args = parser.parse_args(argv)
     import_torch()
+    import_parts()
     import torch
 
     try:
         model, inputs = load_model_file(args.model_file)
         check_out_folder(args.out)
-        with torch.no_grad(), buffers_kept(model):
+        with torch.no_grad(), buffers_kept(model), \
+                errors_named(args.model_file, "forward() on example_inputs()"):
             check_stage_output(model(*inputs))
         constants = plain_tensors_as_constants(model)
         kept = expand_keep_whole(model, args.keep_whole)
-        graph_module, kept_automatically = trace(model, args.model_file, kept)
+        graph_module, kept_automatically = trace(model, args.model_file, inputs, kept)
         for _, names, _ in kept_automatically:
             kept.update(names)
         unit_costs = None
@@ -918,8 +1045,8 @@ def main(argv=None):
         stage_of = assign_stages(graph_module, cut_indices)
         ties = check_tied(graph_module, model, stage_of, cut_names)
         stage_modules, crossing = build_stages(graph_module, stage_of, num_stages)
-        shapes = check_crossing_values(graph_module, inputs, crossing, cut_names,
-                                       args.model_file)
+        shapes, crossing_samples = check_crossing_values(graph_module, inputs, crossing,
+                                                         cut_names, args.model_file)
         try:
             scripted = [script_stage(m, i) for i, m in enumerate(stage_modules)]
         except SplitError as error:
@@ -946,10 +1073,19 @@ def main(argv=None):
                          for section in ("parameters", "buffers")
                          for original in names[section].values()})
     split_id = uuid.uuid4().hex
+    command_line = " ".join(sys.argv[1:]) if argv is None else " ".join(argv)
+    traced_inputs = [[list(t.shape[1:]) for t in inputs]] + crossing_samples
     for i, (stage, names) in enumerate(zip(scripted, stage_maps)):
         if ties:
             names["ties"] = ties
         names["split"] = {"id": split_id, "stage": i, "stages": num_stages, "names": every_name}
+        if graph_module.fixed_sizes:
+            # The sizes forward() read are numbers in the stage: it runs these input shapes
+            # only (a sample each; the batch is free), which baton checks at set-up.
+            names["split"]["traced_for"] = {
+                "inputs": traced_inputs[i],
+                "command": "baton-split " + command_line,
+                "fixed_at": graph_module.fixed_sizes[:3]}
         path = os.path.join(args.out, "stage-%d.pt" % i)
         stage.train()
         write_atomically(path, lambda p, s=stage, n=names: torch.jit.save(
@@ -961,7 +1097,7 @@ def main(argv=None):
     declarations, input_notes = input_declarations(inputs, output)
     yaml = ("# From baton-split %s: paste into your config.\n"
             "model:\n  name: torchscript\n  stages: [%s]\n  params:\n    inputs: [%s]\n"
-            % (" ".join(sys.argv[1:]) if argv is None else " ".join(argv),
+            % (command_line,
                ", ".join(paths),  # as given: relative to where baton-split ran
                ", ".join('"%s"' % d for d in declarations)))
     write_atomically(os.path.join(args.out, "model.yaml"),
@@ -990,6 +1126,13 @@ def main(argv=None):
     if constants:
         print("  carried as constants (plain tensor attributes, not in the state dict): %s"
               % ", ".join(constants))
+    if graph_module.fixed_sizes:
+        print("  traced for inputs %s: the stages keep the sizes forward() reads as numbers "
+              "(%s); the batch is free. For another sequence length, split again with "
+              "example_inputs() of that shape" % (", ".join("%s%s" % (str(t.dtype).replace("torch.", ""),
+                                                        list(t.shape[1:])) for t in inputs),
+                                   ", ".join(graph_module.fixed_sizes[:3]) +
+                                   (", …" if len(graph_module.fixed_sizes) > 3 else "")))
     for note in input_notes:
         print("  %s" % note)
     for tie in ties:

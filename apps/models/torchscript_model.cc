@@ -39,6 +39,27 @@ std::vector<InputSpec> declared_inputs(const baton::ParamValues& params) {
   return inputs;
 }
 
+// Stage files traced for other input shapes than the configuration declares: refused here,
+// at the declaration's line, before a forward fails inside the model.
+void check_traced_inputs(const baton::UnitChain& chain, const std::vector<InputSpec>& inputs,
+                         const baton::ParamValues& params) {
+  const auto traced = baton::traced_inputs_of(chain, 0);
+  if (!traced || inputs.empty()) return;
+  std::vector<std::vector<std::int64_t>> declared;
+  for (const InputSpec& input : inputs) declared.push_back(input.shape);
+  if (declared == traced->shapes) return;
+  const bool from_inputs = !params.at("inputs").as_string_list().empty();
+  const baton::ParamValue& where = params.at(from_inputs ? "inputs" : "input_shape");
+  throw baton::ConfigError(
+      where.origin().description + ": model.params." + (from_inputs ? "inputs" : "input_shape") +
+      " declares inputs " + baton::format_sample_shapes(declared) + ", but stage file '" +
+      traced->file + "' was traced for " + baton::format_sample_shapes(traced->shapes) +
+      " (one sample each; the batch is free): baton-split kept the sizes the model's forward "
+      "reads as numbers. Declare the traced shapes (the files' model.yaml has them), or split "
+      "again with example_inputs() of the shape you train on" +
+      (traced->command.empty() ? std::string() : " (`" + traced->command + "` wrote the files)"));
+}
+
 }  // namespace
 
 BuiltModel build_torchscript(const baton::Setting<std::string>& path,
@@ -62,6 +83,7 @@ BuiltModel build_torchscript(const baton::Setting<std::string>& path,
   model.num_classes = params.get_int("num_classes");
   if (!stages.empty()) {
     model.chain = baton::load_stage_files_chain(stages);
+    check_traced_inputs(*model.chain, model.inputs, params);
     model.stage_files = true;
     model.description = "model 'torchscript' (" + std::to_string(stages.size()) + " stage files)";
     return model;

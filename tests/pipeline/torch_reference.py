@@ -381,6 +381,8 @@ def statistics_or_randomness(model):
     found = []
     for name, module in model.named_modules():
         kind = getattr(module, "original_name", None) or type(module).__name__
+        if kind.startswith("Dropout") and getattr(module, "p", None) == 0:
+            continue  # nanoGPT's dropout=0.0: draws nothing
         if kind.startswith("BatchNorm") or kind.startswith("Dropout"):
             found.append(kind)
     return sorted(set(found))

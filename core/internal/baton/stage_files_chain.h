@@ -9,7 +9,9 @@
 // map a stage's parameters keep its own names and no buffer is exported.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,5 +26,22 @@ BATON_API extern const char* const kStageNamesFile;
 // Loads every file (throws ConfigError naming the file and what is wrong: unreadable, no
 // forward, a map that misses a parameter or names one twice, two stages with the same name).
 BATON_API std::shared_ptr<UnitChain> load_stage_files_chain(const std::vector<std::string>& paths);
+
+// What a stage file was traced for, when baton-split fixed the sizes its forward reads to
+// example_inputs()' (names.json "split"."traced_for"): the shape of each input, one sample
+// without the batch dimension (the batch stays free), the command that wrote the files and
+// where forward() read the sizes. A stage file refuses other input shapes, naming these.
+struct TracedInputs {
+  std::string file;
+  std::vector<std::vector<std::int64_t>> shapes;
+  std::string command;
+  std::vector<std::string> fixed_at;
+};
+
+// `unit`'s TracedInputs; nullopt when it runs any shape or `chain` is not stage files.
+BATON_API std::optional<TracedInputs> traced_inputs_of(const UnitChain& chain, int unit);
+
+// "[32]", "[32], [32, 128]": shapes as the messages write them.
+BATON_API std::string format_sample_shapes(const std::vector<std::vector<std::int64_t>>& shapes);
 
 }  // namespace baton

@@ -40,7 +40,66 @@ struct StageFile {
     std::set<std::string> names;
   };
   std::optional<Split> split;
+  std::optional<TracedInputs> traced;
 };
+
+std::optional<TracedInputs> read_traced_for(const nlohmann::json& split, const std::string& path) {
+  if (!split.contains("traced_for")) return std::nullopt;
+  const auto& entry = split.at("traced_for");
+  const std::string rule = std::string("stage file '") + path + "': " + kStageNamesFile +
+                           ": \"split\".\"traced_for\" must be {\"inputs\": [[sizes of one "
+                           "sample] per input], \"command\": text, \"fixed_at\": [text]}";
+  if (!entry.is_object() || !entry.contains("inputs") || !entry["inputs"].is_array()) {
+    throw ConfigError(rule);
+  }
+  TracedInputs traced;
+  traced.file = path;
+  for (const auto& shape : entry["inputs"]) {
+    if (!shape.is_array()) throw ConfigError(rule);
+    std::vector<std::int64_t> sizes;
+    for (const auto& size : shape) {
+      if (!size.is_number_integer() || size.get<std::int64_t>() < 0) throw ConfigError(rule);
+      sizes.push_back(size.get<std::int64_t>());
+    }
+    traced.shapes.push_back(std::move(sizes));
+  }
+  if (entry.contains("command")) {
+    if (!entry["command"].is_string()) throw ConfigError(rule);
+    traced.command = entry["command"].get<std::string>();
+  }
+  if (entry.contains("fixed_at")) {
+    if (!entry["fixed_at"].is_array()) throw ConfigError(rule);
+    for (const auto& where : entry["fixed_at"]) {
+      if (!where.is_string()) throw ConfigError(rule);
+      traced.fixed_at.push_back(where.get<std::string>());
+    }
+  }
+  return traced;
+}
+
+// A stage traced for other input shapes than it is given: said before its forward fails
+// somewhere inside with a size of the example's.
+void check_traced_shapes(const TracedInputs& traced, const std::vector<at::Tensor>& inputs) {
+  std::vector<std::vector<std::int64_t>> given;
+  for (const at::Tensor& input : inputs) {
+    const auto sizes = input.sizes();
+    given.emplace_back(sizes.size() > 1 ? sizes.begin() + 1 : sizes.end(), sizes.end());
+  }
+  if (given == traced.shapes) return;
+  std::string where;
+  for (std::size_t i = 0; i < traced.fixed_at.size(); ++i) {
+    where += (i ? ", " : "") + traced.fixed_at[i];
+  }
+  throw ConfigError(
+      "stage file '" + traced.file + "' was traced for inputs " +
+      format_sample_shapes(traced.shapes) + " (one sample each; the batch is free) and is given " +
+      format_sample_shapes(given) +
+      ": baton-split kept the sizes the model's forward reads as numbers" +
+      (where.empty() ? std::string() : " (" + where + ")") +
+      ". Split again with example_inputs() of the shape you train on" +
+      (traced.command.empty() ? std::string() : " (`" + traced.command + "` wrote these files)") +
+      ", or give the run inputs of the traced shape (model.params.inputs, the data)");
+}
 
 std::optional<StageFile::Split> read_split(const nlohmann::json& map, const std::string& path) {
   if (!map.contains("split")) return std::nullopt;
@@ -196,6 +255,7 @@ StageFile load_stage_file(const std::string& path) {
   file.buffer_names = read_section(map, "buffers", path);
   file.ties = read_ties(map, path);
   file.split = read_split(map, path);
+  if (file.split) file.traced = read_traced_for(map.at("split"), path);
   for (const auto& param : file.module.named_parameters(/*recurse=*/true)) {
     if (!file.parameter_names.count(param.name)) {
       throw ConfigError("stage file '" + path + "': parameter '" + param.name +
@@ -277,6 +337,7 @@ class StageFilesChain : public UnitChain {
 
   std::vector<at::Tensor> run_unit(int unit, const std::vector<at::Tensor>& inputs) override {
     auto& file = files_.at(static_cast<std::size_t>(unit));
+    if (file.traced) check_traced_shapes(*file.traced, inputs);
     std::vector<c10::IValue> args(inputs.begin(), inputs.end());
     return script_outputs_to_tensors(file.module.forward(args), "stage file '" + file.path + "'");
   }
@@ -311,11 +372,33 @@ class StageFilesChain : public UnitChain {
     files_.at(static_cast<std::size_t>(unit)).module.to(device);
   }
 
+  const std::optional<TracedInputs>& traced(int unit) const {
+    return files_.at(static_cast<std::size_t>(unit)).traced;
+  }
+
  private:
   std::vector<StageFile> files_;
 };
 
 }  // namespace
+
+std::string format_sample_shapes(const std::vector<std::vector<std::int64_t>>& shapes) {
+  std::string text;
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    text += i ? ", [" : "[";
+    for (std::size_t d = 0; d < shapes[i].size(); ++d) {
+      text += (d ? ", " : "") + std::to_string(shapes[i][d]);
+    }
+    text += "]";
+  }
+  return text;
+}
+
+std::optional<TracedInputs> traced_inputs_of(const UnitChain& chain, int unit) {
+  const auto* files = dynamic_cast<const StageFilesChain*>(&chain);
+  if (files == nullptr || unit < 0 || unit >= files->num_units()) return std::nullopt;
+  return files->traced(unit);
+}
 
 std::shared_ptr<UnitChain> load_stage_files_chain(const std::vector<std::string>& paths) {
   if (paths.empty()) throw ConfigError("model.stages lists no stage files");
