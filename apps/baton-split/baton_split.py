@@ -36,16 +36,19 @@ import zipfile
 NAMES_FILE = "baton/names.json"  # inside each stage's .pt; core/src/stage/stage_files_chain.cc
 
 
-# baton-split's parts beside it (sized_tracing.py), imported once PyTorch is known to be there.
+# baton-split's parts beside it (sized_tracing.py, model_outputs.py), imported once PyTorch is
+# known to be there.
 sized_tracing = None
+model_outputs = None
 
 
 def import_parts():
-    global sized_tracing
+    global sized_tracing, model_outputs
     sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
-    import sized_tracing as parts
+    import sized_tracing as tracing_part
+    import model_outputs as outputs_part
     sys.path.pop(0)
-    sized_tracing = parts
+    sized_tracing, model_outputs = tracing_part, outputs_part
 
 
 class SplitError(Exception):
@@ -68,6 +71,19 @@ def import_torch():
                  "python3-torch)" % sys.executable)
 
 
+def is_users_file(filename):
+    """A frame of the user's code: not PyTorch's, not Python's own library, not baton-split's
+    (a model file's code may live beside it or in a folder it imports from)."""
+    import sysconfig
+    import torch
+    real = os.path.realpath(filename)
+    theirs = [os.path.dirname(os.path.realpath(torch.__file__)),
+              os.path.realpath(sysconfig.get_paths()["stdlib"]),
+              os.path.dirname(os.path.realpath(__file__))]
+    return not filename.startswith("<") and \
+        not any(real.startswith(folder + os.sep) for folder in theirs)
+
+
 @contextlib.contextmanager
 def errors_named(path, doing):
     """A Python error raised by the user's file, as one message naming the file and the line
@@ -80,7 +96,7 @@ def errors_named(path, doing):
         folder = os.path.dirname(os.path.abspath(path))
         where = ""
         for frame in reversed(traceback.extract_tb(error.__traceback__)):
-            if os.path.dirname(os.path.abspath(frame.filename)) == folder:
+            if is_users_file(frame.filename):
                 where = " at %s:%d (`%s`)" % (os.path.basename(frame.filename), frame.lineno,
                                               (frame.line or "").strip())
                 break
@@ -275,18 +291,19 @@ def expand_keep_whole(model, patterns):
     return kept
 
 
-def trace(model, model_file, inputs, keep_whole=()):
+def trace(model, model_file, inputs, keep_whole=(), path=None):
     """torch.fx graph of the model, every node knowing the submodule it ran inside; submodules
     in `keep_whole` are one node each. When torch.fx stops inside a submodule, that submodule
     and its like in every item of a list (same place, same class) are kept whole and the trace
     is tried again; they run as TorchScript, which follows what torch.fx cannot. Returns the
-    graph and the submodules kept whole that way, with why."""
+    graph and the submodules kept whole that way, with why. `path` (model_outputs.py): the
+    part of forward's return value the graph returns (the loss, the logits); None: all."""
     modules = dict(model.named_modules())
     kept = set(keep_whole)
     automatic = []
     while True:
         try:
-            return trace_once(model, model_file, inputs, kept), automatic
+            return trace_once(model, model_file, inputs, kept, path), automatic
         except Untraceable as failure:
             inside = failure.inside
             if not inside or inside in kept:
@@ -314,7 +331,7 @@ def untraceable_error(failure, model_file):
            "(--keep-whole NAME)"))
 
 
-def trace_once(model, model_file, inputs, keep_whole):
+def trace_once(model, model_file, inputs, keep_whole, path=None):
     """One trace (sized_tracing.py: the example's sizes are numbers, the batch's symbolic).
     Returns the graph module; its `fixed_sizes` lists where forward() read a size that the
     trace fixed (empty: the stages run any shape)."""
@@ -325,9 +342,12 @@ def trace_once(model, model_file, inputs, keep_whole):
         proxy_buffer_attributes = True  # `self.bias[:, :, :t, :t]`: the buffer's a node
 
         def __init__(self):
-            super().__init__(sized_tracing.example_worlds(inputs), model_file)
+            super().__init__(sized_tracing.example_worlds(inputs), is_users_file)
             self.module_stack = [""]
             self.failed_inside = None
+
+        def create_arg(self, a):
+            return super().create_arg(model_outputs.as_graph_value(a))
 
         def is_leaf_module(self, m, qualified_name):
             return qualified_name in keep_whole or super().is_leaf_module(m, qualified_name)
@@ -351,9 +371,16 @@ def trace_once(model, model_file, inputs, keep_whole):
             return node
 
     tracer = Tracer()
+    # The arguments example_inputs() leaves out take their defaults, as in the model's call
+    # on it (`targets=None` takes the branch without a loss).
+    import inspect
+    signature = inspect.signature(model.forward).parameters
+    left_out = {name: signature[name].default
+                for name in model_outputs.forward_arguments(model)[len(inputs):]
+                if signature[name].default is not inspect.Parameter.empty}
     try:
         with factories_traced(tracer), proxies_unpacked_by_offset(), buffers_kept(model):
-            graph = tracer.trace(model)
+            graph = tracer.trace(model, concrete_args=left_out or None)
     except Exception as error:  # fx raises TraceError, TypeError, RuntimeError, ...
         where = None
         for frame in traceback.extract_tb(error.__traceback__):
@@ -362,11 +389,48 @@ def trace_once(model, model_file, inputs, keep_whole):
                 where = "%s:%d (`%s`)" % (os.path.basename(frame.filename), frame.lineno,
                                           (frame.line or "").strip())
         raise Untraceable(error, tracer.failed_inside or "", where)
+    without_defaults(graph, left_out)
     for node in graph.nodes:
         node.meta.pop("baton_values", None)  # the example's activations, twice: not kept
+        if node.op == "output" and path is not None:
+            node.args = (model_outputs.at_path(node.args[0], path),)
     graph_module = fx.GraphModule(model, graph)
     graph_module.fixed_sizes = tracer.fixed
     return graph_module
+
+
+def without_defaults(graph, left_out):
+    """torch.fx keeps an argument given a concrete value as a placeholder, with a check that
+    it has that value (`_assert_is_none`, or `_assert(arg == value)`): the stages take only
+    what example_inputs() gives, so those go."""
+    import operator
+    import torch
+    import torch.fx._symbolic_trace as symbolic
+
+    def left_out_placeholder(node):
+        return node.op == "placeholder" and \
+            any(str(node.target).startswith(name + "_") for name in left_out)
+
+    def check_of_default(node):
+        if node.op != "call_function":
+            return False
+        if node.target is symbolic._assert_is_none:
+            return True
+        if node.target is torch._assert and node.args:
+            compared = node.args[0]
+            return getattr(compared, "target", None) is operator.eq and \
+                any(left_out_placeholder(a) for a in compared.args if hasattr(a, "op"))
+        return False
+
+    for node in list(graph.nodes):
+        if check_of_default(node):
+            compared = node.args[0] if node.target is torch._assert else None
+            graph.erase_node(node)
+            if compared is not None and not compared.users:
+                graph.erase_node(compared)
+    for node in list(graph.nodes):
+        if left_out_placeholder(node) and not node.users:
+            graph.erase_node(node)
 
 
 def check_not_inside_kept(split_at, kept, kept_automatically):
@@ -665,11 +729,21 @@ def check_tied(graph_module, model, stage_of, cut_names):
     return ties
 
 
-def build_stages(graph_module, stage_of, num_stages):
+def build_stages(graph_module, stage_of, num_stages, targets=None):
     """One GraphModule per stage, over the original model, so that submodules and attributes
-    keep their qualified names."""
+    keep their qualified names. `targets`: the placeholder of forward's targets, which the
+    last stage takes as its last input (no stage before it may use them)."""
     import torch.fx as fx
     nodes = list(graph_module.graph.nodes)
+    targets_node = None
+    if targets is not None:
+        targets_node = next(n for n in nodes if n.op == "placeholder" and n.target == targets)
+        early = sorted({stage_of[user] for user in targets_node.users} - {num_stages - 1})
+        if early:
+            user = next(u for u in targets_node.users if stage_of[u] == early[0])
+            raise SplitError("forward() uses '%s' in stage %d (%s), before the last stage: baton "
+                             "gives the targets to the last stage only, which computes the "
+                             "loss; cut after that use" % (targets, early[0], user.name))
     index_of = {node: i for i, node in enumerate(nodes)}
     last_use = {}
     for node in nodes:
@@ -679,18 +753,20 @@ def build_stages(graph_module, stage_of, num_stages):
     crossing = []
     for s in range(num_stages - 1):
         crossing.append([n for n in nodes if n.op != "get_attr" and stage_of[n] <= s and
-                         last_use.get(n, -1) > s])
+                         last_use.get(n, -1) > s and n is not targets_node])
     stage_modules = []
     for s in range(num_stages):
         graph = fx.Graph()
         env = {}
         if s == 0:
             for node in nodes:
-                if node.op == "placeholder":
+                if node.op == "placeholder" and node is not targets_node:
                     env[node] = graph.node_copy(node)
         else:
             for node in crossing[s - 1]:
                 env[node] = graph.placeholder(node.name)
+        if s == num_stages - 1 and targets_node is not None:
+            env[targets_node] = graph.placeholder(targets_node.name)
 
         def lookup(used):
             if used not in env and used.op == "get_attr":
@@ -794,9 +870,12 @@ def script_stage(stage_module, index):
                                                       stage_module.code))
 
 
-def chained(stages, inputs):
-    values = inputs
-    for stage in stages:
+def chained(stages, inputs, targets=None):
+    """The stages one after another; the last also takes `targets` (when given)."""
+    values = tuple(inputs)
+    for index, stage in enumerate(stages):
+        if targets is not None and index == len(stages) - 1:
+            values = values + (targets,)
         out = stage(*values)
         values = out if isinstance(out, tuple) else (out,)
     return values
@@ -813,26 +892,33 @@ def flat_tensors(value):
     return []
 
 
-def check_equal(model, scripted, inputs, rtol, atol):
+def check_equal(model, scripted, inputs, rtol, atol, targets_index=None, path=None):
     """The stages chained equal the model on example_inputs() and, as a stage runs any
-    microbatch size, on the same with one more row (sized_tracing.example_worlds)."""
+    microbatch size, on the same with one more row (sized_tracing.example_worlds): the
+    model's output, or the part of it at `path` (its loss, with the targets at
+    `targets_index` given to the last stage)."""
     worst = 0.0
     for world, tensors in enumerate(sized_tracing.example_worlds(inputs)):
         on = "example_inputs()" if world == 0 else \
             "example_inputs() with one more row (a batch of %d)" % tensors[0].shape[0]
-        worst = max(worst, check_equal_on(model, scripted, tensors, rtol, atol, on))
+        worst = max(worst, check_equal_on(model, scripted, tensors, rtol, atol, on,
+                                          targets_index, path))
     return worst
 
 
-def check_equal_on(model, scripted, inputs, rtol, atol, on):
+def check_equal_on(model, scripted, inputs, rtol, atol, on, targets_index, path):
     import torch
     model.eval()
     for stage in scripted:
         stage.eval()
+    data = [t for i, t in enumerate(inputs) if i != targets_index]
+    targets = inputs[targets_index] if targets_index is not None else None
     with torch.no_grad(), buffers_kept(model, *scripted):
         expected = model(*inputs)
+        if path is not None:
+            expected = model_outputs.at_path(expected, path)
         try:
-            got = chained(scripted, inputs)
+            got = chained(scripted, data, targets)
         except Exception as error:  # TorchScript's RuntimeError, with its own traceback
             first = str(error).strip().splitlines()
             raise SplitError("the stages chained together fail on %s, where the model runs: "
@@ -871,27 +957,6 @@ def name_map(stage_module, model):
     parameters = {name: name for name, _ in stage_module.named_parameters()}
     buffers = {name: name for name, _ in stage_module.named_buffers() if name in persistent}
     return {"parameters": parameters, "buffers": buffers}
-
-
-def check_stage_output(output):
-    """baton's stages pass tensors only: one, or a tuple of them. Anything else (a dict, a
-    number beside the logits) would split here and be refused by baton: refused here."""
-    import torch
-    if isinstance(output, torch.Tensor):
-        return
-    if isinstance(output, tuple) and output and all(isinstance(t, torch.Tensor) for t in output):
-        return
-    def describe(value):
-        if isinstance(value, torch.Tensor):
-            return "tensor"
-        if isinstance(value, dict):
-            return "{%s}" % ", ".join("%r: %s" % (k, describe(v)) for k, v in value.items())
-        if isinstance(value, (tuple, list)):
-            return "%s of (%s)" % (type(value).__name__, ", ".join(describe(v) for v in value))
-        return type(value).__name__
-    raise SplitError("the model returns %s: a pipeline's stages pass tensors only (one, or a "
-                     "tuple of them); return the tensor(s) from forward (e.g. a wrapper whose "
-                     "forward returns out[\"logits\"])" % describe(output))
 
 
 # What baton-split writes into --out: a folder holding anything else is not its to fill.
@@ -983,6 +1048,34 @@ def input_declarations(inputs, output):
     return declarations, notes
 
 
+def model_loss_record(model, output, targets):
+    """What the stage files say of the model's own loss: the targets' shape (one sample),
+    dtype and classes (the logits' width, for synthetic targets below it)."""
+    logits = model_outputs.logits_path(output)
+    classes = model_outputs.at_path(output, logits).shape[-1] if logits is not None else 0
+    return {"targets": {"shape": list(targets.shape[1:]),
+                        "dtype": str(targets.dtype).replace("torch.", ""),
+                        "classes": int(classes)}}
+
+
+def loss_ignore_index(graph_module):
+    """The ignore_index of the cross entropy the model's forward computes its loss with, and
+    whether forward has one (else PyTorch's default, -100)."""
+    import torch
+    import torch.nn.functional as F
+    modules = dict(graph_module.named_modules())
+    for node in graph_module.graph.nodes:
+        if node.op == "call_function" and node.target in (F.cross_entropy, F.nll_loss):
+            if "ignore_index" in node.kwargs:
+                return int(node.kwargs["ignore_index"]), True
+            position = 4  # cross_entropy(input, target, weight, size_average, ignore_index)
+            return (int(node.args[position]) if len(node.args) > position else -100), True
+        if node.op == "call_module" and isinstance(
+                modules.get(str(node.target)), (torch.nn.CrossEntropyLoss, torch.nn.NLLLoss)):
+            return int(modules[str(node.target)].ignore_index), True
+    return -100, False
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="baton-split",
@@ -1009,6 +1102,11 @@ def main(argv=None):
                              "(layers.*.attention): each stays one piece, scripted as it is "
                              "(for control flow torch.fx cannot follow); repeatable. A "
                              "submodule torch.fx stops in is kept whole without it, and said")
+    parser.add_argument("--targets-arg", metavar="NAME",
+                        help="forward's argument that takes the targets, when it is not named "
+                             "targets or labels; example_inputs() gives them, the last stage "
+                             "takes them, and the model's own loss trains (model.loss: "
+                             "from_model)")
     parser.add_argument("--rtol", type=float, default=1e-5,
                         help="relative tolerance of the check against the model (1e-5)")
     parser.add_argument("--atol", type=float, default=1e-5,
@@ -1023,10 +1121,23 @@ def main(argv=None):
         check_out_folder(args.out)
         with torch.no_grad(), buffers_kept(model), \
                 errors_named(args.model_file, "forward() on example_inputs()"):
-            check_stage_output(model(*inputs))
+            output = model(*inputs)
+        try:
+            targets_at = model_outputs.targets_argument(model, inputs, args.targets_arg)
+            targets_name, targets_index = targets_at or (None, None)
+            output_path = model_outputs.output_path(output, targets_index is not None)
+        except model_outputs.OutputError as error:
+            raise SplitError(str(error)) from None
+        model_loss = None
+        if targets_index is not None:
+            model_loss = model_loss_record(model, output, inputs[targets_index])
         constants = plain_tensors_as_constants(model)
         kept = expand_keep_whole(model, args.keep_whole)
-        graph_module, kept_automatically = trace(model, args.model_file, inputs, kept)
+        graph_module, kept_automatically = trace(model, args.model_file, inputs, kept,
+                                                 output_path)
+        ignore_found = False
+        if model_loss is not None:
+            model_loss["ignore_index"], ignore_found = loss_ignore_index(graph_module)
         for _, names, _ in kept_automatically:
             kept.update(names)
         unit_costs = None
@@ -1044,7 +1155,8 @@ def main(argv=None):
         num_stages = len(cuts) + 1
         stage_of = assign_stages(graph_module, cut_indices)
         ties = check_tied(graph_module, model, stage_of, cut_names)
-        stage_modules, crossing = build_stages(graph_module, stage_of, num_stages)
+        stage_modules, crossing = build_stages(
+            graph_module, stage_of, num_stages, targets_name if model_loss is not None else None)
         shapes, crossing_samples = check_crossing_values(graph_module, inputs, crossing,
                                                          cut_names, args.model_file)
         try:
@@ -1057,9 +1169,8 @@ def main(argv=None):
                                  error, " and ".join(p for p, _, _ in kept_automatically),
                                  " nor ".join(r for _, _, r in kept_automatically),
                                  "it" if len(kept_automatically) == 1 else "them")) from None
-        worst = check_equal(model, scripted, inputs, args.rtol, args.atol)
-        with torch.no_grad(), buffers_kept(model):
-            output = model(*inputs)
+        worst = check_equal(model, scripted, inputs, args.rtol, args.atol, targets_index,
+                            output_path)
     except SplitError as error:
         print("baton-split: %s" % error, file=sys.stderr)
         return 1
@@ -1074,11 +1185,18 @@ def main(argv=None):
                          for original in names[section].values()})
     split_id = uuid.uuid4().hex
     command_line = " ".join(sys.argv[1:]) if argv is None else " ".join(argv)
-    traced_inputs = [[list(t.shape[1:]) for t in inputs]] + crossing_samples
+    data_inputs = [t for i, t in enumerate(inputs) if i != targets_index]
+    traced_inputs = [[list(t.shape[1:]) for t in data_inputs]] + crossing_samples
+    if model_loss is not None:
+        traced_inputs[-1] = traced_inputs[-1] + [model_loss["targets"]["shape"]]
     for i, (stage, names) in enumerate(zip(scripted, stage_maps)):
         if ties:
             names["ties"] = ties
         names["split"] = {"id": split_id, "stage": i, "stages": num_stages, "names": every_name}
+        if model_loss is not None and i == num_stages - 1:
+            # Its last input is the targets; it returns the model's own loss (a mean over
+            # the targets other than ignore_index), which baton weighs by their count.
+            names["model_loss"] = model_loss
         if graph_module.fixed_sizes:
             # The sizes forward() read are numbers in the stage: it runs these input shapes
             # only (a sample each; the batch is free), which baton checks at set-up.
@@ -1094,10 +1212,18 @@ def main(argv=None):
         paths.append(path)
     write_atomically(os.path.join(args.out, "names.json"),
                      lambda p: open(p, "w").write(json.dumps(maps, indent=1) + "\n"))
-    declarations, input_notes = input_declarations(inputs, output)
+    logits = model_outputs.logits_path(output)
+    width_from = model_outputs.at_path(output, logits) if logits is not None else \
+        (output if output_path is None else model_outputs.at_path(output, output_path))
+    declarations, input_notes = input_declarations(data_inputs, width_from)
+    loss_lines = ""
+    if model_loss is not None:
+        loss_lines = "  loss: from_model\n"
+        if model_loss["ignore_index"] != -100:
+            loss_lines += "  ignore_index: %d\n" % model_loss["ignore_index"]
     yaml = ("# From baton-split %s: paste into your config.\n"
-            "model:\n  name: torchscript\n  stages: [%s]\n  params:\n    inputs: [%s]\n"
-            % (command_line,
+            "model:\n  name: torchscript\n%s  stages: [%s]\n  params:\n    inputs: [%s]\n"
+            % (command_line, loss_lines,
                ", ".join(paths),  # as given: relative to where baton-split ran
                ", ".join('"%s"' % d for d in declarations)))
     write_atomically(os.path.join(args.out, "model.yaml"),
@@ -1126,11 +1252,26 @@ def main(argv=None):
     if constants:
         print("  carried as constants (plain tensor attributes, not in the state dict): %s"
               % ", ".join(constants))
+    if model_loss is not None:
+        print("  the model's own loss: forward(%s) returns %s; the last stage takes '%s' as "
+              "its last input and returns %s (model.loss: from_model, ignore_index %d%s)"
+              % (", ".join(model_outputs.forward_arguments(model)[:len(inputs)]),
+                 model_outputs.describe(output), targets_name,
+                 model_outputs.path_text(output_path),
+                 model_loss["ignore_index"], " from its cross_entropy"
+                 if ignore_found else ", cross_entropy's default"))
+    elif output_path is not None:
+        picked = model_outputs.at_path(output, output_path)
+        print("  the model returns %s: the stages return %s (%s %s)%s"
+              % (model_outputs.describe(output), model_outputs.path_text(output_path),
+                 list(picked.shape), str(picked.dtype).replace("torch.", ""),
+                 "; forward takes '%s': give them in example_inputs() to train on the "
+                 "model's own loss" % targets_name if targets_name else ""))
     if graph_module.fixed_sizes:
         print("  traced for inputs %s: the stages keep the sizes forward() reads as numbers "
               "(%s); the batch is free. For another sequence length, split again with "
               "example_inputs() of that shape" % (", ".join("%s%s" % (str(t.dtype).replace("torch.", ""),
-                                                        list(t.shape[1:])) for t in inputs),
+                                                        list(t.shape[1:])) for t in data_inputs),
                                    ", ".join(graph_module.fixed_sizes[:3]) +
                                    (", …" if len(graph_module.fixed_sizes) > 3 else "")))
     for note in input_notes:

@@ -43,13 +43,12 @@ def example_worlds(inputs):
     return [tuple(inputs), grown]
 
 
-def _user_line(model_file):
-    """'MODEL.py:41' of the innermost frame in the model's folder, for what was fixed."""
-    if not model_file:
+def _user_line(is_users_file):
+    """'MODEL.py:41 (`code`)' of the innermost frame of the user's code, for what was fixed."""
+    if is_users_file is None:
         return None
-    folder = os.path.dirname(os.path.realpath(model_file))
     for frame in reversed(traceback.extract_stack()):
-        if os.path.dirname(os.path.realpath(frame.filename)) == folder:
+        if is_users_file(frame.filename):
             return "%s:%d (`%s`)" % (os.path.basename(frame.filename), frame.lineno,
                                      (frame.line or "").strip())
     return None
@@ -147,19 +146,20 @@ class SizedAttribute(SizedProxy):
 
 class SizedTracer(fx.Tracer):
     """torch.fx's tracer, each node computing its values in every example world (see the
-    module's text). `worlds`: a list of input tuples; None traces as plain torch.fx does."""
+    module's text). `worlds`: a list of input tuples; None traces as plain torch.fx does.
+    `is_users_file(filename)`: whether a frame is the model's code, for where sizes were read."""
 
-    def __init__(self, worlds=None, model_file=None):
+    def __init__(self, worlds=None, is_users_file=None):
         super().__init__()
         self.worlds = worlds
-        self.model_file = model_file
+        self.is_users_file = is_users_file
         self.placeholders = 0
         self.fixed = []  # where forward() read a size that became a number
 
     def record_fixed(self, node, what):
         if node.op == "get_attr":
             return  # a parameter's or buffer's size is the model's, whatever the inputs
-        where = _user_line(self.model_file)
+        where = _user_line(self.is_users_file)
         entry = where or what
         if entry not in self.fixed:
             self.fixed.append(entry)

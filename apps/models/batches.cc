@@ -238,6 +238,13 @@ void check_targets(const at::Tensor& targets, const BuiltModel& model, const std
         "(numpy: targets.astype('int64')), or use model.loss: mse for value targets");
   }
   const auto wanted = with_rows(rows, model.target_shape);
+  if (targets.sizes() != at::IntArrayRef(wanted) && model.loss_from_model) {
+    throw baton::ConfigError(where + "holds " + shape_text(targets.sizes()) +
+                             " but the model's own loss takes targets of " + shape_text(wanted) +
+                             " (one sample " + shape_text(model.target_shape) +
+                             ", as baton-split traced its forward with them); give targets of "
+                             "that shape, or split again with example_inputs() of yours");
+  }
   if (targets.sizes() != at::IntArrayRef(wanted)) {
     throw baton::ConfigError(
         where + "holds " + shape_text(targets.sizes()) + " but the model's output per batch is " +

@@ -8,6 +8,8 @@
 
 #include "baton/error.h"
 #include "baton/files.h"
+#include "baton/stage_files_chain.h"
+#include "model_loss_chain.h"
 #include "output_probe.h"
 
 namespace baton_models {
@@ -50,6 +52,9 @@ baton::LossFunction scripted_loss(const baton::Setting<std::string>& setting) {
 
 void check_loss_has_gradient(const BuiltModel& model, const at::Tensor& targets,
                              const baton::Setting<std::string>& setting) {
+  // The model's own loss takes the last stage's inputs, not an output: baton-split checked it
+  // on the example, and the first step's backward goes through it.
+  if (model.loss_from_model) return;
   std::vector<std::int64_t> shape{1};
   if (model.value_targets) {
     shape.insert(shape.end(), model.value_target_shape.begin(), model.value_target_shape.end());
@@ -91,6 +96,20 @@ void apply_configured_loss(const ModelSettings& settings, BuiltModel* model) {
   const baton::Setting<std::string>& setting = settings.loss;
   const std::string& name = setting.value;
   model->count_targets = nullptr;
+  if (name != "from_model" && model->chain) {
+    if (const auto own = baton::model_loss_of(*model->chain)) {
+      throw baton::ConfigError(
+          setting.where() + ": model.loss is '" + name + "', but the last stage file '" +
+          own->file +
+          "' returns the model's own loss (baton-split traced its forward with targets), not "
+          "an output to take a loss of: set model.loss: from_model (baton-split's model.yaml "
+          "says so), or split again without targets to train on the logits");
+    }
+  }
+  if (name == "from_model") {
+    use_the_models_own_loss(model, setting, settings.ignore_index);
+    return;
+  }
   if (name == "cross_entropy") {
     const std::int64_t ignored = settings.ignore_index.value;
     const double smoothing = settings.label_smoothing.value;

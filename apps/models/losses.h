@@ -1,6 +1,7 @@
 // The loss a run trains with (model.loss): cross entropy against class indices, mean squared
-// error against float values shaped like the output, or a TorchScript module saved from
-// Python whose forward(output, target) returns the loss.
+// error against float values shaped like the output, a TorchScript module saved from
+// Python whose forward(output, target) returns the loss, or the model's own (from_model:
+// stage files whose last stage returns it, model_loss_chain.h).
 //
 // The built-in two are token means, as PyTorch computes them on the whole batch: a
 // microbatch's loss is the SUM over the targets it counts, and BuiltModel::count_targets

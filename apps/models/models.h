@@ -30,6 +30,9 @@ struct BuiltModel {
   // Set for the built-in losses, which then return a microbatch's SUM (losses.h); null for a
   // scripted loss, which returns a mean.
   baton::TargetCount count_targets;
+  // model.loss: from_model: the last stage file computes the loss itself
+  // (model_loss_chain.h); set by use_the_models_own_loss.
+  bool loss_from_model = false;
   // cross_entropy: targets equal to it are padding, not class ids (model.ignore_index).
   std::int64_t ignore_index = -100;
   // The first stage's arguments, in order. A user's model (TorchScript) takes the data in

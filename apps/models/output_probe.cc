@@ -38,7 +38,7 @@ std::string describe_tensors(const std::vector<at::Tensor>& tensors) {
 void learn_output_from_sample(BuiltModel* model, const std::vector<at::Tensor>& sample,
                               const std::string& data) {
   // A built-in model knows its classes; value targets need the output's shape from anyone.
-  if (model->output_known && !model->value_targets) return;
+  if (model->loss_from_model || (model->output_known && !model->value_targets)) return;
   // Unit by unit, so a model whose pieces do not fit together is refused naming both.
   std::vector<at::Tensor> values = sample;
   at::NoGradGuard no_grad;

@@ -155,17 +155,26 @@ void check_app_sections(const baton::Config& config) {
   const bool scripted =
       loss_name.size() > 3 && loss_name.compare(loss_name.size() - 3, 3, ".pt") == 0;
   // A name or a file: its choices cannot be declared in the table.
-  const std::vector<std::string> losses = {"cross_entropy", "mse"};
+  const std::vector<std::string> losses = {"cross_entropy", "mse", "from_model"};
   if (!scripted && std::find(losses.begin(), losses.end(), loss_name) == losses.end()) {
     throw baton::ConfigError(loss.origin().description +
-                             ": model.loss must be one of cross_entropy, mse, got '" + loss_name +
-                             "'" + baton::did_you_mean(loss_name, losses) +
+                             ": model.loss must be one of cross_entropy, mse, from_model, got '" +
+                             loss_name + "'" + baton::did_you_mean(loss_name, losses) +
                              ", or a TorchScript .pt file whose forward(output, target) returns "
                              "the loss");
   }
   using baton_models::TargetKind;
   const baton::Setting<TargetKind> targets = baton_models::read_target_kind(config);
-  if (!scripted && targets.value != TargetKind::kFollowData &&
+  if (loss_name == "from_model" &&
+      (config.section("model").get_string("name") != "torchscript" ||
+       config.section("model").at("stages").as_string_list().empty())) {
+    throw baton::ConfigError(loss.origin().description +
+                             ": model.loss: from_model trains on the loss the model's own forward "
+                             "returns, which stage files written by baton-split with targets "
+                             "carry: it needs model.name: torchscript with model.stages");
+  }
+  // The model's own loss takes the targets it was traced with, class ids or values.
+  if (!scripted && loss_name != "from_model" && targets.value != TargetKind::kFollowData &&
       (targets.value == TargetKind::kClasses) != (loss_name == "cross_entropy")) {
     throw baton::ConfigError(targets.where() + ": model.targets " +
                              config.section("model").at("targets").text() +
@@ -222,8 +231,10 @@ void add_app_config_sections() {
                   "its backward, and runs the forward again right before the backward (the same "
                   "result, bit for bit, for one more forward)."},
                  {"loss", ParamType::kString, "cross_entropy",
-                  "cross_entropy (class targets), mse (float targets shaped like the output), or a "
-                  "TorchScript .pt file whose forward(output, target) returns the loss."},
+                  "cross_entropy (class targets), mse (float targets shaped like the output), "
+                  "from_model (the loss the model's own forward returns, given the targets: "
+                  "stage files baton-split wrote with targets), or a TorchScript .pt file whose "
+                  "forward(output, target) returns the loss."},
                  baton::KeySpec{
                      "label_smoothing", ParamType::kFloat, "0",
                      "cross_entropy: the targets' weight spread over every class, in [0, 1] (as "

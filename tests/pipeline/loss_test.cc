@@ -81,7 +81,7 @@ TEST(ConfiguredLoss, UnknownLossNamesTheSettingAndTheChoices) {
     FAIL() << "an unknown loss was accepted";
   } catch (const baton::ConfigError& error) {
     EXPECT_THAT(error.what(), testing::HasSubstr("model.loss must be one of cross_entropy, mse, "
-                                                 "got 'hinge'"));
+                                                 "from_model, got 'hinge'"));
   }
 }
 

@@ -38,6 +38,7 @@ import math
 import os
 import re
 import sys
+import zipfile
 
 import numpy as np
 import torch
@@ -505,7 +506,7 @@ def cast_at_crossings(s, model, dumps):
 
 def counted(s, targets):
     """The targets a microbatch's loss averages over: the batch's mean is their weighted mean."""
-    if s["model.loss"] == "cross_entropy":
+    if s["model.loss"] in ("cross_entropy", "from_model"):
         return int((targets != int(s["model.ignore_index"])).sum())
     return targets.numel()
 
@@ -680,7 +681,10 @@ class Batches:
         # what model.targets says, or (auto) what the data holds: integer files and a text's
         # next tokens are class ids, float files and synthetic data values.
         loss, kind = s["model.loss"], s["model.targets"]
-        if loss in ("cross_entropy", "mse"):
+        own = model_loss_record(s) if loss == "from_model" else None
+        if own is not None:
+            self.value_targets = own["targets"]["dtype"].startswith("float")
+        elif loss in ("cross_entropy", "mse"):
             self.value_targets = loss == "mse"
         elif kind != "auto":
             self.value_targets = kind == "values"
@@ -722,10 +726,14 @@ class Batches:
                 if not dtype.is_floating_point and dtype != torch.bool and not high:
                     self.declared[i] = (dtype, shape, self.classes)
             sample = self.draw_inputs(row_generator(s, 1, 0))
-        # What the output is, learned from a sample of the data as the reference describes.
-        output = output_of(model, sample) if name == "torchscript" or self.value_targets \
-            else None
-        if self.value_targets:
+        # What the output is, learned from a sample of the data as the reference describes
+        # (the model's own loss: what its last stage file records).
+        output = output_of(model, sample) if own is None and (
+            name == "torchscript" or self.value_targets) else None
+        if own is not None:
+            self.target_shape = list(own["targets"]["shape"])
+            self.classes = own["targets"]["classes"] or self.classes
+        elif self.value_targets:
             self.target_shape = list(output.shape[1:])
         elif output is not None:
             self.target_shape = list(output.shape[1:-1])
@@ -777,6 +785,52 @@ class Batches:
 
 
 SCRIPTED_LOSSES = {}
+
+
+def own_loss(output):
+    """model.loss: from_model — the loss in what forward(..., targets) returns: the output
+    itself, a dict's "loss", an object's .loss, or a tuple's only one-element float tensor."""
+    if isinstance(output, torch.Tensor):
+        return output.reshape(())
+    if isinstance(output, dict):
+        return output["loss"].reshape(())
+    if hasattr(output, "loss"):
+        return output.loss.reshape(())
+    losses = [t for t in output if isinstance(t, torch.Tensor) and t.is_floating_point()
+              and t.numel() == 1]
+    if len(losses) != 1:
+        raise Unsupported("a model output with %d one-element losses" % len(losses))
+    return losses[0].reshape(())
+
+
+def loss_by_the_model(model, s, step, inputs, targets):
+    """model.loss: from_model, as a PyTorch loop over baton's microbatches writes it: each
+    microbatch's own mean loss weighted by its share of the batch's counted targets, so the
+    step's loss is the model's own on the whole batch (the targets spread unevenly, the mean
+    of the microbatches' means would not be)."""
+    parts = s["schedule.microbatches"] * s["world.data_parallel"]
+    chunks = [torch.chunk(t, parts) for t in inputs]
+    target_chunks = torch.chunk(targets, parts)
+    total = sum(counted(s, t) for t in target_chunks)
+    loss = 0.0
+    for index in range(parts):
+        if isinstance(model, StageFiles):
+            model.seeding = (step_seed(s, step), index)
+        with autocast(s):
+            part = own_loss(model(*(c[index] for c in chunks), target_chunks[index]))
+            part = part * (counted(s, target_chunks[index]) / total)
+        part.backward()
+        loss = loss + part.detach()
+    if isinstance(model, StageFiles):
+        model.seeding = None
+    return loss
+
+
+def model_loss_record(s):
+    """The last stage file's "model_loss" (baton-split's names.json inside the .pt)."""
+    with zipfile.ZipFile(s["model.stages"][-1]) as archive:
+        entry = next(n for n in archive.namelist() if n.endswith("/extra/baton/names.json"))
+        return json.loads(archive.read(entry))["model_loss"]
 
 
 def loss_of(s, output, targets):
@@ -1059,9 +1113,12 @@ class HeldOut:
         was_training = model.training
         model.eval()
         with torch.no_grad(), autocast(s):
-            output = model(*self.inputs)
-            value = loss_of(s, output[0] if isinstance(output, tuple) else output,
-                            self.targets).item()
+            if s["model.loss"] == "from_model":
+                value = own_loss(model(*self.inputs, self.targets)).item()
+            else:
+                output = model(*self.inputs)
+                value = loss_of(s, output[0] if isinstance(output, tuple) else output,
+                                self.targets).item()
         model.train(was_training)
         return value
 
@@ -1196,7 +1253,9 @@ def main():
         for step in range(1, s["run.steps"] + 1):
             inputs, targets = batches.batch(step)
             optimizer.zero_grad(set_to_none=True)
-            if s["precision.compute"] != "fp32":
+            if s["model.loss"] == "from_model":
+                loss = loss_by_the_model(runner, s, step, inputs, targets)
+            elif s["precision.compute"] != "fp32":
                 loss = accumulated_under_autocast(runner, s, step, inputs, targets)
             else:
                 if by_microbatch:

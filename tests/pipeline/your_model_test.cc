@@ -402,16 +402,40 @@ TEST_F(YourModel, MetaStyleRotaryEmbeddingsSplitAsWritten) {
   EXPECT_THAT(refused.output, Not(HasSubstr("Traceback")));
 }
 
-// A GPT as the popular training repositories write it (your_models/gpt_nested.py): the blocks
-// in transformer = ModuleDict(wte, wpe, drop, h = ModuleList, ln_f), `b, t = idx.size()` and an
-// assert on t in forward, the mask buffer sliced by sizes, a branch on a size, bias-free
-// LayerNorms, a tied head. baton-split takes it with no flag: the sizes trace as numbers, the
-// batch stays free, and --stages looks inside `transformer.h`, the largest stage within 1.1x
-// the smallest at 2 stages and 1.5x at 4 (the embedding and the tied head make exact balance
-// impossible). It trains like the author's class on PP2 and PP2 x DP2, and the export loads
-// into it strictly.
-TEST_F(YourModel, AGptAsWrittenSplitsBalancedInsideItsContainersAndTrainsLikeTheAuthorsClass) {
-  const std::string model = kModels + "/gpt_nested.py";
+// Token ids and their next tokens for a language model's own loss (`rows` rows of `length`,
+// ids below `vocab`), with `ignored` in the targets spread unevenly — row r has r mod 5 of
+// them — so that the mean of the microbatches' means is not the batch's token mean; and a
+// held-out pair for eval. Written by numpy as a user's data would be.
+void write_token_data(const std::string& folder, int vocab, int length, int ignored) {
+  const auto made = baton_test::run_command(
+      kPython + " -c \"import os, numpy as np\nos.makedirs('" + folder +
+      "', exist_ok=True)\nr = np.random.default_rng(7)\nfor name, rows in (('', 24), "
+      "('eval_', 8)):\n    ids = r.integers(0, " +
+      std::to_string(vocab) + ", (rows, " + std::to_string(length) +
+      ")).astype(np.int64)\n    targets = r.integers(0, " + std::to_string(vocab) + ", (rows, " +
+      std::to_string(length) +
+      ")).astype(np.int64)\n    for row in range(rows):\n        "
+      "targets[row, :row % 5] = " +
+      std::to_string(ignored) + "\n    np.save('" + folder +
+      "/' + name + 'ids.npy', ids)\n    np.save('" + folder +
+      "/' + name + 'targets.npy', targets)\n\"");
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+}
+
+// A GPT as the popular training repositories write it (configs/models/gpt_as_written.py):
+// the blocks in transformer = ModuleDict(wte, wpe, drop, h = ModuleList, ln_f), `b, t =
+// idx.size()` and an assert on t in forward, the mask buffer sliced by sizes and a branch on a
+// size, bias-free LayerNorms, a tied head, and forward(idx, targets=None) returning (logits,
+// loss) — a cross entropy ignoring -1. baton-split takes it with no flag: the sizes trace as
+// numbers, the batch stays free; --stages looks inside `transformer.h`, the largest stage
+// within 1.1x the smallest at 2 stages and 1.5x at 4 (the embedding and the tied head make
+// exact balance impossible); example_inputs() gives the targets, so the last stage takes them
+// and returns the model's own loss, and the printed YAML says model.loss: from_model with
+// its ignore_index. It trains like the author's class on PP2 and PP2 x DP2 — each step's loss
+// the model's own on the whole batch, the ignored targets spread unevenly — evaluates with
+// its own loss, and the export loads into it strictly.
+TEST_F(YourModel, AGptAsWrittenTrainsOnItsOwnLossSplitBalancedInsideItsContainers) {
+  const std::string model = kSource + "/configs/models/gpt_as_written.py";
   const auto stage_parameters = [](const std::string& output) {
     std::vector<double> counts;
     std::size_t at = 0;
@@ -424,41 +448,56 @@ TEST_F(YourModel, AGptAsWrittenSplitsBalancedInsideItsContainersAndTrainsLikeThe
     }
     return counts;
   };
-  const std::string two = file("gpt-nested-2");
+  const std::string two = file("gpt-as-written-2");
   const auto split_two = split(model, "--stages 2", two);
   ASSERT_EQ(split_two.exit_code, 0) << split_two.output;
   EXPECT_THAT(split_two.output, HasSubstr("stage-1.pt: from transformer.h.2, "));
   EXPECT_THAT(split_two.output, HasSubstr("traced for inputs int64[32]: the stages keep the sizes "
-                                          "forward() reads as numbers (gpt_nested.py:"));
+                                          "forward() reads as numbers (gpt_as_written.py:"));
+  EXPECT_THAT(split_two.output,
+              HasSubstr("the model's own loss: forward(idx, targets) returns tuple of (tensor, "
+                        "tensor); the last stage takes 'targets' as its last input and returns "
+                        "[1] (model.loss: from_model, ignore_index -1 from its cross_entropy)"));
+  EXPECT_THAT(split_two.output, HasSubstr("  loss: from_model\n  ignore_index: -1\n"));
   EXPECT_THAT(split_two.output, Not(HasSubstr("kept whole")));
   const auto halves = stage_parameters(split_two.output);
   ASSERT_EQ(halves.size(), 2u) << split_two.output;
   EXPECT_LE(std::max(halves[0], halves[1]), 1.1 * std::min(halves[0], halves[1]));
-  const auto split_four = split(model, "--stages 4", file("gpt-nested-4"));
+  const auto split_four = split(model, "--stages 4", file("gpt-as-written-4"));
   ASSERT_EQ(split_four.exit_code, 0) << split_four.output;
   const auto quarters = stage_parameters(split_four.output);
   ASSERT_EQ(quarters.size(), 4u) << split_four.output;
   EXPECT_LE(*std::max_element(quarters.begin(), quarters.end()),
             1.5 * *std::min_element(quarters.begin(), quarters.end()));
 
+  const std::string data = file("gpt-as-written-data");
+  write_token_data(data, 256, 32, -1);
   for (const int replicas : {1, 2}) {
-    const auto settings =
-        plus(common(), {"model.name=torchscript", "model.stages=" + stage_list(two, 2),
-                        "model.params.inputs=[\"int64[32]<65\"]", "data.source=synthetic",
-                        "data.batch_size=8", "schedule.microbatches=2", "schedule.name=1f1b",
-                        "world.data_parallel=" + std::to_string(replicas), "optimizer.name=adamw",
-                        "optimizer.clip_grad_norm=1.0"});
-    const std::string name = "gpt-nested-dp" + std::to_string(replicas);
+    auto settings = plus(
+        common(4),
+        {"model.name=torchscript", "model.stages=" + stage_list(two, 2), "model.loss=from_model",
+         "model.ignore_index=-1", "model.params.inputs=[\"int64[32]<256\"]", "data.source=files",
+         "data.inputs=" + data + "/ids.npy", "data.targets=" + data + "/targets.npy",
+         "data.batch_size=8", "schedule.microbatches=2", "schedule.name=1f1b",
+         "world.data_parallel=" + std::to_string(replicas), "optimizer.name=adamw",
+         "optimizer.clip_grad_norm=1.0"});
+    if (replicas == 1) {
+      settings = plus(settings, {"eval.every=2", "eval.inputs=" + data + "/eval_ids.npy",
+                                 "eval.targets=" + data + "/eval_targets.npy"});
+    }
+    const std::string name = "gpt-as-written-dp" + std::to_string(replicas);
     const auto result = baton_test::launch(kBaton, 2 * replicas, settings, name);
     ASSERT_EQ(result.command.exit_code, 0) << name << "\n" << result.command.output;
     const auto reference = baton_test::compare_with_torch(result, 2 * replicas, settings, model);
     EXPECT_EQ(reference.exit_code, 0) << name << "\n" << reference.output;
     if (replicas != 1) continue;
+    EXPECT_THAT(result.command.output, HasSubstr("eval loss"));
     const auto exporting = export_run(result);
     ASSERT_EQ(exporting.exit_code, 0) << exporting.output;
     const auto loading = baton_test::run_command(
-        kPython + " -c \"import sys, torch\nsys.path.insert(0, '" + kModels +
-        "')\nimport gpt_nested\nmodel = gpt_nested.make_model()\nstate = torch.load('" +
+        kPython + " -c \"import sys, torch\nsys.path.insert(0, '" + kSource +
+        "/configs/models')\nimport gpt_as_written\nmodel = gpt_as_written.make_model()\n"
+        "state = torch.load('" +
         result.dump_dir +
         "/exported.pt')\nprint(model.load_state_dict(state, strict=True))\n"
         "print('tied', model.transformer.wte.weight is model.lm_head.weight)\"");
@@ -466,6 +505,43 @@ TEST_F(YourModel, AGptAsWrittenSplitsBalancedInsideItsContainersAndTrainsLikeThe
     EXPECT_THAT(loading.output, HasSubstr("<All keys matched successfully>"));
     EXPECT_THAT(loading.output, HasSubstr("tied True"));
   }
+}
+
+// The family of models people train most, as Hugging Face writes them: forward(input_ids,
+// labels=None) returning a dict with "loss" and "logits", the blocks in `model.layers`. Split
+// with labels, it trains on its own loss (PyTorch's default ignore_index, -100, spread
+// unevenly) like the author's class. Split without targets, a forward returning (logits, None)
+// gives its logits to the stages, and baton-split says which it picked.
+TEST_F(YourModel, AModelReturningADictWithItsLossTrainsOnItAndLogitsArePickedWithoutTargets) {
+  const std::string model = kModels + "/dict_loss.py";
+  const std::string folder = file("dict-loss");
+  const auto made = split(model, "--stages 2", folder);
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  EXPECT_THAT(made.output, HasSubstr("stage-1.pt: from model.layers.2, "));
+  EXPECT_THAT(made.output, HasSubstr("forward(input_ids, labels) returns {'loss': tensor, "
+                                     "'logits': tensor}; the last stage takes 'labels' as its "
+                                     "last input and returns ['loss'] (model.loss: from_model, "
+                                     "ignore_index -100 from its cross_entropy)"));
+  const std::string data = file("dict-loss-data");
+  write_token_data(data, 48, 12, -100);
+  const auto settings =
+      plus(common(),
+           {"model.name=torchscript", "model.stages=" + stage_list(folder, 2),
+            "model.loss=from_model", "model.params.inputs=[\"int64[12]<48\"]", "data.source=files",
+            "data.inputs=" + data + "/ids.npy", "data.targets=" + data + "/targets.npy",
+            "data.batch_size=8", "schedule.microbatches=4", "schedule.name=1f1b"});
+  const auto result = baton_test::launch(kBaton, 2, settings, "dict-loss");
+  ASSERT_EQ(result.command.exit_code, 0) << result.command.output;
+  const auto reference = baton_test::compare_with_torch(result, 2, settings, model);
+  EXPECT_EQ(reference.exit_code, 0) << reference.output;
+
+  const auto logits = split(kModels + "/gpt_logits_only.py", "--stages 2", file("logits-only"));
+  ASSERT_EQ(logits.exit_code, 0) << logits.output;
+  EXPECT_THAT(logits.output,
+              HasSubstr("the model returns tuple of (tensor, None): the stages return [0] ([2, 1, "
+                        "256] float32); forward takes 'targets': give them in example_inputs() to "
+                        "train on the model's own loss"));
+  EXPECT_THAT(logits.output, Not(HasSubstr("from_model")));
 }
 
 // Blocks torch.fx cannot trace (a branch on a tensor's value in each of four blocks) are kept
@@ -641,11 +717,12 @@ void expect_refused(const baton_test::CommandResult& result, const std::string& 
 
 // The shapes a split was traced for are the shapes it runs: another sequence length is refused
 // at the declaration's line (model.params.inputs), or, with data files that declare nothing,
-// at set-up by the stage file itself, both saying how to split again. An example the model's
-// own assert rejects is the author's error, at the author's line.
+// at set-up by the stage file itself, both saying how to split again. Files that return the
+// model's own loss are refused with another loss, or with another ignore_index than the
+// model's. An example the model's own assert rejects is the author's error, at their line.
 TEST_F(YourModel, AStageTracedForOneSequenceLengthRefusesAnotherSayingHowToSplitAgain) {
-  const std::string model = kModels + "/gpt_nested.py";
-  const std::string folder = file("gpt-nested-shapes");
+  const std::string model = kSource + "/configs/models/gpt_as_written.py";
+  const std::string folder = file("gpt-shapes");
   const auto made = split(model, "--stages 2", folder);
   ASSERT_EQ(made.exit_code, 0) << made.output;
   const std::string run =
@@ -654,29 +731,51 @@ TEST_F(YourModel, AStageTracedForOneSequenceLengthRefusesAnotherSayingHowToSplit
       "' --set world.ranks=2 --set schedule.name=1f1b --set data.batch_size=8 "
       "--set run.output_dir=" +
       file("traced-runs");
+  const std::string own_loss = " --set model.loss=from_model --set model.ignore_index=-1";
   const auto declared = baton_test::run_command(
-      run + " --set 'model.params.inputs=[\"int64[64]<65\"]' --set data.source=synthetic");
+      run + own_loss +
+      " --set 'model.params.inputs=[\"int64[64]<256\"]' --set data.source=synthetic");
   expect_refused(declared, "model.params.inputs declares inputs [64], but stage file '" + folder +
                                "/stage-0.pt' was traced for [32] (one sample each; the batch is "
                                "free)");
   EXPECT_THAT(declared.output, HasSubstr("--stages 2 --out " + folder + "` wrote the files)"));
-  // ids.npy holds rows of 16 ids: the files say the shape, and stage 0 refuses it.
-  const auto data =
-      baton_test::run_command(run + " --set data.source=files --set 'data.inputs=[" +
-                              file("ids.npy") + "]' --set data.targets=" + file("targets.npy"));
-  expect_refused(data, "stage file '" + folder +
+  // ids.npy and targets.npy hold rows of 16: the model's own loss takes targets of 32, and
+  // without the loss (split without targets) stage 0 itself refuses ids of 16.
+  const std::string files = " --set data.source=files --set 'data.inputs=[" + file("ids.npy") +
+                            "]' --set data.targets=" + file("targets.npy");
+  const auto targets = baton_test::run_command(run + own_loss + files);
+  expect_refused(targets,
+                 "holds [48, 16] but the model's own loss takes targets of [48, 32] (one "
+                 "sample [32], as baton-split traced its forward with them)");
+  const std::string logits = file("gpt-shapes-logits");
+  ASSERT_EQ(split(kModels + "/gpt_logits_only.py", "--stages 2", logits).exit_code, 0);
+  const auto data = baton_test::run_command(
+      "timeout 120 " + kBaton +
+      " run --no-env --set model.name=torchscript --set 'model.stages=" + stage_list(logits, 2) +
+      "' --set world.ranks=2 --set schedule.name=1f1b --set data.batch_size=8 "
+      "--set run.output_dir=" +
+      file("traced-runs") + files);
+  expect_refused(data, "stage file '" + logits +
                            "/stage-0.pt' was traced for inputs [32] (one sample each; the batch "
                            "is free) and is given [16]");
-  EXPECT_THAT(data.output, HasSubstr("(gpt_nested.py:94 (`b, t = idx.size()`)"));
+  EXPECT_THAT(data.output, HasSubstr("(gpt_as_written.py:103 (`b, t = idx.size()`)"));
   EXPECT_THAT(data.output,
               HasSubstr("Split again with example_inputs() of the shape you train on"));
 
-  const auto too_long =
-      split(kModels + "/gpt_nested_too_long.py", "--stages 2", file("gpt-nested-long"));
+  const auto other_loss = baton_test::run_command(run + " --set data.source=synthetic");
+  expect_refused(other_loss, "model.loss is 'cross_entropy', but the last stage file '" + folder +
+                                 "/stage-1.pt' returns the model's own loss");
+  const auto other_ignore =
+      baton_test::run_command(run + " --set model.loss=from_model --set data.source=synthetic");
+  expect_refused(other_ignore,
+                 "model.ignore_index is -100, but the model's own loss ignores "
+                 "targets equal to -1");
+
+  const auto too_long = split(kModels + "/gpt_too_long.py", "--stages 2", file("gpt-long"));
   EXPECT_EQ(too_long.exit_code, 1) << too_long.output;
   EXPECT_THAT(too_long.output,
-              HasSubstr("forward() on example_inputs() failed at gpt_nested.py:95 (`assert t <= "
-                        "self.block_size, f\"Cannot forward"));
+              HasSubstr("forward() on example_inputs() failed at gpt_as_written.py:104 (`assert t "
+                        "<= self.block_size, f\"Cannot forward"));
   EXPECT_THAT(too_long.output, HasSubstr("AssertionError: Cannot forward sequence of length 80, "
                                          "block size is only 64"));
   EXPECT_THAT(too_long.output, Not(HasSubstr("Traceback")));
@@ -794,10 +893,16 @@ TEST_F(YourModel, BatonSplitOwnsItsOutFolderAndRefusesOutputsStagesCannotPass) {
   EXPECT_EQ(baton_test::run_command("ls '" + again + "'").output,
             "model.yaml\nnames.json\nstage-0.pt\nstage-1.pt\n");
 
+  // A number beside the logits in a dict: the stages return the logits, and say so. A
+  // --targets-arg that names no argument of forward is refused with forward's arguments.
   const auto dict = split(kModels + "/dict_output.py", "--stages 2", file("split-dict"));
-  EXPECT_EQ(dict.exit_code, 1) << dict.output;
-  EXPECT_THAT(dict.output, HasSubstr("the model returns {'logits': tensor, 'n': int}: a "
-                                     "pipeline's stages pass tensors only"));
+  EXPECT_EQ(dict.exit_code, 0) << dict.output;
+  EXPECT_THAT(dict.output, HasSubstr("the model returns {'logits': tensor, 'n': int}: the stages "
+                                     "return ['logits'] ([2, 2] float32)"));
+  const auto no_logits =
+      split(kModels + "/dict_output.py", "--stages 2 --targets-arg n", file("split-dict-targets"));
+  EXPECT_EQ(no_logits.exit_code, 1) << no_logits.output;
+  EXPECT_THAT(no_logits.output, HasSubstr("--targets-arg n: forward(x) has no argument 'n'"));
 }
 
 TEST_F(YourModel, TargetsThatDoNotFitTheOutputAreRefusedNamingTheFileAndTheFix) {

@@ -41,6 +41,22 @@ struct TracedInputs {
 // `unit`'s TracedInputs; nullopt when it runs any shape or `chain` is not stage files.
 BATON_API std::optional<TracedInputs> traced_inputs_of(const UnitChain& chain, int unit);
 
+// The model's own loss, when baton-split traced its forward with targets (the last stage
+// file's names.json "model_loss"): that stage takes the targets as its last input and
+// returns the loss, a mean over the targets other than `ignore_index`. `target_shape` is one
+// sample's (no batch dimension); `classes` the logits' width (0: unknown).
+struct ModelLossRecord {
+  std::string file;
+  std::vector<std::int64_t> target_shape;
+  std::string target_dtype;
+  std::int64_t classes = 0;
+  std::int64_t ignore_index = -100;
+};
+
+// The last unit's ModelLossRecord; nullopt when it returns no loss or `chain` is not stage
+// files.
+BATON_API std::optional<ModelLossRecord> model_loss_of(const UnitChain& chain);
+
 // "[32]", "[32], [32, 128]": shapes as the messages write them.
 BATON_API std::string format_sample_shapes(const std::vector<std::vector<std::int64_t>>& shapes);
 

@@ -41,7 +41,36 @@ struct StageFile {
   };
   std::optional<Split> split;
   std::optional<TracedInputs> traced;
+  std::optional<ModelLossRecord> model_loss;
 };
+
+std::optional<ModelLossRecord> read_model_loss(const nlohmann::json& map, const std::string& path) {
+  if (!map.contains("model_loss")) return std::nullopt;
+  const auto& entry = map.at("model_loss");
+  const std::string rule = std::string("stage file '") + path + "': " + kStageNamesFile +
+                           ": \"model_loss\" must be {\"targets\": {\"shape\": [sizes of one "
+                           "sample], \"dtype\": text, \"classes\": n}, \"ignore_index\": n}";
+  if (!entry.is_object() || !entry.contains("targets") || !entry["targets"].is_object() ||
+      !entry.contains("ignore_index") || !entry["ignore_index"].is_number_integer()) {
+    throw ConfigError(rule);
+  }
+  const auto& targets = entry["targets"];
+  if (!targets.contains("shape") || !targets["shape"].is_array() || !targets.contains("dtype") ||
+      !targets["dtype"].is_string() || !targets.contains("classes") ||
+      !targets["classes"].is_number_integer() || targets["classes"].get<std::int64_t>() < 0) {
+    throw ConfigError(rule);
+  }
+  ModelLossRecord record;
+  record.file = path;
+  for (const auto& size : targets["shape"]) {
+    if (!size.is_number_integer() || size.get<std::int64_t>() < 0) throw ConfigError(rule);
+    record.target_shape.push_back(size.get<std::int64_t>());
+  }
+  record.target_dtype = targets["dtype"].get<std::string>();
+  record.classes = targets["classes"].get<std::int64_t>();
+  record.ignore_index = entry["ignore_index"].get<std::int64_t>();
+  return record;
+}
 
 std::optional<TracedInputs> read_traced_for(const nlohmann::json& split, const std::string& path) {
   if (!split.contains("traced_for")) return std::nullopt;
@@ -256,6 +285,7 @@ StageFile load_stage_file(const std::string& path) {
   file.ties = read_ties(map, path);
   file.split = read_split(map, path);
   if (file.split) file.traced = read_traced_for(map.at("split"), path);
+  file.model_loss = read_model_loss(map, path);
   for (const auto& param : file.module.named_parameters(/*recurse=*/true)) {
     if (!file.parameter_names.count(param.name)) {
       throw ConfigError("stage file '" + path + "': parameter '" + param.name +
@@ -376,6 +406,8 @@ class StageFilesChain : public UnitChain {
     return files_.at(static_cast<std::size_t>(unit)).traced;
   }
 
+  const std::optional<ModelLossRecord>& model_loss() const { return files_.back().model_loss; }
+
  private:
   std::vector<StageFile> files_;
 };
@@ -398,6 +430,12 @@ std::optional<TracedInputs> traced_inputs_of(const UnitChain& chain, int unit) {
   const auto* files = dynamic_cast<const StageFilesChain*>(&chain);
   if (files == nullptr || unit < 0 || unit >= files->num_units()) return std::nullopt;
   return files->traced(unit);
+}
+
+std::optional<ModelLossRecord> model_loss_of(const UnitChain& chain) {
+  const auto* files = dynamic_cast<const StageFilesChain*>(&chain);
+  if (files == nullptr) return std::nullopt;
+  return files->model_loss();
 }
 
 std::shared_ptr<UnitChain> load_stage_files_chain(const std::vector<std::string>& paths) {

@@ -1,6 +1,6 @@
 """A model that returns a dict holding a number beside its logits (as some Hugging Face
-models do): a pipeline's stages pass tensors only, so baton-split refuses it, saying what to
-return instead (issue 48: it split, rc 0, and baton refused the files later)."""
+models do): a pipeline's stages pass tensors only, so baton-split has the stages return the
+logits, and says so (issue 48: it split, rc 0, and baton refused the files later)."""
 import torch
 from torch import nn
 

@@ -1,17 +1,22 @@
-"""A GPT written as the popular GPT training repositories write theirs, unedited for baton:
+"""A GPT written as the popular GPT training repositories write theirs, not edited for baton:
 the blocks in `self.transformer = nn.ModuleDict(dict(wte=..., wpe=..., drop=...,
-h=nn.ModuleList([...]), ln_f=...))`, forward starting with `b, t = idx.size()` and an assert on
-the sequence length, the causal mask a buffer sliced by sizes, a branch on a size, bias-free
-LayerNorms (a LayerNorm class of its own) and the head tied to the token embedding.
-4 blocks of width 128: the blocks hold almost every parameter, so a balanced cut must fall
-between them, inside `transformer.h`."""
+h=nn.ModuleList([...]), ln_f=...))`, forward(idx, targets=None) starting with
+`b, t = idx.size()` and an assert on the sequence length, the causal mask a buffer sliced by
+sizes, bias-free LayerNorms (a LayerNorm class of its own), the head tied to the token
+embedding, and its own loss: with targets it returns (logits, loss), a cross entropy that
+ignores -1; without, the last position's logits only (the inference shortcut) and None.
+4 blocks of width 128: the blocks hold almost every parameter, so a balanced cut falls
+between them, inside `transformer.h`. docs/your-model.md, "A model file as it is", walks it
+from baton-split to a trained run and its weights back:
+    build/bin/baton-split configs/models/gpt_as_written.py --stages 2 --out stages
+"""
 import math
 
 import torch
 from torch import nn
 import torch.nn.functional as F
 
-VOCAB, BLOCK_SIZE, WIDTH, HEADS, LAYERS = 65, 64, 128, 4, 4
+VOCAB, BLOCK_SIZE, WIDTH, HEADS, LAYERS = 256, 64, 128, 4, 4  # byte tokens
 SEQUENCE = 32  # the example's and the run's: shorter than the block size
 
 
@@ -44,7 +49,11 @@ class CausalSelfAttention(nn.Module):
         q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
         v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
         att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
-        att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+        if T <= self.bias.size(-1):  # the mask made at __init__ covers the sequence
+            mask = self.bias[:, :, :T, :T]
+        else:
+            mask = torch.tril(torch.ones(T, T, device=x.device)).view(1, 1, T, T)
+        att = att.masked_fill(mask == 0, float("-inf"))
         att = F.softmax(att, dim=-1)
         y = att @ v
         y = y.transpose(1, 2).contiguous().view(B, T, C)
@@ -89,7 +98,7 @@ class GPT(nn.Module):
         self.lm_head = nn.Linear(WIDTH, VOCAB, bias=False)
         self.transformer.wte.weight = self.lm_head.weight
 
-    def forward(self, idx):
+    def forward(self, idx, targets=None):
         device = idx.device
         b, t = idx.size()
         assert t <= self.block_size, f"Cannot forward sequence of length {t}, block size is only {self.block_size}"
@@ -100,9 +109,14 @@ class GPT(nn.Module):
         for block in self.transformer.h:
             x = block(x)
         x = self.transformer.ln_f(x)
-        if t > 1:  # a branch on a size, as models with caches have
-            x = x * 1.0
-        return self.lm_head(x)
+        if targets is not None:
+            logits = self.lm_head(x)
+            loss = F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1),
+                                   ignore_index=-1)
+        else:
+            logits = self.lm_head(x[:, [-1], :])  # only the last position: generating
+            loss = None
+        return logits, loss
 
 
 def make_model():
@@ -111,5 +125,9 @@ def make_model():
 
 
 def example_inputs():
+    """A batch of token ids and their next tokens, some -1 (not counted, as padding is)."""
     generator = torch.Generator().manual_seed(0)
-    return (torch.randint(VOCAB, (2, SEQUENCE), generator=generator),)
+    idx = torch.randint(VOCAB, (2, SEQUENCE), generator=generator)
+    targets = torch.randint(VOCAB, (2, SEQUENCE), generator=generator)
+    targets[0, -5:] = -1
+    return idx, targets
