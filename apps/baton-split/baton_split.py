@@ -1244,6 +1244,14 @@ def main(argv=None):
         passes = ", passes %s" % ", ".join(shapes[i]) if i < len(shapes) else ""
         took = ", %.3g ms forward + backward" % (1e3 * measured[i]) if measured else ""
         print("  stage-%d.pt: from %s, %d parameters%s%s" % (i, start, count, took, passes))
+    if unit_costs is not None and num_stages > 1:
+        weights = measured if measured else [sum(p.numel() for p in m.parameters())
+                                             for m in stage_modules]
+        smallest = min(weights)
+        print("  balance by %s: the largest stage as small as any cut between these %d units "
+              "allows%s" % ("time" if measured else "parameters", len(unit_costs),
+                            " (%.2fx the smallest)" % (max(weights) / smallest)
+                            if smallest > 0 else ""))
     for pattern, names, reason in kept_automatically:
         print("  kept whole: %s (%s) — torch.fx cannot trace %s (%s); TorchScript runs %s "
               "as written" % (pattern, ", ".join(names) if len(names) > 1 else "1 submodule",

@@ -135,6 +135,12 @@ def output_path(output, with_targets):
     the output as it is."""
     if with_targets:
         return loss_path(output)
+    found = fields(output)
+    if found is not None and isinstance(found.get("loss"), torch.Tensor):
+        raise OutputError("the model returns %s, a loss among it, but none of forward's "
+                          "arguments is named targets or labels: name the one that takes the "
+                          "targets with --targets-arg NAME, to train on the model's own loss"
+                          % describe(output))
     if plain_tensors(output):
         return None
     path = logits_path(output)

@@ -535,6 +535,20 @@ TEST_F(YourModel, AModelReturningADictWithItsLossTrainsOnItAndLogitsArePickedWit
   const auto reference = baton_test::compare_with_torch(result, 2, settings, model);
   EXPECT_EQ(reference.exit_code, 0) << reference.output;
 
+  // An object with .loss (a dataclass, as Hugging Face's outputs are), its targets under a
+  // name of its own: --targets-arg names them; without it, baton-split says to.
+  const auto object =
+      split(kModels + "/object_loss.py", "--stages 2 --targets-arg y", file("object-loss"));
+  ASSERT_EQ(object.exit_code, 0) << object.output;
+  EXPECT_THAT(object.output, HasSubstr("forward(input_ids, y) returns {'loss': tensor, 'logits': "
+                                       "tensor}; the last stage takes 'y' as its last input and "
+                                       "returns ['loss'] (model.loss: from_model"));
+  const auto unnamed = split(kModels + "/object_loss.py", "--stages 2", file("object-unnamed"));
+  EXPECT_EQ(unnamed.exit_code, 1) << unnamed.output;
+  EXPECT_THAT(unnamed.output, HasSubstr("a loss among it, but none of forward's arguments is named "
+                                        "targets or labels: name the one that takes the targets "
+                                        "with --targets-arg NAME"));
+
   const auto logits = split(kModels + "/gpt_logits_only.py", "--stages 2", file("logits-only"));
   ASSERT_EQ(logits.exit_code, 0) << logits.output;
   EXPECT_THAT(logits.output,
