@@ -183,6 +183,34 @@ TEST_P(TransportConformance, AllReduceRejectsBadGroupsAndTensors) {
   expect_success("all_reduce_rejects", 2);
 }
 
+// Reduce-scatter and all-gather (baton/shard_collectives.h), for a sharded optimizer: the
+// built-in transports list them; one that does not is not asked.
+#define SKIP_UNLESS_IT_SHARDS()                                                              \
+  if (!baton::declares(plugin_->descriptor(), baton::kShardCollectivesInterface))            \
+  GTEST_SKIP() << "transport '" << GetParam() << "' does not list baton.shard_collectives, " \
+               << "so it is not asked to shard"
+
+TEST_P(TransportConformance, ReduceScatterAndAllGatherAreExactAtEverySizeAndDtype) {
+  SKIP_UNLESS_IT_SHARDS();
+  expect_success("shard_collective_sizes", 2);
+  expect_success("shard_collective_sizes", 3);
+}
+
+TEST_P(TransportConformance, ReduceScatterWithAKilledMemberFailsTheOthersFast) {
+  SKIP_UNLESS_IT_SHARDS();
+  const JobResult result = run("shard_collective_peer_killed", 3);
+  ASSERT_EQ(result.ranks.size(), 3u);
+  for (int rank = 0; rank < 2; ++rank) {
+    EXPECT_TRUE(result.ranks[rank].exited && result.ranks[rank].exit_code == 0) << result.report();
+  }
+  EXPECT_TRUE(!result.ranks[2].hung && result.ranks[2].signal == SIGKILL) << result.report();
+}
+
+TEST_P(TransportConformance, ShardCollectivesRejectShardsOfTheWrongSize) {
+  SKIP_UNLESS_IT_SHARDS();
+  expect_success("shard_collective_rejects", 2);
+}
+
 // The built-in transports by name, and any plugin files BATON_CONFORMANCE_TRANSPORTS names.
 std::vector<std::string> transports_under_test() {
   std::vector<std::string> transports = {"gloo", "ucx", "nccl"};

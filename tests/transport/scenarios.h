@@ -39,6 +39,10 @@ void scenario_all_reduce_groups(RankContext& ctx);
 void scenario_all_reduce_peer_killed(RankContext& ctx);
 void scenario_all_reduce_timeout(RankContext& ctx);
 void scenario_all_reduce_rejects(RankContext& ctx);
+// Reduce-scatter and all-gather (scenarios_all_reduce.cc).
+void scenario_shard_collective_sizes(RankContext& ctx);
+void scenario_shard_collective_peer_killed(RankContext& ctx);
+void scenario_shard_collective_rejects(RankContext& ctx);
 
 // gloo only (scenarios_gloo.cc).
 void scenario_gloo_in_flight_limit(RankContext& ctx);

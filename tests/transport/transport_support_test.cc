@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 
+#include "baton/shard_collectives.h"
 #include "baton/transport_support.h"
 
 namespace baton {
@@ -14,6 +15,35 @@ TEST(TransportSupport, FormatsSecondsAsPeopleWriteThem) {
   EXPECT_EQ(format_seconds(std::chrono::milliseconds(1250)), "1.25 s");
   EXPECT_EQ(format_seconds(std::chrono::milliseconds(1)), "0.001 s");
   EXPECT_EQ(format_seconds(std::chrono::milliseconds(0)), "0 s");
+}
+
+// Shards of ceil(n / members) in member order, the last ones shorter or empty: what every
+// transport's reduce-scatter and all-gather cut a tensor into.
+TEST(TransportSupport, ShardsAreCeilSizedInMemberOrder) {
+  const auto range = [](std::int64_t n, int members, int index) {
+    const ShardRange shard = shard_of(n, members, index);
+    return std::make_pair(shard.begin, shard.end);
+  };
+  EXPECT_EQ(range(7, 3, 0), std::make_pair(std::int64_t{0}, std::int64_t{3}));
+  EXPECT_EQ(range(7, 3, 1), std::make_pair(std::int64_t{3}, std::int64_t{6}));
+  EXPECT_EQ(range(7, 3, 2), std::make_pair(std::int64_t{6}, std::int64_t{7}));
+  EXPECT_EQ(range(1, 2, 0), std::make_pair(std::int64_t{0}, std::int64_t{1}));
+  EXPECT_EQ(range(1, 2, 1), std::make_pair(std::int64_t{1}, std::int64_t{1}));
+  EXPECT_EQ(range(8, 4, 3), std::make_pair(std::int64_t{6}, std::int64_t{8}));
+  EXPECT_EQ(range(0, 3, 1).second - range(0, 3, 1).first, 0);
+  // 10 over 4 is 3, 3, 3, 1: every element in exactly one shard, in order.
+  for (const std::int64_t n : {0, 1, 5, 10, 1001}) {
+    for (int members = 1; members <= 5; ++members) {
+      std::int64_t next = 0;
+      for (int index = 0; index < members; ++index) {
+        const ShardRange shard = shard_of(n, members, index);
+        EXPECT_EQ(shard.begin, next) << n << " over " << members;
+        EXPECT_GE(shard.size(), 0);
+        next = shard.end;
+      }
+      EXPECT_EQ(next, n) << n << " over " << members;
+    }
+  }
 }
 
 TEST(TransportSupport, DescribesOperations) {

@@ -41,6 +41,12 @@ class BATON_API CollectiveQueue {
   std::unique_ptr<Work> post(const std::vector<at::Tensor>& tensors, Job job,
                              bool allow_non_cpu = false);
 
+  // Queues `job`, named by `describe(sequence)` (its number in the group, from 1), which checks
+  // what the job will touch and throws TransportError when it is wrong: a reduce-scatter or an
+  // all-gather (describe_shard_collective, baton/shard_collectives.h).
+  std::unique_ptr<Work> post_named(const std::function<std::string(std::uint64_t)>& describe,
+                                   Job job);
+
   // Fails every queued all-reduce, and the running one, with `reason`, and refuses later ones:
   // their waits return at once. The running job itself goes on until its transfers fail (the
   // transport makes them) and the destructor waits for it.

@@ -99,6 +99,9 @@ inline constexpr PluginInterface kTransportInterface{"baton.transport", 2};
 // The object is also a baton::AllReduceTransport (baton/all_reduce.h): it can run
 // world.data_parallel > 1, tied weights across ranks and gradient clipping across stages.
 inline constexpr PluginInterface kAllReduceInterface{"baton.all_reduce", 1};
+// The object is also a baton::ShardCollectiveTransport (baton/shard_collectives.h):
+// reduce-scatter and all-gather over the all-reduce's groups, for a sharded optimizer.
+inline constexpr PluginInterface kShardCollectivesInterface{"baton.shard_collectives", 1};
 // The transport matches messages to receives by (peer, tag), never by posting order, and a
 // posted receive holds nothing else up (no stream, no queue behind it). The executor then
 // posts a step's receives ahead of the plan, from the rank's first communication of the step

@@ -32,4 +32,16 @@ struct RingLinks {
 BATON_API void ring_all_reduce(const at::Tensor& tensor, const std::vector<int>& group, int rank,
                                const RingLinks& links, std::chrono::milliseconds timeout);
 
+// The ring's two halves on their own, with the shards of baton::shard_of
+// (baton/shard_collectives.h) for chunks: G-1 steps each, every member sending and receiving
+// (G-1)/G of the whole. ring_reduce_scatter sums `input` (left as it was) into this member's
+// shard, `output`; ring_all_gather puts every member's `input` shard in place in `output`.
+// Blocks; each wait is bounded by `timeout`.
+BATON_API void ring_reduce_scatter(const at::Tensor& input, const at::Tensor& output,
+                                   const std::vector<int>& group, int rank, const RingLinks& links,
+                                   std::chrono::milliseconds timeout);
+BATON_API void ring_all_gather(const at::Tensor& input, const at::Tensor& output,
+                               const std::vector<int>& group, int rank, const RingLinks& links,
+                               std::chrono::milliseconds timeout);
+
 }  // namespace baton

@@ -8,6 +8,7 @@
 #include "baton/all_reduce.h"
 #include "baton/export.h"
 #include "baton/plugin.h"
+#include "baton/shard_collectives.h"
 #include "baton/transport.h"
 
 namespace baton {
@@ -17,6 +18,9 @@ struct TransportInterfaces {
   TransportV2* v2 = nullptr;
   // baton.all_reduce; null when the plugin does not list it.
   AllReduceTransport* all_reduce = nullptr;
+  // baton.shard_collectives (reduce-scatter, all-gather); null when the plugin does not list
+  // it.
+  ShardCollectiveTransport* shard_collectives = nullptr;
   // baton.receives_match_by_tag is listed.
   bool receives_match_by_tag = false;
 };

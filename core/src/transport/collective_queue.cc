@@ -50,11 +50,19 @@ CollectiveQueue::~CollectiveQueue() {
 
 std::unique_ptr<Work> CollectiveQueue::post(const std::vector<at::Tensor>& tensors, Job job,
                                             bool allow_non_cpu) {
+  return post_named(
+      [&](std::uint64_t sequence) {
+        return describe_all_reduce(rank_, group_, sequence, tensors, allow_non_cpu).str();
+      },
+      std::move(job));
+}
+
+std::unique_ptr<Work> CollectiveQueue::post_named(
+    const std::function<std::string(std::uint64_t)>& describe, Job job) {
   auto entry = std::make_shared<Entry>();
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    entry->name = rank_prefix(rank_) +
-                  describe_all_reduce(rank_, group_, posted_ + 1, tensors, allow_non_cpu).str();
+    entry->name = rank_prefix(rank_) + describe(posted_ + 1);
     ++posted_;
     entry->job = std::move(job);
     if (!failure_.empty()) {

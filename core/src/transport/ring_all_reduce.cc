@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "baton/error.h"
+#include "baton/shard_collectives.h"
 
 namespace baton {
 namespace {
@@ -63,6 +64,87 @@ void ring_all_reduce(const at::Tensor& tensor, const std::vector<int>& group, in
     auto sent = links.send(outgoing, next);
     received->wait(timeout);
     sent->wait(timeout);
+  }
+}
+
+namespace {
+
+// This member's place in the ring and its neighbours.
+struct RingPlace {
+  int size = 0;
+  int index = 0;
+  int next = 0;
+  int previous = 0;
+};
+
+RingPlace place_in(const std::vector<int>& group, int rank) {
+  const auto me = std::find(group.begin(), group.end(), rank);
+  if (me == group.end()) {
+    throw TransportError("rank " + std::to_string(rank) + " is not in the ring it runs over");
+  }
+  RingPlace place;
+  place.size = static_cast<int>(group.size());
+  place.index = static_cast<int>(me - group.begin());
+  place.next = group[static_cast<std::size_t>(modulo(place.index + 1, place.size))];
+  place.previous = group[static_cast<std::size_t>(modulo(place.index - 1, place.size))];
+  return place;
+}
+
+// Posts what moves in one step (an empty shard moves nothing) and waits for both.
+void ring_step(const at::Tensor& outgoing, const at::Tensor& incoming, const RingPlace& place,
+               const RingLinks& links, std::chrono::milliseconds timeout) {
+  std::unique_ptr<Work> received, sent;
+  if (incoming.numel() > 0) received = links.recv(incoming, place.previous);
+  if (outgoing.numel() > 0) sent = links.send(outgoing, place.next);
+  if (received) received->wait(timeout);
+  if (sent) sent->wait(timeout);
+}
+
+}  // namespace
+
+void ring_reduce_scatter(const at::Tensor& input, const at::Tensor& output,
+                         const std::vector<int>& group, int rank, const RingLinks& links,
+                         std::chrono::milliseconds timeout) {
+  const RingPlace place = place_in(group, rank);
+  const std::int64_t n = input.numel();
+  const ShardRange mine = shard_of(n, place.size, place.index);
+  if (place.size < 2) {
+    output.view({-1}).copy_(input.view({-1}).narrow(0, mine.begin, mine.size()));
+    return;
+  }
+  // The sums build in a copy, so the input stays as it was.
+  const at::Tensor sums = input.reshape({n}).clone();
+  const auto shard = [&](int k) {
+    const ShardRange range = shard_of(n, place.size, modulo(k, place.size));
+    return sums.narrow(0, range.begin, range.size());
+  };
+  const at::Tensor scratch = at::empty({shard_of(n, place.size, 0).size()}, input.options());
+  // After step s, shard (index - s - 2) holds the sum of s + 2 members' parts; after G - 1
+  // steps shard (index - G - 1) = shard index holds everyone's.
+  for (int step = 0; step < place.size - 1; ++step) {
+    const at::Tensor outgoing = shard(place.index - step - 1);
+    const at::Tensor target = shard(place.index - step - 2);
+    const at::Tensor incoming = scratch.narrow(0, 0, target.numel());
+    ring_step(outgoing, incoming, place, links, timeout);
+    target.add_(incoming);
+  }
+  output.view({-1}).copy_(shard(place.index));
+}
+
+void ring_all_gather(const at::Tensor& input, const at::Tensor& output,
+                     const std::vector<int>& group, int rank, const RingLinks& links,
+                     std::chrono::milliseconds timeout) {
+  const RingPlace place = place_in(group, rank);
+  const std::int64_t n = output.numel();
+  const at::Tensor flat = output.view({n});
+  const auto shard = [&](int k) {
+    const ShardRange range = shard_of(n, place.size, modulo(k, place.size));
+    return flat.narrow(0, range.begin, range.size());
+  };
+  shard(place.index).copy_(input.view({-1}));
+  // Each member passes on the shard it received last, its own first.
+  for (int step = 0; step < place.size - 1; ++step) {
+    ring_step(shard(place.index - step), shard(place.index - step - 1), place, links, timeout);
   }
 }
 

@@ -33,6 +33,8 @@ TransportInterfaces transport_interfaces(const PluginDescriptor& descriptor, Tra
                                                 "baton::TransportV2");
   interfaces.all_reduce = listed_interface<AllReduceTransport>(
       descriptor, transport, kAllReduceInterface, "baton::AllReduceTransport");
+  interfaces.shard_collectives = listed_interface<ShardCollectiveTransport>(
+      descriptor, transport, kShardCollectivesInterface, "baton::ShardCollectiveTransport");
   interfaces.receives_match_by_tag = declares(descriptor, kReceivesMatchByTag);
   return interfaces;
 }

@@ -84,14 +84,6 @@ void reduce_tensor(const std::shared_ptr<gloo::Context>& context, const at::Tens
   }
 }
 
-// Who is on the other side of a group's connections, for errors: gloo names a peer by its
-// address only.
-std::string other_members(const std::vector<int>& ranks, int rank) {
-  if (ranks.size() == 2)
-    return "peer rank " + std::to_string(ranks[0] == rank ? ranks[1] : ranks[0]);
-  return "a member of group " + baton::format_group(ranks);
-}
-
 }  // namespace
 
 int GlooTransport::join_group(const std::vector<int>& ranks) {

@@ -1,5 +1,7 @@
 #include "gloo_errors.h"
 
+#include "baton/all_reduce.h"
+
 namespace baton_gloo {
 
 namespace {
@@ -32,6 +34,13 @@ std::string explain_gloo_error(const std::exception& error, const std::string& w
     return who + " closed the connection (" + text + ")";
   }
   return "gloo: " + text;
+}
+
+std::string other_members(const std::vector<int>& ranks, int rank) {
+  if (ranks.size() == 2) {
+    return "peer rank " + std::to_string(ranks[0] == rank ? ranks[1] : ranks[0]);
+  }
+  return "a member of group " + baton::format_group(ranks);
 }
 
 }  // namespace baton_gloo

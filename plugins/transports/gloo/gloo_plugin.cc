@@ -43,7 +43,8 @@ std::unique_ptr<baton::PluginObject> create(const baton::ParamValues& params) {
 // What the object implements (transport version 2: supports_device); by (peer, tag) matching,
 // a step's receives may be posted ahead of the plan.
 const baton::PluginInterface kInterfaces[] = {
-    baton::kTransportInterface, baton::kAllReduceInterface, baton::kReceivesMatchByTag};
+    baton::kTransportInterface, baton::kAllReduceInterface, baton::kShardCollectivesInterface,
+    baton::kReceivesMatchByTag};
 
 }  // namespace
 

@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -30,6 +31,7 @@
 #include "baton/all_reduce.h"
 #include "baton/collective_queue.h"
 #include "baton/joined_groups.h"
+#include "baton/shard_collectives.h"
 #include "baton/transfer_outcome.h"
 #include "baton/transport.h"
 #include "operation.h"
@@ -44,7 +46,9 @@ struct GlooOptions {
   std::chrono::milliseconds connect_timeout{0};
 };
 
-class GlooTransport : public baton::TransportV2, public baton::AllReduceTransport {
+class GlooTransport : public baton::TransportV2,
+                      public baton::AllReduceTransport,
+                      public baton::ShardCollectiveTransport {
  public:
   // Creates gloo's TCP device; throws TransportError when the address or interface is
   // unusable.
@@ -63,6 +67,12 @@ class GlooTransport : public baton::TransportV2, public baton::AllReduceTranspor
   int join_group(const std::vector<int>& ranks) override;
   std::unique_ptr<baton::Work> iallreduce(int group,
                                           const std::vector<at::Tensor>& tensors) override;
+  // ShardCollectiveTransport (gloo_shard_collectives.cc): gloo's reduce-scatter (halving and
+  // doubling) and allgatherv on the group's context, on the group's thread.
+  std::unique_ptr<baton::Work> ireduce_scatter(int group, const at::Tensor& input,
+                                               const at::Tensor& output) override;
+  std::unique_ptr<baton::Work> iall_gather(int group, const at::Tensor& input,
+                                           const at::Tensor& output) override;
 
  private:
   // A joined group: its gloo context (null for a group of one) and the thread its
@@ -75,6 +85,9 @@ class GlooTransport : public baton::TransportV2, public baton::AllReduceTranspor
   // Fails the groups' all-reduces (abort, shutdown); their connections stay open (see
   // gloo_all_reduce.cc).
   void stop_groups(const std::string& reason);
+  std::unique_ptr<baton::Work> post_shard_collective(
+      baton::ShardCollective kind, int group, const at::Tensor& whole, const at::Tensor& shard,
+      std::function<void(const std::shared_ptr<gloo::Context>&, std::chrono::milliseconds)> run);
 
   // Control receives kept posted per peer: that many control messages can be under way to
   // this rank before a sender has to wait for the reader to take one.

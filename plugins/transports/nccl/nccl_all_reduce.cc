@@ -3,7 +3,10 @@
 // is a CUDA event; a Work that times out aborts the group's communicator and the transport.
 #include <ATen/core/Tensor.h>
 
+#include <ATen/ATen.h>
+
 #include <algorithm>
+#include <functional>
 #include <thread>
 
 #include "baton/transport_support.h"
@@ -44,7 +47,9 @@ bool nccl_type(at::ScalarType type, ncclDataType_t* out) {
   }
 }
 
-// One posted all-reduce: its event, and its tensors kept until the event completed.
+}  // namespace
+
+// One posted collective: its event, and its tensors kept until the event completed.
 struct Reduction {
   std::shared_ptr<Communicator> communicator;
   std::vector<at::Tensor> tensors;
@@ -67,6 +72,8 @@ struct Reduction {
     return false;
   }
 };
+
+namespace {
 
 class ReductionWork : public baton::Work {
  public:
@@ -156,6 +163,22 @@ std::unique_ptr<baton::Work> NcclTransport::iallreduce(int handle,
     }
     types.push_back(type);
   }
+  return launch(group, reduction, [&](ncclComm_t comm, cudaStream_t stream) {
+    ncclResult_t result = ncclSuccess;
+    for (std::size_t i = 0; i < tensors.size() && result == ncclSuccess; ++i) {
+      if (tensors[i].numel() == 0) continue;
+      void* data = tensors[i].data_ptr();
+      result = ncclAllReduce(data, data, static_cast<size_t>(tensors[i].numel()), types[i], ncclSum,
+                             comm, stream);
+    }
+    return result;
+  });
+}
+
+std::unique_ptr<baton::Work> NcclTransport::launch(
+    Group* group, const std::shared_ptr<Reduction>& reduction,
+    const std::function<ncclResult_t(ncclComm_t, cudaStream_t)>& issue,
+    const std::function<cudaError_t(cudaStream_t)>& after) {
   if (!group->communicator) return std::make_unique<ReductionWork>(reduction, abort_handle_);
 
   std::lock_guard<std::mutex> nccl_lock(group->communicator->mutex());
@@ -174,16 +197,18 @@ std::unique_ptr<baton::Work> NcclTransport::iallreduce(int handle,
                                 ": cannot order it after the default stream: " + cuda_text(error));
   }
   ncclResult_t result = ncclGroupStart();
-  for (std::size_t i = 0; i < tensors.size() && result == ncclSuccess; ++i) {
-    if (tensors[i].numel() == 0) continue;
-    void* data = tensors[i].data_ptr();
-    result = ncclAllReduce(data, data, static_cast<size_t>(tensors[i].numel()), types[i], ncclSum,
-                           comm, group->stream);
-  }
+  if (result == ncclSuccess) result = issue(comm, group->stream);
   result = end_group(result, comm);
   if (result != ncclSuccess) {
     throw baton::TransportError(reduction->name +
                                 ": posting to NCCL failed: " + nccl_text(result, comm));
+  }
+  if (after) {
+    error = after(group->stream);
+    if (error != cudaSuccess) {
+      throw baton::TransportError(reduction->name +
+                                  ": cannot copy its shard out: " + cuda_text(error));
+    }
   }
   error = cudaEventCreateWithFlags(&reduction->event, cudaEventDisableTiming);
   if (error == cudaSuccess) error = cudaEventRecord(reduction->event, group->stream);
@@ -192,6 +217,95 @@ std::unique_ptr<baton::Work> NcclTransport::iallreduce(int handle,
                                 ": cannot record its completion event: " + cuda_text(error));
   }
   return std::make_unique<ReductionWork>(reduction, abort_handle_);
+}
+
+// NCCL's reduce-scatter and all-gather move equal counts: the shards of baton::shard_of,
+// padded to ceil(n / members) each. What is padded goes through a scratch tensor, filled
+// (and its pad zeroed) on the default stream before the group's stream takes it; the shard
+// is copied out on the group's stream after NCCL. Every tensor touched is kept until the
+// completion event.
+std::unique_ptr<baton::Work> NcclTransport::shard_collective(baton::ShardCollective kind,
+                                                             int handle, const at::Tensor& whole,
+                                                             const at::Tensor& shard) {
+  Group* group = &groups_.at(handle, "nccl: ");
+  const std::uint64_t sequence = ++group->posted;
+  auto reduction = std::make_shared<Reduction>();
+  reduction->communicator = group->communicator;
+  reduction->name =
+      baton::rank_prefix(rank_) + baton::describe_shard_collective(kind, rank_, group->ranks,
+                                                                   sequence, whole, shard,
+                                                                   /*allow_non_cpu=*/true);
+  for (const at::Tensor* tensor : {&whole, &shard}) {
+    if (!tensor->is_cuda() || tensor->device().index() != device_) {
+      throw baton::TransportError(
+          reduction->name + ": a tensor is on " + tensor->device().str() +
+          "; this rank's communicators use cuda:" + std::to_string(device_));
+    }
+  }
+  ncclDataType_t type;
+  if (!nccl_type(whole.scalar_type(), &type)) {
+    throw baton::TransportError(reduction->name + ": its dtype is " +
+                                std::string(c10::toString(whole.scalar_type())) +
+                                ", which NCCL does not move in collectives");
+  }
+  const int members = static_cast<int>(group->ranks.size());
+  const std::int64_t n = whole.numel();
+  const std::int64_t padded_shard = (n + members - 1) / members;
+  const std::int64_t padded = padded_shard * members;
+  const bool reducing = kind == baton::ShardCollective::kReduceScatter;
+  reduction->tensors = {whole, shard};
+  if (!group->communicator) {
+    (reducing ? shard : whole).view({-1}).copy_((reducing ? whole : shard).reshape({-1}));
+    return std::make_unique<ReductionWork>(reduction, abort_handle_);
+  }
+  if (n == 0) return std::make_unique<ReductionWork>(reduction, abort_handle_);
+  // The padded whole and this member's padded shard, scratch where the caller's do not fit.
+  at::Tensor big = whole.view({-1});
+  if (padded != n) {
+    big = at::zeros({padded}, whole.options());
+    if (reducing) big.narrow(0, 0, n).copy_(whole.view({-1}));
+  }
+  at::Tensor small = shard.view({-1});
+  if (shard.numel() != padded_shard) {
+    small = at::zeros({padded_shard}, shard.options());
+    if (!reducing && shard.numel() > 0) small.narrow(0, 0, shard.numel()).copy_(shard.view({-1}));
+  }
+  reduction->tensors.push_back(big);
+  reduction->tensors.push_back(small);
+  const auto count = static_cast<size_t>(padded_shard);
+  const auto copy_out = [&](const at::Tensor& from, const at::Tensor& to) {
+    return [from, to](cudaStream_t stream) {
+      if (to.numel() == 0 || from.data_ptr() == to.data_ptr()) return cudaSuccess;
+      return cudaMemcpyAsync(to.data_ptr(), from.data_ptr(),
+                             static_cast<size_t>(to.numel()) * to.element_size(),
+                             cudaMemcpyDeviceToDevice, stream);
+    };
+  };
+  if (reducing) {
+    return launch(
+        group, reduction,
+        [&](ncclComm_t comm, cudaStream_t stream) {
+          return ncclReduceScatter(big.data_ptr(), small.data_ptr(), count, type, ncclSum, comm,
+                                   stream);
+        },
+        copy_out(small, shard.view({-1})));
+  }
+  return launch(
+      group, reduction,
+      [&](ncclComm_t comm, cudaStream_t stream) {
+        return ncclAllGather(small.data_ptr(), big.data_ptr(), count, type, comm, stream);
+      },
+      copy_out(big.narrow(0, 0, n), whole.view({-1})));
+}
+
+std::unique_ptr<baton::Work> NcclTransport::ireduce_scatter(int group, const at::Tensor& input,
+                                                            const at::Tensor& output) {
+  return shard_collective(baton::ShardCollective::kReduceScatter, group, input, output);
+}
+
+std::unique_ptr<baton::Work> NcclTransport::iall_gather(int group, const at::Tensor& input,
+                                                        const at::Tensor& output) {
+  return shard_collective(baton::ShardCollective::kAllGather, group, output, input);
 }
 
 void NcclTransport::abort_groups(const std::string& reason) {

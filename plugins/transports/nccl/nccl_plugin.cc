@@ -32,8 +32,8 @@ std::unique_ptr<baton::PluginObject> create(const baton::ParamValues& params) {
 
 // What the object implements (transport version 2: supports_device). NCCL matches transfers
 // in posting order per peer, so it does not list baton.receives_match_by_tag.
-const baton::PluginInterface kInterfaces[] = {baton::kTransportInterface,
-                                              baton::kAllReduceInterface};
+const baton::PluginInterface kInterfaces[] = {
+    baton::kTransportInterface, baton::kAllReduceInterface, baton::kShardCollectivesInterface};
 
 }  // namespace
 

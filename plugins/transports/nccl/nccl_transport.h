@@ -27,12 +27,14 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <vector>
 
 #include "baton/all_reduce.h"
 #include "baton/joined_groups.h"
+#include "baton/shard_collectives.h"
 #include "baton/store.h"
 #include "baton/transfer_outcome.h"
 #include "baton/transport.h"
@@ -47,7 +49,11 @@ struct NcclOptions {
   int device = -1;
 };
 
-class NcclTransport : public baton::TransportV2, public baton::AllReduceTransport {
+struct Reduction;  // one posted collective (nccl_all_reduce.cc)
+
+class NcclTransport : public baton::TransportV2,
+                      public baton::AllReduceTransport,
+                      public baton::ShardCollectiveTransport {
  public:
   // Throws TransportError when no CUDA device is visible (saying why).
   explicit NcclTransport(const NcclOptions& options);
@@ -66,6 +72,12 @@ class NcclTransport : public baton::TransportV2, public baton::AllReduceTranspor
   int join_group(const std::vector<int>& ranks) override;
   std::unique_ptr<baton::Work> iallreduce(int group,
                                           const std::vector<at::Tensor>& tensors) override;
+  // ShardCollectiveTransport: ncclReduceScatter and ncclAllGather on the group's
+  // communicator and stream, padded to equal shards (nccl_all_reduce.cc).
+  std::unique_ptr<baton::Work> ireduce_scatter(int group, const at::Tensor& input,
+                                               const at::Tensor& output) override;
+  std::unique_ptr<baton::Work> iall_gather(int group, const at::Tensor& input,
+                                           const at::Tensor& output) override;
 
  private:
   struct Group {
@@ -78,6 +90,15 @@ class NcclTransport : public baton::TransportV2, public baton::AllReduceTranspor
                                int rank, const std::string& what,
                                std::chrono::milliseconds timeout);
   void abort_groups(const std::string& reason);
+  // Posts one collective on `group`'s stream, after the default stream's work: `issue`
+  // between ncclGroupStart and its end, then `after` on the stream (may be empty), then the
+  // completion event the Work waits for.
+  std::unique_ptr<baton::Work> launch(
+      Group* group, const std::shared_ptr<Reduction>& reduction,
+      const std::function<ncclResult_t(ncclComm_t, cudaStream_t)>& issue,
+      const std::function<cudaError_t(cudaStream_t)>& after = nullptr);
+  std::unique_ptr<baton::Work> shard_collective(baton::ShardCollective kind, int group,
+                                                const at::Tensor& whole, const at::Tensor& shard);
 
   struct PeerStreams {
     cudaStream_t send = nullptr;

@@ -1,5 +1,6 @@
 // AllReduceTransport for UCX, which has no collectives of its own: the ring of
-// baton/ring_all_reduce.h over this transport's tagged messages. A group's messages carry the
+// baton/ring_all_reduce.h over this transport's tagged messages, and its two halves
+// (reduce-scatter, all-gather: ShardCollectiveTransport). A group's messages carry the
 // collective bit and the group's id (tag_layout.h), so they never match a caller's receive,
 // and UCX keeps one sender's messages of one tag in order, which is all the ring needs. Each
 // group's all-reduces run one at a time on the group's thread.
@@ -75,13 +76,7 @@ std::unique_ptr<baton::Work> UcxTransport::iallreduce(int handle,
     rank = rank_;
   }
   const std::chrono::milliseconds timeout = timeout_;
-  baton::RingLinks links;
-  links.send = [this, id](const at::Tensor& tensor, int peer) {
-    return post(tensor, peer, id, baton::P2PDirection::kSend, /*collective=*/true);
-  };
-  links.recv = [this, id](const at::Tensor& tensor, int peer) {
-    return post(tensor, peer, id, baton::P2PDirection::kRecv, /*collective=*/true);
-  };
+  const baton::RingLinks links = ring_links(id);
   return group->queue->post(
       tensors,
       [tensors, ranks, rank, links, timeout] {
@@ -90,6 +85,54 @@ std::unique_ptr<baton::Work> UcxTransport::iallreduce(int handle,
         }
       },
       /*allow_non_cpu=*/true);
+}
+
+baton::RingLinks UcxTransport::ring_links(std::uint64_t group_id) {
+  baton::RingLinks links;
+  links.send = [this, group_id](const at::Tensor& tensor, int peer) {
+    return post(tensor, peer, group_id, baton::P2PDirection::kSend, /*collective=*/true);
+  };
+  links.recv = [this, group_id](const at::Tensor& tensor, int peer) {
+    return post(tensor, peer, group_id, baton::P2PDirection::kRecv, /*collective=*/true);
+  };
+  return links;
+}
+
+std::unique_ptr<baton::Work> UcxTransport::post_shard_collective(baton::ShardCollective kind,
+                                                                 int handle,
+                                                                 const at::Tensor& whole,
+                                                                 const at::Tensor& shard) {
+  Group* group = &groups_.at(handle, "ucx: ");
+  const std::vector<int> ranks = group->ranks;
+  int rank;
+  {
+    auto lock = engine_->caller_lock();
+    rank = rank_;
+  }
+  const std::chrono::milliseconds timeout = timeout_;
+  const baton::RingLinks links = ring_links(group->id);
+  return group->queue->post_named(
+      [&](std::uint64_t sequence) {
+        return baton::describe_shard_collective(kind, rank, ranks, sequence, whole, shard,
+                                                /*allow_non_cpu=*/true);
+      },
+      [kind, whole, shard, ranks, rank, links, timeout] {
+        if (kind == baton::ShardCollective::kReduceScatter) {
+          baton::ring_reduce_scatter(whole, shard, ranks, rank, links, timeout);
+        } else {
+          baton::ring_all_gather(shard, whole, ranks, rank, links, timeout);
+        }
+      });
+}
+
+std::unique_ptr<baton::Work> UcxTransport::ireduce_scatter(int group, const at::Tensor& input,
+                                                           const at::Tensor& output) {
+  return post_shard_collective(baton::ShardCollective::kReduceScatter, group, input, output);
+}
+
+std::unique_ptr<baton::Work> UcxTransport::iall_gather(int group, const at::Tensor& input,
+                                                       const at::Tensor& output) {
+  return post_shard_collective(baton::ShardCollective::kAllGather, group, output, input);
 }
 
 void UcxTransport::stop_groups(const std::string& reason) {

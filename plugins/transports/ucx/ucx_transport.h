@@ -32,6 +32,8 @@
 #include "baton/all_reduce.h"
 #include "baton/collective_queue.h"
 #include "baton/joined_groups.h"
+#include "baton/ring_all_reduce.h"
+#include "baton/shard_collectives.h"
 #include "baton/transfer_outcome.h"
 #include "baton/transport.h"
 #include "operation.h"
@@ -61,7 +63,9 @@ struct UcxOptions {
   std::string excluded_transports;
 };
 
-class UcxTransport : public baton::TransportV2, public baton::AllReduceTransport {
+class UcxTransport : public baton::TransportV2,
+                     public baton::AllReduceTransport,
+                     public baton::ShardCollectiveTransport {
  public:
   // Creates the UCP context and worker; throws TransportError when UCX cannot start.
   explicit UcxTransport(const UcxOptions& options);
@@ -80,6 +84,11 @@ class UcxTransport : public baton::TransportV2, public baton::AllReduceTransport
   int join_group(const std::vector<int>& ranks) override;
   std::unique_ptr<baton::Work> iallreduce(int group,
                                           const std::vector<at::Tensor>& tensors) override;
+  // ShardCollectiveTransport (ucx_all_reduce.cc): the ring's two halves, on the same thread.
+  std::unique_ptr<baton::Work> ireduce_scatter(int group, const at::Tensor& input,
+                                               const at::Tensor& output) override;
+  std::unique_ptr<baton::Work> iall_gather(int group, const at::Tensor& input,
+                                           const at::Tensor& output) override;
 
  private:
   struct Group {
@@ -88,6 +97,11 @@ class UcxTransport : public baton::TransportV2, public baton::AllReduceTransport
     std::unique_ptr<baton::CollectiveQueue> queue;
   };
   void stop_groups(const std::string& reason);
+  // The ring's links over the group's tag space, and the members' view of it.
+  baton::RingLinks ring_links(std::uint64_t group_id);
+  std::unique_ptr<baton::Work> post_shard_collective(baton::ShardCollective kind, int handle,
+                                                     const at::Tensor& whole,
+                                                     const at::Tensor& shard);
 
   struct Peer {
     UcxTransport* owner = nullptr;  // the endpoint's error handler argument is a Peer*
