@@ -510,8 +510,9 @@ TEST_F(YourModel, AGptAsWrittenTrainsOnItsOwnLossSplitBalancedInsideItsContainer
 // The family of models people train most, as Hugging Face writes them: forward(input_ids,
 // labels=None) returning a dict with "loss" and "logits", the blocks in `model.layers`. Split
 // with labels, it trains on its own loss (PyTorch's default ignore_index, -100, spread
-// unevenly) like the author's class. Split without targets, a forward returning (logits, None)
-// gives its logits to the stages, and baton-split says which it picked.
+// unevenly) like the author's class on PP2 and PP2 x DP2, and exports back strictly. Split
+// without targets, a forward returning (logits, None) gives its logits to the stages, and
+// baton-split says which it picked.
 TEST_F(YourModel, AModelReturningADictWithItsLossTrainsOnItAndLogitsArePickedWithoutTargets) {
   const std::string model = kModels + "/dict_loss.py";
   const std::string folder = file("dict-loss");
@@ -524,16 +525,31 @@ TEST_F(YourModel, AModelReturningADictWithItsLossTrainsOnItAndLogitsArePickedWit
                                      "ignore_index -100 from its cross_entropy)"));
   const std::string data = file("dict-loss-data");
   write_token_data(data, 48, 12, -100);
-  const auto settings =
-      plus(common(),
-           {"model.name=torchscript", "model.stages=" + stage_list(folder, 2),
-            "model.loss=from_model", "model.params.inputs=[\"int64[12]<48\"]", "data.source=files",
-            "data.inputs=" + data + "/ids.npy", "data.targets=" + data + "/targets.npy",
-            "data.batch_size=8", "schedule.microbatches=4", "schedule.name=1f1b"});
-  const auto result = baton_test::launch(kBaton, 2, settings, "dict-loss");
-  ASSERT_EQ(result.command.exit_code, 0) << result.command.output;
-  const auto reference = baton_test::compare_with_torch(result, 2, settings, model);
-  EXPECT_EQ(reference.exit_code, 0) << reference.output;
+  for (const int replicas : {1, 2}) {
+    const auto settings =
+        plus(common(), {"model.name=torchscript", "model.stages=" + stage_list(folder, 2),
+                        "model.loss=from_model", "model.params.inputs=[\"int64[12]<48\"]",
+                        "data.source=files", "data.inputs=" + data + "/ids.npy",
+                        "data.targets=" + data + "/targets.npy", "data.batch_size=8",
+                        "schedule.microbatches=2", "schedule.name=1f1b",
+                        "world.data_parallel=" + std::to_string(replicas)});
+    const std::string name = "dict-loss-dp" + std::to_string(replicas);
+    const auto result = baton_test::launch(kBaton, 2 * replicas, settings, name);
+    ASSERT_EQ(result.command.exit_code, 0) << name << "\n" << result.command.output;
+    const auto reference = baton_test::compare_with_torch(result, 2 * replicas, settings, model);
+    EXPECT_EQ(reference.exit_code, 0) << name << "\n" << reference.output;
+    if (replicas != 1) continue;
+    // The weights back under the author's names, strictly.
+    const auto exporting = export_run(result);
+    ASSERT_EQ(exporting.exit_code, 0) << exporting.output;
+    const auto loading = baton_test::run_command(
+        kPython + " -c \"import sys, torch\nsys.path.insert(0, '" + kModels +
+        "')\nimport dict_loss\nmodel = dict_loss.make_model()\nprint(model.load_state_dict("
+        "torch.load('" +
+        result.dump_dir + "/exported.pt'), strict=True))\"");
+    ASSERT_EQ(loading.exit_code, 0) << loading.output;
+    EXPECT_THAT(loading.output, HasSubstr("<All keys matched successfully>"));
+  }
 
   // An object with .loss (a dataclass, as Hugging Face's outputs are), its targets under a
   // name of its own: --targets-arg names them; without it, baton-split says to.

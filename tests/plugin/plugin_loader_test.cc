@@ -248,10 +248,14 @@ TEST(PluginLoader, RefusesADescriptorShorterThanAbi10) {
 
 TEST(PluginLoader, BuiltInTransportsListTheInterfacesTheyImplement) {
   const std::map<std::string, std::vector<std::string>> expected = {
-      {"gloo", {"baton.transport 2", "baton.all_reduce 1", "baton.receives_match_by_tag 1"}},
-      {"ucx", {"baton.transport 2", "baton.all_reduce 1", "baton.receives_match_by_tag 1"}},
+      {"gloo",
+       {"baton.transport 2", "baton.all_reduce 1", "baton.shard_collectives 1",
+        "baton.receives_match_by_tag 1"}},
+      {"ucx",
+       {"baton.transport 2", "baton.all_reduce 1", "baton.shard_collectives 1",
+        "baton.receives_match_by_tag 1"}},
       // NCCL matches transfers in posting order: not by tag.
-      {"nccl", {"baton.transport 2", "baton.all_reduce 1"}}};
+      {"nccl", {"baton.transport 2", "baton.all_reduce 1", "baton.shard_collectives 1"}}};
   for (const auto& [name, interfaces] : expected) {
     // Only the descriptor is read: nccl's lists them without a GPU.
     const baton_test::PluginForTest found =
