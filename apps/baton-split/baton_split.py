@@ -450,9 +450,6 @@ def did_you_mean(name, choices):
     return "; did you mean %s?" % " or ".join(close) if close else ""
 
 
-CONTAINERS = ("ModuleList", "Sequential", "ModuleDict")
-
-
 def is_container(module):
     import torch.nn as nn
     return isinstance(module, (nn.ModuleList, nn.Sequential, nn.ModuleDict))
@@ -1238,15 +1235,14 @@ def main(argv=None):
           "example_inputs() (largest difference %.3g)" %
           (num_stages, os.path.basename(args.model_file), total, worst))
     measured = stage_seconds(unit_costs, cut_names) if args.balance == "time" else None
-    for i, module in enumerate(stage_modules):
-        count = sum(p.numel() for p in module.parameters())
+    counts = [sum(p.numel() for p in module.parameters()) for module in stage_modules]
+    for i, count in enumerate(counts):
         start = "the inputs" if i == 0 else cut_names[i - 1]
         passes = ", passes %s" % ", ".join(shapes[i]) if i < len(shapes) else ""
         took = ", %.3g ms forward + backward" % (1e3 * measured[i]) if measured else ""
         print("  stage-%d.pt: from %s, %d parameters%s%s" % (i, start, count, took, passes))
     if unit_costs is not None and num_stages > 1:
-        weights = measured if measured else [sum(p.numel() for p in m.parameters())
-                                             for m in stage_modules]
+        weights = measured or counts
         smallest = min(weights)
         print("  balance by %s: the largest stage as small as any cut between these %d units "
               "allows%s" % ("time" if measured else "parameters", len(unit_costs),

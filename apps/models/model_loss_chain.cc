@@ -39,8 +39,20 @@ void ModelLossChain::move_unit(int unit, c10::Device device) {
   files_->move_unit(unit, device);
 }
 
+at::Tensor ModelLossChain::counted(const at::Tensor& targets) const {
+  return targets.ne(record_.ignore_index).sum();
+}
+
 std::int64_t ModelLossChain::count(const at::Tensor& targets) const {
-  return targets.ne(record_.ignore_index).sum().item<std::int64_t>();
+  const std::int64_t number = counted(targets).item<std::int64_t>();
+  if (number == 0) {
+    throw baton::Error("a microbatch's targets are all model.ignore_index (" +
+                       std::to_string(record_.ignore_index) +
+                       "): the model's own loss is a mean over none of them (nan). Give every "
+                       "microbatch a target to count, or train with model.loss: cross_entropy "
+                       "on the logits (split without targets)");
+  }
+  return number;
 }
 
 at::Tensor ModelLossChain::loss(const std::vector<at::Tensor>& outputs, const at::Tensor& targets) {
@@ -53,15 +65,9 @@ at::Tensor ModelLossChain::loss(const std::vector<at::Tensor>& outputs, const at
                        std::to_string(returned.size()) +
                        " tensors, not one loss of one element; write it again with baton-split");
   }
-  const std::int64_t counted = count(targets);
-  if (counted == 0) {
-    throw baton::Error("a microbatch's targets are all model.ignore_index (" +
-                       std::to_string(record_.ignore_index) +
-                       "): the model's own loss is a mean over none of them (nan). Give every "
-                       "microbatch a target to count, or train with model.loss: cross_entropy "
-                       "on the logits (split without targets)");
-  }
-  return returned[0].reshape({}) * static_cast<double>(counted);
+  // The count as a tensor, not read back: no wait for the device in every microbatch's
+  // forward. count() refused a microbatch that counts none when the step began.
+  return returned[0].reshape({}) * counted(targets);
 }
 
 void use_the_models_own_loss(BuiltModel* model, const baton::Setting<std::string>& setting,

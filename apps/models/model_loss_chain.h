@@ -36,13 +36,16 @@ class ModelLossChain : public baton::UnitChain {
   void move_unit(int unit, c10::Device device) override;
 
   // The last stage on its inputs (`outputs`: what it passed through) and the targets: the
-  // model's mean loss times the targets counted. Throws when a microbatch counts none (the
-  // model's mean over nothing is nan).
+  // model's mean loss times the targets counted.
   at::Tensor loss(const std::vector<at::Tensor>& outputs, const at::Tensor& targets);
+  // The targets a microbatch counts (BuiltModel::count_targets, which the executor asks of
+  // every microbatch as a step begins). Throws when it counts none: the model's mean over
+  // nothing is nan.
   std::int64_t count(const at::Tensor& targets) const;
-  const baton::ModelLossRecord& record() const { return record_; }
 
  private:
+  at::Tensor counted(const at::Tensor& targets) const;  // on the targets' device
+
   std::shared_ptr<baton::UnitChain> files_;
   baton::ModelLossRecord record_;
   int last_;

@@ -11,10 +11,7 @@
 namespace baton {
 
 at::Tensor gradient_squares(const std::vector<at::Tensor>& params, c10::Device device) {
-  std::vector<at::Tensor> grads;
-  for (const at::Tensor& param : params) {
-    if (param.grad().defined()) grads.push_back(param.grad());
-  }
+  const std::vector<at::Tensor> grads = defined_gradients(params);
   if (grads.empty()) return at::zeros({1}, at::TensorOptions().dtype(at::kDouble).device(device));
   // Each tensor's norm in its own dtype, as clip_grad_norm_ takes them (no copy of a
   // gradient, one kernel launch for all); their squares added in double. A device whose
@@ -34,13 +31,7 @@ GradientNorm::GradientNorm(const Topology& topology, int replica, SyncGroups& gr
 void GradientNorm::join(const GradientHolders& holders,
                         const std::set<std::string>& counted_elsewhere) {
   // A tensor two local stages share (a tie within this rank) is counted once.
-  std::set<const void*> seen;
-  for (const auto& entry : holders) {
-    for (const auto& [name, param] : entry.second) {
-      if (counted_elsewhere.count(name) > 0) continue;
-      if (seen.insert(param.unsafeGetTensorImpl()).second) counted_.push_back(param);
-    }
-  }
+  counted_ = distinct_holders(holders, counted_elsewhere);
   if (topology_.pipeline_ranks <= 1) return;
   group_ = groups_.join(topology_.pipeline_of(replica_),
                         "the gradient's norm over the pipeline (optimizer.clip_grad_norm)");

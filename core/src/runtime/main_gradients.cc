@@ -11,6 +11,27 @@ MainGradients::MainGradients(const std::vector<std::pair<at::Tensor, at::Tensor>
   for (const auto& [param, master] : masters) master_of_[param.unsafeGetTensorImpl()] = master;
 }
 
+std::vector<at::Tensor> distinct_holders(const GradientHolders& holders,
+                                         const std::set<std::string>& left_out) {
+  std::vector<at::Tensor> distinct;
+  std::set<const void*> seen;
+  for (const auto& entry : holders) {
+    for (const auto& [name, holder] : entry.second) {
+      if (left_out.count(name) > 0) continue;
+      if (seen.insert(holder.unsafeGetTensorImpl()).second) distinct.push_back(holder);
+    }
+  }
+  return distinct;
+}
+
+std::vector<at::Tensor> defined_gradients(const std::vector<at::Tensor>& holders) {
+  std::vector<at::Tensor> grads;
+  for (const at::Tensor& holder : holders) {
+    if (holder.grad().defined()) grads.push_back(holder.grad());
+  }
+  return grads;
+}
+
 GradientHolders MainGradients::join(const std::map<int, std::shared_ptr<Stage>>& stages) {
   GradientHolders holders;
   for (const auto& [stage, held] : stages) {

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +24,15 @@ namespace baton {
 // By stage, in the order of its named_parameters(): each name with the tensor whose .grad
 // holds its gradient for the sync (the parameter, or its float32 master).
 using GradientHolders = std::map<int, std::vector<std::pair<std::string, at::Tensor>>>;
+
+// Every tensor `holders` keep a gradient in, once (a tensor two local stages share is one),
+// but those named in `left_out`: what a part that reads every gradient of the rank reads.
+std::vector<at::Tensor> distinct_holders(const GradientHolders& holders,
+                                         const std::set<std::string>& left_out = {});
+
+// The gradients of `holders` that this step defined (a parameter no backward reached has
+// none).
+std::vector<at::Tensor> defined_gradients(const std::vector<at::Tensor>& holders);
 
 class MainGradients {
  public:

@@ -44,6 +44,17 @@ struct StageFile {
   std::optional<ModelLossRecord> model_loss;
 };
 
+// A JSON list of sizes (non-negative integers); throws ConfigError(rule) for anything else.
+std::vector<std::int64_t> read_sizes(const nlohmann::json& list, const std::string& rule) {
+  if (!list.is_array()) throw ConfigError(rule);
+  std::vector<std::int64_t> sizes;
+  for (const auto& size : list) {
+    if (!size.is_number_integer() || size.get<std::int64_t>() < 0) throw ConfigError(rule);
+    sizes.push_back(size.get<std::int64_t>());
+  }
+  return sizes;
+}
+
 std::optional<ModelLossRecord> read_model_loss(const nlohmann::json& map, const std::string& path) {
   if (!map.contains("model_loss")) return std::nullopt;
   const auto& entry = map.at("model_loss");
@@ -55,17 +66,14 @@ std::optional<ModelLossRecord> read_model_loss(const nlohmann::json& map, const 
     throw ConfigError(rule);
   }
   const auto& targets = entry["targets"];
-  if (!targets.contains("shape") || !targets["shape"].is_array() || !targets.contains("dtype") ||
-      !targets["dtype"].is_string() || !targets.contains("classes") ||
-      !targets["classes"].is_number_integer() || targets["classes"].get<std::int64_t>() < 0) {
+  if (!targets.contains("shape") || !targets.contains("dtype") || !targets["dtype"].is_string() ||
+      !targets.contains("classes") || !targets["classes"].is_number_integer() ||
+      targets["classes"].get<std::int64_t>() < 0) {
     throw ConfigError(rule);
   }
   ModelLossRecord record;
   record.file = path;
-  for (const auto& size : targets["shape"]) {
-    if (!size.is_number_integer() || size.get<std::int64_t>() < 0) throw ConfigError(rule);
-    record.target_shape.push_back(size.get<std::int64_t>());
-  }
+  record.target_shape = read_sizes(targets["shape"], rule);
   record.target_dtype = targets["dtype"].get<std::string>();
   record.classes = targets["classes"].get<std::int64_t>();
   record.ignore_index = entry["ignore_index"].get<std::int64_t>();
@@ -83,15 +91,7 @@ std::optional<TracedInputs> read_traced_for(const nlohmann::json& split, const s
   }
   TracedInputs traced;
   traced.file = path;
-  for (const auto& shape : entry["inputs"]) {
-    if (!shape.is_array()) throw ConfigError(rule);
-    std::vector<std::int64_t> sizes;
-    for (const auto& size : shape) {
-      if (!size.is_number_integer() || size.get<std::int64_t>() < 0) throw ConfigError(rule);
-      sizes.push_back(size.get<std::int64_t>());
-    }
-    traced.shapes.push_back(std::move(sizes));
-  }
+  for (const auto& shape : entry["inputs"]) traced.shapes.push_back(read_sizes(shape, rule));
   if (entry.contains("command")) {
     if (!entry["command"].is_string()) throw ConfigError(rule);
     traced.command = entry["command"].get<std::string>();
@@ -106,15 +106,27 @@ std::optional<TracedInputs> read_traced_for(const nlohmann::json& split, const s
   return traced;
 }
 
-// A stage traced for other input shapes than it is given: said before its forward fails
-// somewhere inside with a size of the example's.
-void check_traced_shapes(const TracedInputs& traced, const std::vector<at::Tensor>& inputs) {
-  std::vector<std::vector<std::int64_t>> given;
-  for (const at::Tensor& input : inputs) {
-    const auto sizes = input.sizes();
-    given.emplace_back(sizes.size() > 1 ? sizes.begin() + 1 : sizes.end(), sizes.end());
+// One sample's sizes: the tensor's without the batch dimension (none for a 0-d tensor).
+c10::IntArrayRef sample_sizes(const at::Tensor& tensor) {
+  const c10::IntArrayRef sizes = tensor.sizes();
+  return sizes.empty() ? sizes : sizes.slice(1);
+}
+
+bool traced_shapes_match(const TracedInputs& traced, const std::vector<at::Tensor>& inputs) {
+  if (inputs.size() != traced.shapes.size()) return false;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (!sample_sizes(inputs[i]).equals(traced.shapes[i])) return false;
   }
-  if (given == traced.shapes) return;
+  return true;
+}
+
+// A stage traced for other input shapes than it is given: said before its forward fails
+// somewhere inside with a size of the example's. Every forward asks; only a mismatch builds
+// the message.
+void check_traced_shapes(const TracedInputs& traced, const std::vector<at::Tensor>& inputs) {
+  if (traced_shapes_match(traced, inputs)) return;
+  std::vector<std::vector<std::int64_t>> given;
+  for (const at::Tensor& input : inputs) given.push_back(sample_sizes(input).vec());
   std::string where;
   for (std::size_t i = 0; i < traced.fixed_at.size(); ++i) {
     where += (i ? ", " : "") + traced.fixed_at[i];

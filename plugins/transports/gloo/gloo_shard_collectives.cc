@@ -93,11 +93,21 @@ void all_gather(const std::shared_ptr<gloo::Context>& context, const at::Tensor&
 }  // namespace
 
 // Queues one reduce-scatter or all-gather on the group's thread: `run` on its gloo context
-// (a group of one copies), its errors in the words of explain_gloo_error.
-std::unique_ptr<baton::Work> GlooTransport::post_shard_collective(
-    baton::ShardCollective kind, int handle, const at::Tensor& whole, const at::Tensor& shard,
-    std::function<void(const std::shared_ptr<gloo::Context>&, std::chrono::milliseconds)> run) {
+// with the group's size (a group of one copies), its errors in the words of
+// explain_gloo_error.
+std::unique_ptr<baton::Work> GlooTransport::post_shard_collective(baton::ShardCollective kind,
+                                                                  int handle,
+                                                                  const at::Tensor& whole,
+                                                                  const at::Tensor& shard,
+                                                                  ShardJob run) {
   Group* group = &groups_.at(handle, baton::rank_prefix(rank_) + "gloo: ");
+  const bool reducing = kind == baton::ShardCollective::kReduceScatter;
+  if (reducing && whole.defined() && !can_sum(whole.scalar_type())) {
+    throw baton::TransportError(
+        baton::rank_prefix(rank_) + "reduce-scatter in group " + baton::format_group(group->ranks) +
+        ": the input is " + std::string(c10::toString(whole.scalar_type())) +
+        "; the gloo transport reduce-scatters float, double, half, bfloat16, int32 and int64");
+  }
   std::chrono::milliseconds timeout{0};
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -106,19 +116,19 @@ std::unique_ptr<baton::Work> GlooTransport::post_shard_collective(
   std::shared_ptr<gloo::Context> context = group->context;
   const std::vector<int> ranks = group->ranks;
   const int rank = rank_;
+  const int members = static_cast<int>(ranks.size());
   const std::string others = other_members(ranks, rank);
-  const bool reducing = kind == baton::ShardCollective::kReduceScatter;
   return group->queue->post_named(
       [&](std::uint64_t sequence) {
         return baton::describe_shard_collective(kind, rank, ranks, sequence, whole, shard);
       },
-      [context, whole, shard, reducing, timeout, others, run = std::move(run)] {
+      [context, whole, shard, reducing, timeout, members, others, run = std::move(run)] {
         if (!context) {  // a group of one: its shard is the whole
           (reducing ? shard : whole).view({-1}).copy_((reducing ? whole : shard).reshape({-1}));
           return;
         }
         try {
-          run(context, timeout);
+          run(context, timeout, members);
         } catch (const baton::Error&) {
           throw;
         } catch (const std::exception& error) {
@@ -129,31 +139,19 @@ std::unique_ptr<baton::Work> GlooTransport::post_shard_collective(
 
 std::unique_ptr<baton::Work> GlooTransport::ireduce_scatter(int handle, const at::Tensor& input,
                                                             const at::Tensor& output) {
-  if (input.defined() && !can_sum(input.scalar_type())) {
-    throw baton::TransportError(
-        baton::rank_prefix(rank_) + "reduce-scatter in group " +
-        baton::format_group(groups_.at(handle, baton::rank_prefix(rank_) + "gloo: ").ranks) +
-        ": the input is " + std::string(c10::toString(input.scalar_type())) +
-        "; the gloo transport reduce-scatters float, double, half, bfloat16, int32 and int64");
-  }
-  const int members = static_cast<int>(groups_.at(handle, "gloo: ").ranks.size());
   return post_shard_collective(
       baton::ShardCollective::kReduceScatter, handle, input, output,
-      [input, output, members](const std::shared_ptr<gloo::Context>& context,
-                               std::chrono::milliseconds) {
-        reduce_scatter(context, input, output, members);
-      });
+      [input, output](const std::shared_ptr<gloo::Context>& context, std::chrono::milliseconds,
+                      int members) { reduce_scatter(context, input, output, members); });
 }
 
 std::unique_ptr<baton::Work> GlooTransport::iall_gather(int handle, const at::Tensor& input,
                                                         const at::Tensor& output) {
-  const int members = static_cast<int>(groups_.at(handle, "gloo: ").ranks.size());
-  return post_shard_collective(
-      baton::ShardCollective::kAllGather, handle, output, input,
-      [input, output, members](const std::shared_ptr<gloo::Context>& context,
-                               std::chrono::milliseconds timeout) {
-        all_gather(context, input, output, members, timeout);
-      });
+  return post_shard_collective(baton::ShardCollective::kAllGather, handle, output, input,
+                               [input, output](const std::shared_ptr<gloo::Context>& context,
+                                               std::chrono::milliseconds timeout, int members) {
+                                 all_gather(context, input, output, members, timeout);
+                               });
 }
 
 }  // namespace baton_gloo

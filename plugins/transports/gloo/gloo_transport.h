@@ -85,9 +85,13 @@ class GlooTransport : public baton::TransportV2,
   // Fails the groups' all-reduces (abort, shutdown); their connections stay open (see
   // gloo_all_reduce.cc).
   void stop_groups(const std::string& reason);
-  std::unique_ptr<baton::Work> post_shard_collective(
-      baton::ShardCollective kind, int group, const at::Tensor& whole, const at::Tensor& shard,
-      std::function<void(const std::shared_ptr<gloo::Context>&, std::chrono::milliseconds)> run);
+  // A reduce-scatter's or all-gather's work on the group's context: (context, timeout,
+  // members).
+  using ShardJob =
+      std::function<void(const std::shared_ptr<gloo::Context>&, std::chrono::milliseconds, int)>;
+  std::unique_ptr<baton::Work> post_shard_collective(baton::ShardCollective kind, int group,
+                                                     const at::Tensor& whole,
+                                                     const at::Tensor& shard, ShardJob run);
 
   // Control receives kept posted per peer: that many control messages can be under way to
   // this rank before a sender has to wait for the reader to take one.
